@@ -1,0 +1,35 @@
+# The two commands of the README. Both install missing Debian packages,
+# configure and build first, so they work on a fresh Debian 12 machine.
+#   make run   - the main job on the bundled default profiles
+#   make test  - the whole test suite (ctest)
+PRESET ?= dev
+BUILD_DIR := build/$(PRESET)
+# CI sets CI=true: warnings become errors there.
+WERROR := $(if $(filter true 1 yes,$(CI)),ON,OFF)
+JOBS ?= 2
+STOWAGE := $(BUILD_DIR)/cli/stowage
+
+DEFAULT_MACHINE ?= workstation-24gb-1nvme
+DEFAULT_MODEL ?= llama-2-13b
+
+.PHONY: run test deps configure build clean
+
+deps:
+	@scripts/install-deps
+
+configure: deps
+	@mkdir -p build
+	@cmake --preset $(PRESET) -DSTOWAGE_WARNINGS_AS_ERRORS=$(WERROR) > $(BUILD_DIR).configure.log 2>&1 || \
+	  { cat $(BUILD_DIR).configure.log; exit 1; }
+
+build: configure
+	@cmake --build --preset $(PRESET) -j $(JOBS)
+
+run: build
+	$(STOWAGE) memory --machine $(DEFAULT_MACHINE) --model $(DEFAULT_MODEL)
+
+test: build
+	ctest --preset $(PRESET) -j $(JOBS)
+
+clean:
+	rm -rf build

@@ -1,0 +1,44 @@
+#include "cli/app.h"
+
+#include <map>
+#include <ostream>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+
+namespace stowage::cli {
+
+core::ProfileCatalog Context::catalog() const {
+  return core::ProfileCatalog(profiles_root.empty() ? core::ProfileCatalog::default_root()
+                                                    : std::filesystem::path(profiles_root));
+}
+
+int report(const Context& context, const core::Diagnostics& diagnostics) {
+  for (const core::Diagnostic& d : diagnostics) *context.err << "error: " << d.to_string() << '\n';
+  return kExitBadInput;
+}
+
+int run_stowage(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  Context context{.out = &out, .err = &err, .profiles_root = {}};
+  CLI::App app{"Stowage: plans, simulates and runs optimizer-state offload for large-model training"};
+  app.set_version_flag("--version", "stowage 0.1.0");
+  app.add_option("--profiles", context.profiles_root, "Folder of profiles (default: the bundled ones)")
+      ->check(CLI::ExistingDirectory);
+  app.require_subcommand(1);
+  std::map<const CLI::App*, CommandBody> bodies;
+  auto add = [&](CommandBody body) { bodies[app.get_subcommands({}).back()] = std::move(body); };
+  add(add_profiles_command(app, context));
+  add(add_memory_command(app, context));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e, out, err);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e, out, err);
+    return kExitUsage;
+  }
+  for (const CLI::App* sub : app.get_subcommands()) return bodies.at(sub)();
+  return kExitUsage;
+}
+
+}  // namespace stowage::cli

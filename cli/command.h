@@ -1,0 +1,34 @@
+// What every subcommand shares: the profile catalog and the output streams.
+// Each subcommand lives in its own file and registers itself on the app.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "core/diagnostic.h"
+#include "core/profile_catalog.h"
+
+namespace stowage::cli {
+
+struct Context {
+  std::ostream* out;
+  std::ostream* err;
+  // Set by --profiles; defaults to ProfileCatalog::default_root().
+  std::string profiles_root;
+  [[nodiscard]] core::ProfileCatalog catalog() const;
+};
+
+// A registered subcommand's body; returns the process exit code.
+using CommandBody = std::function<int()>;
+
+// Each adds a subcommand to `app` and returns the body to run when chosen.
+CommandBody add_profiles_command(CLI::App& app, Context& context);
+CommandBody add_memory_command(CLI::App& app, Context& context);
+
+// Prints diagnostics to the error stream; returns kExitBadInput.
+int report(const Context& context, const core::Diagnostics& diagnostics);
+
+}  // namespace stowage::cli

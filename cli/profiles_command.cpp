@@ -1,0 +1,140 @@
+// `stowage profiles [kind]`: lists bundled profiles with one line of key
+// figures each.
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "cli/text_table.h"
+#include "core/workload.h"
+
+namespace stowage::cli {
+namespace {
+
+using core::ProfileKind;
+using nlohmann::json;
+
+// Key figures of one profile, as a summary line and as JSON.
+struct Summary {
+  std::string line;
+  json figures;
+};
+
+Summary summarize(const core::GpuSpec& g) {
+  return {core::format_bytes(g.memory, core::Prefix::kBinary) + ", " +
+              core::format_bandwidth(g.memory_bandwidth) + ", " + core::format_flops_rate(g.fp16_rate) +
+              " fp16, PCIe Gen" + std::to_string(g.pcie_generation) + " x" + std::to_string(g.pcie_lanes),
+          {{"memory_bytes", g.memory.count()},
+           {"memory_bandwidth_bytes_per_s", g.memory_bandwidth.value()},
+           {"fp16_flops_per_s", g.fp16_rate.value()},
+           {"pcie_generation", g.pcie_generation},
+           {"pcie_lanes", g.pcie_lanes}}};
+}
+
+Summary summarize(const core::NvmeSpec& n) {
+  return {core::format_bytes(n.capacity) + ", read " + core::format_bandwidth(n.sequential_read) + ", write " +
+              core::format_bandwidth(n.sequential_write) + ", " + core::format_bytes(n.endurance) + "W",
+          {{"capacity_bytes", n.capacity.count()},
+           {"sequential_read_bytes_per_s", n.sequential_read.value()},
+           {"sequential_write_bytes_per_s", n.sequential_write.value()},
+           {"endurance_bytes", n.endurance.count()}}};
+}
+
+Summary summarize(const core::HostSpec& h) {
+  return {std::to_string(h.cpu_cores) + " cores, " + core::format_bytes(h.dram, core::Prefix::kBinary) +
+              " DRAM at " + core::format_bandwidth(h.dram_bandwidth),
+          {{"cpu_cores", h.cpu_cores},
+           {"dram_bytes", h.dram.count()},
+           {"dram_bandwidth_bytes_per_s", h.dram_bandwidth.value()}}};
+}
+
+Summary summarize(const core::MachineSpec& m) {
+  std::string line = std::to_string(m.gpu_count) + "x " + m.gpu.name + ", " +
+                     core::format_bytes(m.host.dram, core::Prefix::kBinary) + " RAM";
+  if (m.nvme_count > 0) line += ", " + std::to_string(m.nvme_count) + "x " + m.nvme.name;
+  return {line,
+          {{"gpu", m.gpu.name},
+           {"gpu_count", m.gpu_count},
+           {"host", m.host.name},
+           {"nvme", m.nvme_count > 0 ? json(m.nvme.name) : json(nullptr)},
+           {"nvme_count", m.nvme_count}}};
+}
+
+Summary summarize(const core::ModelSpec& m) {
+  const core::Workload w(m, m.max_positions);
+  const double billions = static_cast<double>(w.total_params()) / 1e9;
+  char params[32];
+  std::snprintf(params, sizeof params, "%.3g B params", billions);
+  std::string line = std::string(params) + ", " + std::to_string(m.layers) + " layers, d_model " +
+                     std::to_string(m.d_model);
+  if (m.experts > 1) line += ", " + std::to_string(m.experts) + " experts (top " + std::to_string(m.experts_per_token) + ")";
+  return {line,
+          {{"params", w.total_params()},
+           {"active_params", w.active_params()},
+           {"layers", m.layers},
+           {"d_model", m.d_model}}};
+}
+
+Summary summarize(const core::TrainingSpec& t) {
+  return {std::to_string(t.micro_batch) + " x " + std::to_string(t.sequence_length) + " tokens, accumulate " +
+              std::to_string(t.gradient_accumulation) + ", " +
+              (t.precision == core::Precision::kBf16 ? "bf16" : "fp16") + ", checkpointing " +
+              (t.activation_checkpointing ? "on" : "off"),
+          {{"micro_batch", t.micro_batch},
+           {"sequence_length", t.sequence_length},
+           {"gradient_accumulation", t.gradient_accumulation},
+           {"precision", t.precision == core::Precision::kBf16 ? "bf16" : "fp16"},
+           {"activation_checkpointing", t.activation_checkpointing}}};
+}
+
+template <class Load>
+bool list_kind(const core::ProfileCatalog& catalog, ProfileKind kind, Load load, TextTable& table,
+               json& out, core::Diagnostics& problems) {
+  for (const std::string& name : catalog.names(kind)) {
+    auto spec = load(name);
+    if (!spec) {
+      problems.insert(problems.end(), spec.error().begin(), spec.error().end());
+      continue;
+    }
+    const Summary s = summarize(*spec);
+    table.row({std::string(core::format_word(kind)), name, spec->label, s.line});
+    json entry = {{"kind", core::format_word(kind)}, {"name", name}, {"label", spec->label},
+                  {"source", spec->source}, {"summary", s.line}};
+    entry["figures"] = s.figures;
+    out.push_back(entry);
+  }
+  return true;
+}
+
+}  // namespace
+
+CommandBody add_profiles_command(CLI::App& app, Context& context) {
+  CLI::App* sub = app.add_subcommand("profiles", "List bundled profiles with their key figures");
+  auto kind = std::make_shared<std::string>();
+  auto as_json = std::make_shared<bool>(false);
+  sub->add_option("kind", *kind, "Only this kind")
+      ->check(CLI::IsMember({"gpu", "nvme", "host", "machine", "model", "training"}));
+  sub->add_flag("--json", *as_json, "Print JSON (docs/json.md)");
+  return [&context, kind, as_json]() {
+    const core::ProfileCatalog catalog = context.catalog();
+    TextTable table({Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft});
+    json out = json::array();
+    core::Diagnostics problems;
+    auto wanted = [&](ProfileKind k) { return kind->empty() || *kind == core::format_word(k); };
+    auto by = [&](auto loader) { return [&, loader](const std::string& n) { return (catalog.*loader)(n); }; };
+    if (wanted(ProfileKind::kGpu)) list_kind(catalog, ProfileKind::kGpu, by(&core::ProfileCatalog::gpu), table, out, problems);
+    if (wanted(ProfileKind::kNvme)) list_kind(catalog, ProfileKind::kNvme, by(&core::ProfileCatalog::nvme), table, out, problems);
+    if (wanted(ProfileKind::kHost)) list_kind(catalog, ProfileKind::kHost, by(&core::ProfileCatalog::host), table, out, problems);
+    if (wanted(ProfileKind::kMachine)) list_kind(catalog, ProfileKind::kMachine, by(&core::ProfileCatalog::machine), table, out, problems);
+    if (wanted(ProfileKind::kModel)) list_kind(catalog, ProfileKind::kModel, by(&core::ProfileCatalog::model), table, out, problems);
+    if (wanted(ProfileKind::kTraining)) list_kind(catalog, ProfileKind::kTraining, by(&core::ProfileCatalog::training), table, out, problems);
+    if (*as_json) {
+      *context.out << out.dump(2) << '\n';
+    } else {
+      table.print(*context.out);
+    }
+    return problems.empty() ? kExitOk : report(context, problems);
+  };
+}
+
+}  // namespace stowage::cli

@@ -1,0 +1,21 @@
+// Suggests the valid name closest to a misspelt one ("memroy" -> "memory"),
+// for "did you mean" hints in diagnostics.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace stowage::core {
+
+// Levenshtein distance (insertions, deletions, substitutions; each costs 1).
+[[nodiscard]] int edit_distance(std::string_view a, std::string_view b);
+
+// The candidate nearest to `name`, if it is close enough to be a plausible
+// typo: at most a third of the longer name's length, and at least 1 edit.
+// Ties go to the earlier candidate, so the result is deterministic.
+[[nodiscard]] std::optional<std::string> nearest_name(std::string_view name,
+                                                      std::span<const std::string> candidates);
+
+}  // namespace stowage::core

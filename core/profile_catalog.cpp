@@ -1,0 +1,138 @@
+#include "core/profile_catalog.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/nearest_name.h"
+#include "core/profile_reader.h"
+
+#ifndef STOWAGE_PROFILES_DIR
+#define STOWAGE_PROFILES_DIR "profiles"
+#endif
+
+namespace stowage::core {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool looks_like_path(std::string_view s) {
+  return s.find('/') != std::string_view::npos || s.ends_with(".yaml") || s.ends_with(".yml");
+}
+
+std::string profile_name(const fs::path& path) { return path.stem().string(); }
+
+// Loads a file and hands its text to one of the profile readers.
+template <class Spec, class Reader>
+Result<Spec> load(const ProfileCatalog& catalog, ProfileKind kind, std::string_view name_or_path,
+                  Reader reader) {
+  Result<fs::path> path = catalog.locate(kind, name_or_path);
+  if (!path) return std::unexpected(path.error());
+  Result<std::string> text = read_text_file(*path);
+  if (!text) return std::unexpected(text.error());
+  return reader(*text, path->string(), profile_name(*path));
+}
+
+// Resolves one reference of a machine file; a failure is reported where the
+// machine names the part, followed by the part's own diagnostics.
+template <class Spec>
+bool resolve(Result<Spec> part, const SourceLocation& at, std::string_view field, Spec& out,
+             Diagnostics& diagnostics) {
+  if (part) {
+    out = std::move(*part);
+    return true;
+  }
+  const Diagnostic& first = part.error().front();
+  if (first.where.line == 0) {  // the profile itself is missing
+    diagnostics.push_back({at, std::string(field) + ": " + first.what, first.expected});
+  } else {
+    diagnostics.push_back({at, std::string(field) + ": the referenced profile has errors", "see below"});
+    diagnostics.insert(diagnostics.end(), part.error().begin(), part.error().end());
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::string> read_text_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return fail({{path.string(), 0, 0}, std::string("cannot read file: ") + std::strerror(errno),
+                 "an existing, readable file"});
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+ProfileCatalog::ProfileCatalog(fs::path root) : root_(std::move(root)) {}
+
+fs::path ProfileCatalog::default_root() {
+  if (const char* env = std::getenv("STOWAGE_PROFILES"); env != nullptr && *env != '\0') return env;
+  return STOWAGE_PROFILES_DIR;
+}
+
+std::vector<std::string> ProfileCatalog::names(ProfileKind kind) const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(root_ / folder_name(kind), ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".yaml") out.push_back(profile_name(e.path()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<fs::path> ProfileCatalog::locate(ProfileKind kind, std::string_view name_or_path) const {
+  if (looks_like_path(name_or_path)) {
+    fs::path path(name_or_path);
+    if (fs::is_regular_file(path)) return path;
+    return fail({{path.string(), 0, 0}, "no such file", "a path to a " + std::string(format_word(kind)) + " profile"});
+  }
+  fs::path path = root_ / folder_name(kind) / (std::string(name_or_path) + ".yaml");
+  if (fs::is_regular_file(path)) return path;
+  const std::vector<std::string> known = names(kind);
+  std::string expected;
+  if (std::optional<std::string> near = nearest_name(name_or_path, known)) {
+    expected = "did you mean '" + *near + "'? ";
+  }
+  std::string list;
+  for (const std::string& n : known) list += (list.empty() ? "" : ", ") + n;
+  expected += "known " + std::string(format_word(kind)) + " profiles: " + list;
+  return fail({{}, "unknown " + std::string(format_word(kind)) + " profile '" + std::string(name_or_path) + "'",
+               expected});
+}
+
+Result<GpuSpec> ProfileCatalog::gpu(std::string_view n) const {
+  return load<GpuSpec>(*this, ProfileKind::kGpu, n, read_gpu_profile);
+}
+Result<NvmeSpec> ProfileCatalog::nvme(std::string_view n) const {
+  return load<NvmeSpec>(*this, ProfileKind::kNvme, n, read_nvme_profile);
+}
+Result<HostSpec> ProfileCatalog::host(std::string_view n) const {
+  return load<HostSpec>(*this, ProfileKind::kHost, n, read_host_profile);
+}
+Result<ModelSpec> ProfileCatalog::model(std::string_view n) const {
+  return load<ModelSpec>(*this, ProfileKind::kModel, n, read_model_profile);
+}
+Result<TrainingSpec> ProfileCatalog::training(std::string_view n) const {
+  return load<TrainingSpec>(*this, ProfileKind::kTraining, n, read_training_profile);
+}
+
+Result<MachineSpec> ProfileCatalog::machine(std::string_view name_or_path) const {
+  Result<MachineReferences> refs =
+      load<MachineReferences>(*this, ProfileKind::kMachine, name_or_path, read_machine_profile);
+  if (!refs) return std::unexpected(refs.error());
+  MachineSpec m{.name = refs->name, .label = refs->label, .source = refs->source,
+                .gpu_count = refs->gpu_count, .nvme_count = refs->nvme_count};
+  Diagnostics diagnostics;
+  resolve(gpu(refs->gpu), refs->gpu_at, "gpu", m.gpu, diagnostics);
+  resolve(host(refs->host), refs->host_at, "host", m.host, diagnostics);
+  if (!refs->nvme.empty()) resolve(nvme(refs->nvme), refs->nvme_at, "nvme", m.nvme, diagnostics);
+  if (!diagnostics.empty()) return std::unexpected(diagnostics);
+  return m;
+}
+
+}  // namespace stowage::core

@@ -1,0 +1,151 @@
+// The stowage command end to end, with captured output: what a user sees.
+#include "cli/app.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/exit_codes.h"
+
+namespace stowage::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome stowage(std::vector<std::string> args) {
+  args.insert(args.begin(), "stowage");
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = run_stowage(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(Cli, HelpListsTheSubcommandsAndExitsZero) {
+  const Outcome o = stowage({"--help"});
+  EXPECT_EQ(o.code, kExitOk);
+  EXPECT_NE(o.out.find("profiles"), std::string::npos);
+  EXPECT_NE(o.out.find("memory"), std::string::npos);
+}
+
+TEST(Cli, UnknownSubcommandIsAUsageError) {
+  const Outcome o = stowage({"frobnicate"});
+  EXPECT_EQ(o.code, kExitUsage);
+  EXPECT_FALSE(o.err.empty());
+}
+
+TEST(Cli, MemoryWithoutModelIsAUsageError) {
+  const Outcome o = stowage({"memory", "--machine", "dgx-2"});
+  EXPECT_EQ(o.code, kExitUsage);
+  EXPECT_NE(o.err.find("--model"), std::string::npos);
+}
+
+TEST(Cli, ProfilesListsEveryKind) {
+  const Outcome o = stowage({"profiles"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  for (const char* name : {"rtx-4090", "samsung-990-pro-2tb", "dgx2-host", "dgx-2", "llama-2-13b", "default"}) {
+    EXPECT_NE(o.out.find(name), std::string::npos) << name;
+  }
+}
+
+TEST(Cli, ProfilesOfOneKindAsJson) {
+  const Outcome o = stowage({"profiles", "gpu", "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  ASSERT_EQ(j.size(), 13u);
+  for (const auto& e : j) {
+    EXPECT_EQ(e["kind"], "gpu");
+    EXPECT_GT(e["figures"]["memory_bytes"].get<int64_t>(), int64_t{1} << 30);
+  }
+}
+
+// The check: Llama-2-13B on the 24 GB workstation. All-GPU model
+// states are 16 B x 13,015,864,320 = 208.3 GB and do not fit; ZeRO-Offload's
+// master32 + adam_m + adam_v on the CPU are 12 B x N = 156.2 GB.
+TEST(Cli, MemoryShowsAllGpuOverflowAndZeroOffloadCpuNeeds) {
+  const Outcome o = stowage({"memory", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  ASSERT_EQ(j["placements"].size(), 3u);
+  const nlohmann::json& all_gpu = j["placements"][0];
+  EXPECT_EQ(all_gpu["name"], "all-gpu");
+  EXPECT_FALSE(all_gpu["fits"].get<bool>());
+  EXPECT_EQ(all_gpu["first_overflow"], "gpu");
+  int64_t model_states = 0;
+  for (const auto& l : all_gpu["lines"]) {
+    if (l["tensor_class"].is_string() && l["tensor_class"] != "activation") model_states += l["bytes"].get<int64_t>();
+  }
+  EXPECT_EQ(model_states, 16 * int64_t{13'015'864'320});
+  const nlohmann::json& offload = j["placements"][1];
+  int64_t optimizer_on_cpu = 0;
+  for (const auto& l : offload["lines"]) {
+    const bool state = l["item"] == "master32" || l["item"] == "adam_m" || l["item"] == "adam_v";
+    if (state && l["tier"] == "cpu") optimizer_on_cpu += l["bytes"].get<int64_t>();
+  }
+  EXPECT_EQ(optimizer_on_cpu, 12 * int64_t{13'015'864'320});
+  EXPECT_TRUE(j["placements"][2]["fits"].get<bool>());
+}
+
+TEST(Cli, MemoryTableNamesTheOverflowingTier) {
+  const Outcome o = stowage({"memory", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("all-gpu: everything on the GPU"), std::string::npos);
+  EXPECT_NE(o.out.find("=> does not fit: gpu OVERFLOWS by"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("156.2 GB"), std::string::npos) << o.out;  // 3 x 52.06 GB shown per class; total in JSON
+}
+
+TEST(Cli, BatchAndSequenceOverrideTheTrainingProfile) {
+  const Outcome o = stowage({"memory", "--machine", "dgx-a100", "--model", "gpt2", "--batch", "4", "--seq", "512",
+                             "--placement", "all-gpu", "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["micro_batch"], 4);
+  EXPECT_EQ(j["sequence_length"], 512);
+  EXPECT_EQ(j["placements"].size(), 1u);
+}
+
+TEST(Cli, UnknownModelSuggestsTheNearestAndExitsWithBadInput) {
+  const Outcome o = stowage({"memory", "--machine", "dgx-2", "--model", "llama-2-13"});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find("unknown model profile 'llama-2-13'"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("did you mean"), std::string::npos) << o.err;
+}
+
+// The check: a broken profile prints the file, line and field.
+TEST(Cli, BrokenProfilePrintsFileLineAndField) {
+  const fs::path dir = fs::temp_directory_path() / ("stowage-cli-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path model = dir / "broken.yaml";
+  std::ofstream(model) << "format: stowage/model/v1\nlabel: b\nsource: b\nd_model: 4096\nlayers: -2\nheads: 32\n"
+                          "ffn: 11008\nvocab: 32000\nmax_positions: 4096\nposition: rope\nnorm: rmsnorm\n"
+                          "mlp: swiglu\nbiases: false\ntied_embeddings: false\nhidden_act: silu\n";
+  const Outcome o = stowage({"memory", "--machine", "dgx-2", "--model", model.string()});
+  fs::remove_all(dir);
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find(model.string() + ":5:9: layers: -2 is out of range"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find(model.string() + ":15:1: unknown key 'hidden_act'"), std::string::npos) << o.err;
+  EXPECT_TRUE(o.out.empty());
+}
+
+TEST(Cli, DeepSpeedConventionReportsItsBufferFactor) {
+  const Outcome o = stowage({"memory", "--machine", "dgx-a100", "--model", "llama-2-13b", "--convention", "deepspeed",
+                             "--model-states-only", "--placement", "zero-offload", "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  // ZeRO-2 offload, 8 GPUs: N x max(4 x 8, 16) x 1.5 = 48N on the host.
+  EXPECT_EQ(j["placements"][0]["tiers"]["cpu"]["used_bytes"].get<int64_t>(), 48 * int64_t{13'015'864'320});
+}
+
+}  // namespace
+}  // namespace stowage::cli

@@ -1,0 +1,35 @@
+#include "core/nearest_name.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace stowage::core {
+namespace {
+
+TEST(EditDistance, CountsInsertionsDeletionsSubstitutions) {
+  EXPECT_EQ(edit_distance("", ""), 0);
+  EXPECT_EQ(edit_distance("memory", "memory"), 0);
+  EXPECT_EQ(edit_distance("memroy", "memory"), 2);  // a swap is two substitutions
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3);
+  EXPECT_EQ(edit_distance("abc", ""), 3);
+}
+
+TEST(NearestName, SuggestsAPlausibleTypo) {
+  const std::vector<std::string> keys{"memory", "memory_bandwidth", "fp16_rate"};
+  EXPECT_EQ(nearest_name("memroy", keys), "memory");
+  EXPECT_EQ(nearest_name("fp16rate", keys), "fp16_rate");
+}
+
+TEST(NearestName, SuggestsNothingForAnUnrelatedWord) {
+  const std::vector<std::string> keys{"memory", "fp16_rate"};
+  EXPECT_EQ(nearest_name("colour", keys), std::nullopt);
+}
+
+TEST(NearestName, BreaksTiesByOrder) {
+  const std::vector<std::string> keys{"abd", "abe"};
+  EXPECT_EQ(nearest_name("abc", keys), "abd");
+}
+
+}  // namespace
+}  // namespace stowage::core

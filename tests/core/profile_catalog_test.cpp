@@ -1,0 +1,113 @@
+#include "core/profile_catalog.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/core/test_profiles.h"
+
+namespace stowage::core {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::bundled;
+using testing::must;
+
+TEST(ProfileCatalog, EveryBundledProfileLoads) {
+  const ProfileCatalog catalog = bundled();
+  int loaded = 0;
+  for (const std::string& n : catalog.names(ProfileKind::kGpu)) loaded += must(catalog.gpu(n)).memory.count() > 0;
+  for (const std::string& n : catalog.names(ProfileKind::kNvme)) loaded += must(catalog.nvme(n)).capacity.count() > 0;
+  for (const std::string& n : catalog.names(ProfileKind::kHost)) loaded += must(catalog.host(n)).dram.count() > 0;
+  for (const std::string& n : catalog.names(ProfileKind::kMachine)) loaded += must(catalog.machine(n)).gpu_count > 0;
+  for (const std::string& n : catalog.names(ProfileKind::kModel)) loaded += must(catalog.model(n)).layers > 0;
+  for (const std::string& n : catalog.names(ProfileKind::kTraining)) loaded += must(catalog.training(n)).micro_batch > 0;
+  EXPECT_GE(loaded, 55);
+}
+
+TEST(ProfileCatalog, BundlesTheProfilesTheIssueAsksFor) {
+  const ProfileCatalog c = bundled();
+  auto has = [&](ProfileKind k, const std::vector<std::string>& want) {
+    const std::vector<std::string> names = c.names(k);
+    for (const std::string& w : want) {
+      EXPECT_TRUE(std::find(names.begin(), names.end(), w) != names.end()) << w;
+    }
+  };
+  has(ProfileKind::kGpu, {"v100-sxm2-32gb", "a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200", "l4", "t4",
+                          "a10", "l40s", "rtx-3090", "rtx-4090", "rtx-5090"});
+  has(ProfileKind::kNvme, {"samsung-980-pro-2tb", "samsung-990-pro-2tb", "wd-sn850x-2tb", "micron-7450-pro-3840gb",
+                           "crucial-t705-2tb"});
+  has(ProfileKind::kMachine, {"workstation-24gb-1nvme", "workstation-24gb-4nvme", "dgx-2", "dgx-a100", "h100-node",
+                              "cloud-t4-vm"});
+  has(ProfileKind::kModel, {"gpt2", "gpt2-xl", "opt-1.3b", "opt-175b", "gpt3-175b", "llama-2-7b", "llama-2-13b",
+                            "llama-2-70b", "llama-3-8b", "llama-3-70b", "llama-3.1-405b", "mistral-7b",
+                            "mixtral-8x7b", "tiny-gpt", "tiny-llama"});
+}
+
+TEST(ProfileCatalog, MachinesResolveTheirParts) {
+  const MachineSpec dgx2 = must(bundled().machine("dgx-2"));
+  EXPECT_EQ(dgx2.gpu_count, 16);
+  EXPECT_EQ(dgx2.gpu.memory, Bytes(int64_t{32} << 30));
+  EXPECT_EQ(dgx2.host.dram, Bytes(int64_t{1536} << 30));  // 1.5 TiB
+  EXPECT_EQ(dgx2.nvme_count, 8);
+  const MachineSpec t4 = must(bundled().machine("cloud-t4-vm"));
+  EXPECT_EQ(t4.host.dram, Bytes(208'000'000'000));
+  EXPECT_EQ(t4.nvme_count, 4);
+}
+
+TEST(ProfileCatalog, UnknownNameSuggestsTheNearest) {
+  auto r = bundled().gpu("a100-80g");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error()[0].what, "unknown gpu profile 'a100-80g'");
+  EXPECT_TRUE(r.error()[0].expected.starts_with("did you mean 'a100-80gb'?")) << r.error()[0].expected;
+}
+
+class TempProfiles : public ::testing::Test {
+ protected:
+  fs::path root = fs::temp_directory_path() / ("stowage-catalog-" + std::to_string(::getpid()));
+  void SetUp() override {
+    fs::remove_all(root);
+    for (const char* d : {"gpus", "hosts", "machines", "nvme"}) fs::create_directories(root / d);
+    fs::copy_file(fs::path(STOWAGE_PROFILES_DIR) / "hosts" / "dgx-a100-host.yaml", root / "hosts" / "h.yaml");
+  }
+  void TearDown() override { fs::remove_all(root); }
+  void write(const fs::path& rel, const std::string& text) { std::ofstream(root / rel) << text; }
+};
+
+TEST_F(TempProfiles, MissingReferenceIsReportedWhereTheMachineNamesIt) {
+  write("machines/m.yaml", "format: stowage/machine/v1\nlabel: m\nsource: s\ngpu: a100-80gb\ngpu_count: 1\nhost: h\nnvme_count: 0\n");
+  auto r = ProfileCatalog(root).machine("m");
+  ASSERT_FALSE(r);
+  ASSERT_EQ(r.error().size(), 1u);
+  EXPECT_EQ(r.error()[0].where.file, (root / "machines" / "m.yaml").string());
+  EXPECT_EQ(r.error()[0].where.line, 4);
+  EXPECT_EQ(r.error()[0].what, "gpu: unknown gpu profile 'a100-80gb'");
+}
+
+TEST_F(TempProfiles, BrokenReferencedProfileIsReportedWithItsOwnLine) {
+  write("gpus/g.yaml", "format: stowage/gpu/v1\nlabel: g\nsource: s\nmemory: lots\n");
+  write("machines/m.yaml", "format: stowage/machine/v1\nlabel: m\nsource: s\ngpu: g\ngpu_count: 1\nhost: h\nnvme_count: 0\n");
+  auto r = ProfileCatalog(root).machine("m");
+  ASSERT_FALSE(r);
+  ASSERT_GE(r.error().size(), 2u);
+  EXPECT_EQ(r.error()[0].what, "gpu: the referenced profile has errors");
+  EXPECT_EQ(r.error()[1].where.file, (root / "gpus" / "g.yaml").string());
+  EXPECT_EQ(r.error()[1].where.line, 4);
+}
+
+TEST_F(TempProfiles, LoadsByPath) {
+  write("gpus/g.yaml", "format: stowage/gpu/v1\nlabel: g\nsource: s\nmemory: 16 GiB\nmemory_bandwidth: 320 GB/s\n"
+                       "fp16_rate: 65 TFLOP/s\nfp32_rate: 8.1 TFLOP/s\npcie_generation: 3\npcie_lanes: 16\n");
+  auto r = ProfileCatalog("/nonexistent").gpu((root / "gpus" / "g.yaml").string());
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->name, "g");
+}
+
+TEST_F(TempProfiles, MissingFileIsReportedByPath) {
+  auto r = ProfileCatalog(root).gpu("gpus/none.yaml");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error()[0].to_string(), "gpus/none.yaml: no such file (a path to a gpu profile)");
+}
+
+}  // namespace
+}  // namespace stowage::core
