@@ -27,6 +27,21 @@ struct MemoryArgs {
 
 std::string gb(Bytes b) { return core::format_bytes(b); }
 
+// Capacities that are whole binary units (a "24 GB" GPU has 24 GiB) also
+// show that figure, so the number matches what the user bought.
+std::string capacity(Bytes b) {
+  const std::string binary = core::format_bytes(b, core::Prefix::kBinary);
+  if (b.count() == 0 || core::parse_bytes(binary).value_or(Bytes(-1)) != b) return gb(b);
+  return gb(b) + " (" + binary + ")";
+}
+
+// 13015864320 -> "13,015,864,320"
+std::string grouped(int64_t n) {
+  std::string digits = std::to_string(n);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+  return digits;
+}
+
 std::string scope_of(Tier t) { return t == Tier::kGpu ? "per GPU" : "per machine"; }
 
 std::string status_of(const core::TierBudget& t) {
@@ -56,7 +71,7 @@ void print_estimate(std::ostream& out, const core::MemoryEstimate& e) {
   TextTable tiers({Align::kLeft, Align::kRight, Align::kRight, Align::kLeft, Align::kLeft});
   tiers.row({"tier", "needs", "capacity", "scope", "status"});
   for (const core::TierBudget& t : e.tiers) {
-    tiers.row({std::string(core::to_string(t.tier)), gb(t.used), gb(t.capacity), scope_of(t.tier), status_of(t)});
+    tiers.row({std::string(core::to_string(t.tier)), gb(t.used), capacity(t.capacity), scope_of(t.tier), status_of(t)});
   }
   tiers.print(out, 2);
   for (Tier t : core::kAllTiers) {
@@ -132,7 +147,7 @@ int run_memory(const Context& context, const MemoryArgs& args) {
         << '\n';
     return kExitOk;
   }
-  out << "Memory for " << model->label << " (" << workload.total_params() << " parameters) on "
+  out << "Memory for " << model->label << " (" << grouped(workload.total_params()) << " parameters) on "
       << machine->label << '\n'
       << "  training: " << training->micro_batch << " x " << training->sequence_length << " tokens per micro-batch, "
       << (training->precision == core::Precision::kBf16 ? "bf16" : "fp16") << ", activation checkpointing "

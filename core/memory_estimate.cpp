@@ -31,6 +31,7 @@ class Account {
     return s;
   }
   std::vector<MemoryLine> take() { return std::move(lines_); }
+  [[nodiscard]] int gpus() const { return gpus_; }
 
  private:
   int64_t params_;
@@ -92,14 +93,18 @@ void gpu_params_and_grads(Account& a, const Placement& p, const MemoryOptions& o
 
 void host_params(Account& a, const Placement& p) {
   if (p.stage != ZeroStage::k3 || p.param16 == Tier::kGpu) return;
-  a.host_total(p.param16, TensorClass::kParam16, 2, 1);
+  a.host_total(p.param16, TensorClass::kParam16, 2, /*ranks=*/static_cast<int>(a.gpus()));
 }
 
 // Buffers and reserves a real run needs beyond model states (Stowage only;
 // DeepSpeed's estimator leaves them out).
 void runtime_needs(Account& a, const Workload& w, const TrainingSpec& t, const Placement& p,
                    const RuntimeBuffers& b, int gpus) {
-  const int64_t layer = w.largest_layer_params();
+  // Each rank moves only its own slice of a layer over PCIe when ZeRO
+  // partitions gradients (stage 2) or parameters too (stage 3): ZeRO-
+  // Infinity's bandwidth-centric partitioning. The machine holds all ranks'.
+  const int slices = p.stage >= ZeroStage::k2 ? gpus : 1;
+  const int64_t layer = w.largest_layer_params() / slices;
   a.add(Tier::kGpu, "activations", TensorClass::kActivation,
         w.activation_bytes(t.tokens_per_micro_batch(), t.activation_checkpointing));
   a.add(Tier::kGpu, "runtime reserve", std::nullopt, b.gpu_reserve);
@@ -170,6 +175,9 @@ MemoryEstimate estimate_memory(const Workload& w, const MachineSpec& m, const Tr
              TierBudget{Tier::kCpu, a.sum(Tier::kCpu), m.host.dram},
              TierBudget{Tier::kNvme, a.sum(Tier::kNvme), m.total_nvme_capacity()}};
   e.lines = a.take();
+  // Group by tier (gpu, cpu, nvme) for reading; order within a tier is kept.
+  std::stable_sort(e.lines.begin(), e.lines.end(),
+                   [](const MemoryLine& x, const MemoryLine& y) { return x.tier < y.tier; });
   return e;
 }
 

@@ -6,19 +6,22 @@
 namespace stowage::core {
 
 int edit_distance(std::string_view a, std::string_view b) {
-  // One rolling row of the classic dynamic programme.
-  std::vector<int> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
+  // The classic dynamic programme over a (|a|+1) x (|b|+1) table.
+  const size_t w = b.size() + 1;
+  std::vector<int> d((a.size() + 1) * w);
+  auto at = [&](size_t i, size_t j) -> int& { return d[i * w + j]; };
+  for (size_t i = 0; i <= a.size(); ++i) at(i, 0) = static_cast<int>(i);
+  for (size_t j = 0; j <= b.size(); ++j) at(0, j) = static_cast<int>(j);
   for (size_t i = 1; i <= a.size(); ++i) {
-    int diagonal = row[0];
-    row[0] = static_cast<int>(i);
     for (size_t j = 1; j <= b.size(); ++j) {
-      const int substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+      const int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      at(i, j) = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
+      }
     }
   }
-  return row[b.size()];
+  return at(a.size(), b.size());
 }
 
 std::optional<std::string> nearest_name(std::string_view name,

@@ -9,7 +9,9 @@
 
 namespace stowage::core {
 
-// Levenshtein distance (insertions, deletions, substitutions; each costs 1).
+// Edit distance counting insertions, deletions, substitutions and swaps of
+// neighbouring characters as 1 each (optimal string alignment), since a
+// swap ("memroy") is the commonest typo.
 [[nodiscard]] int edit_distance(std::string_view a, std::string_view b);
 
 // The candidate nearest to `name`, if it is close enough to be a plausible

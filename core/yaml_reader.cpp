@@ -94,8 +94,10 @@ SourceLocation YamlMap::location_of(std::string_view key) const {
   if (is_map_) {
     for (auto it = node_.begin(); it != node_.end(); ++it) {
       if (it->first.Scalar() == key) {
-        const YAML::Node& value = it->second;
-        return location(value.IsNull() ? it->first.Mark() : value.Mark());
+        // Copies: the iterator's pair is a temporary, a reference would dangle.
+        const YAML::Node name = it->first;
+        const YAML::Node value = it->second;
+        return location(value.IsNull() ? name.Mark() : value.Mark());
       }
     }
   }

@@ -10,7 +10,8 @@ namespace {
 TEST(EditDistance, CountsInsertionsDeletionsSubstitutions) {
   EXPECT_EQ(edit_distance("", ""), 0);
   EXPECT_EQ(edit_distance("memory", "memory"), 0);
-  EXPECT_EQ(edit_distance("memroy", "memory"), 2);  // a swap is two substitutions
+  EXPECT_EQ(edit_distance("memroy", "memory"), 1);  // a swap of neighbours counts once
+  EXPECT_EQ(edit_distance("bf61", "bf16"), 1);
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3);
   EXPECT_EQ(edit_distance("abc", ""), 3);
 }
