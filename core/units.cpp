@@ -286,13 +286,16 @@ Decimal apply_unit(Decimal d, const UnitSpelling& unit) {
   return d;
 }
 
+// INT64_MAX is 9.2e18, so no value with more integer digits than this fits.
+constexpr int64_t kInt64Digits = 19;
+
 // The value rounded to the nearest integer, halves up; nullopt above
-// INT64_MAX. Every value of 10^19 or more has over 19 integer digits.
+// INT64_MAX.
 std::optional<int64_t> round_to_int64(const Decimal& d) {
   if (d.digits.empty()) return 0;
   const int64_t written = static_cast<int64_t>(d.digits.size());
   const int64_t integer_digits = written + d.exponent;
-  if (integer_digits > 19) return std::nullopt;
+  if (integer_digits > kInt64Digits) return std::nullopt;
   if (integer_digits < 0) return 0;  // below 0.1
   uint64_t value = 0;
   for (int64_t i = 0; i < integer_digits; ++i) {
@@ -304,14 +307,20 @@ std::optional<int64_t> round_to_int64(const Decimal& d) {
   return static_cast<int64_t>(value);
 }
 
+// Decimal magnitudes that are certainly past the largest double (1.8e308)
+// or below the smallest subnormal (4.9e-324); checked before from_chars so
+// that exponents near kExponentCap never reach it.
+constexpr int64_t kDoubleTooLarge = 310;
+constexpr int64_t kDoubleTooSmall = -330;
+
 // The double nearest the value; nullopt past the largest double. Values
 // below the smallest subnormal become 0, as any decimal-to-double does.
 std::optional<double> round_to_double(const Decimal& d) {
   if (d.digits.empty()) return 0.0;
   // The value lies in [10^(magnitude-1), 10^magnitude).
   const int64_t magnitude = static_cast<int64_t>(d.digits.size()) + d.exponent;
-  if (magnitude > 310) return std::nullopt;
-  if (magnitude < -330) return 0.0;
+  if (magnitude > kDoubleTooLarge) return std::nullopt;
+  if (magnitude < kDoubleTooSmall) return 0.0;
   const std::string text = d.digits + "e" + std::to_string(d.exponent);
   double value = 0;
   const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -368,11 +377,14 @@ std::expected<T, UnitError> parse_real(std::string_view text, const Quantity& q)
 
 // --------------------------------------------------------------- printing
 
-// One unit on a printer's ladder: it is `scale` base units and takes over
-// once a value reaches `threshold` of the unit below it.
+// One unit on a printer's ladder: divisor × 10^decimal_exponent base units.
+// Decimal prefixes only move the decimal point and binary ones divide by a
+// power of two, so neither adds a rounding; only min and h divide by 60 and
+// 3600. A rung takes over once a value reaches `threshold` of the rung below.
 struct Rung {
   std::string_view name;
-  double scale = 1;
+  int decimal_exponent = 0;
+  double divisor = 1;
   double threshold = 0;
 };
 
@@ -384,25 +396,26 @@ struct Ladder {
 };
 
 constexpr auto kDecimalByteRungs = std::to_array<Rung>({
-    {"B", 1, 0}, {"kB", 1e3, 1000}, {"MB", 1e6, 1000}, {"GB", 1e9, 1000},
-    {"TB", 1e12, 1000}, {"PB", 1e15, 1000}, {"EB", 1e18, 1000},
+    {"B", 0, 1, 0}, {"kB", 3, 1, 1000}, {"MB", 6, 1, 1000}, {"GB", 9, 1, 1000},
+    {"TB", 12, 1, 1000}, {"PB", 15, 1, 1000}, {"EB", 18, 1, 1000},
 });
 
 constexpr auto kBinaryByteRungs = std::to_array<Rung>({
-    {"B", 1, 0}, {"KiB", 0x1p10, 1024}, {"MiB", 0x1p20, 1024}, {"GiB", 0x1p30, 1024},
-    {"TiB", 0x1p40, 1024}, {"PiB", 0x1p50, 1024}, {"EiB", 0x1p60, 1024},
+    {"B", 0, 1, 0}, {"KiB", 0, 0x1p10, 1024}, {"MiB", 0, 0x1p20, 1024},
+    {"GiB", 0, 0x1p30, 1024}, {"TiB", 0, 0x1p40, 1024}, {"PiB", 0, 0x1p50, 1024},
+    {"EiB", 0, 0x1p60, 1024},
 });
 
 // Seconds last up to 1000 s rather than 60 s: "90 s" and "600 s" read more
 // directly than "1.5 min" and "10 min" in a profile. From an hour on, h.
 constexpr auto kSecondRungs = std::to_array<Rung>({
-    {"ns", 1e-9, 0}, {"\xC2\xB5s", 1e-6, 1000}, {"ms", 1e-3, 1000}, {"s", 1, 1000},
-    {"min", 60, 1000}, {"h", 3600, 60},
+    {"ns", -9, 1, 0}, {"\xC2\xB5s", -6, 1, 1000}, {"ms", -3, 1, 1000}, {"s", 0, 1, 1000},
+    {"min", 0, 60, 1000}, {"h", 0, 3600, 60},
 });
 
 constexpr auto kFlopRungs = std::to_array<Rung>({
-    {"FLOP", 1, 0}, {"kFLOP", 1e3, 1000}, {"MFLOP", 1e6, 1000}, {"GFLOP", 1e9, 1000},
-    {"TFLOP", 1e12, 1000}, {"PFLOP", 1e15, 1000}, {"EFLOP", 1e18, 1000},
+    {"FLOP", 0, 1, 0}, {"kFLOP", 3, 1, 1000}, {"MFLOP", 6, 1, 1000}, {"GFLOP", 9, 1, 1000},
+    {"TFLOP", 12, 1, 1000}, {"PFLOP", 15, 1, 1000}, {"EFLOP", 18, 1, 1000},
 });
 
 constexpr Ladder kDecimalBytes{kDecimalByteRungs, "B"};
@@ -417,30 +430,44 @@ const Ladder& byte_ladder(Prefix prefix) {
   return prefix == Prefix::kBinary ? kBinaryBytes : kDecimalBytes;
 }
 
-// x (finite, > 0) rounded to `significant` digits: the digits, the power of
-// ten of the first one, and the rounded value. to_chars rounds correctly.
+// A value rounded to some significant digits: d.ddd × 10^exponent, with
+// `digits` holding "dddd".
 struct Rounded {
   std::string digits;
   int exponent = 0;
-  double value = 0;
 };
 
-Rounded round_significant(double x, int significant) {
-  std::array<char, 64> buffer{};  // "d.dddddddddddddddde+308" fits easily
-  const char* end = std::to_chars(buffer.data(), buffer.data() + buffer.size(), x,
-                                  std::chars_format::scientific, significant - 1)
+// magnitude (finite, > 0, base units) in `rung`'s unit, rounded to
+// `significant` digits. to_chars rounds correctly from the exact double.
+Rounded round_in_rung(double magnitude, const Rung& rung, int significant) {
+  std::array<char, 64> buffer{};  // "d.dddddddddddddddde-308" fits easily
+  const char* end = std::to_chars(buffer.data(), buffer.data() + buffer.size(),
+                                  magnitude / rung.divisor, std::chars_format::scientific,
+                                  significant - 1)
                         .ptr;
   const std::string_view text(buffer.data(), end);
-  Rounded r;
-  std::from_chars(text.data(), end, r.value);
   const size_t e = text.find('e');
+  Rounded r;
   for (char c : text.substr(0, e)) {
     if (c != '.') r.digits += c;
   }
   std::string_view exponent = text.substr(e + 1);
   if (exponent.front() == '+') exponent.remove_prefix(1);
   std::from_chars(exponent.data(), end, r.exponent);
+  r.exponent -= rung.decimal_exponent;
   return r;
+}
+
+// The rounded value as a double, for comparing with thresholds.
+double value_of(const Rounded& r) {
+  if (r.exponent > std::numeric_limits<double>::max_exponent10) {
+    return std::numeric_limits<double>::infinity();
+  }
+  const int last_digit = r.exponent - static_cast<int>(r.digits.size()) + 1;
+  const std::string text = r.digits + "e" + std::to_string(last_digit);
+  double value = 0;  // stays 0 on underflow
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
 }
 
 // The rounded digits without an exponent or trailing zeros:
@@ -460,17 +487,16 @@ std::string positional(const Rounded& r) {
   return fraction.empty() ? integer : integer + "." + fraction;
 }
 
-// The rung to print magnitude (> 0, in base units) in: climb while the value
-// reaches the next rung's threshold, before or after rounding, so 999.96 s
-// at 4 digits becomes "16.67 min" rather than "1000 s".
-size_t choose_rung(double magnitude, std::span<const Rung> rungs, int significant) {
-  size_t i = 0;
-  for (; i + 1 < rungs.size(); ++i) {
-    const double x = magnitude / rungs[i].scale;
-    const double threshold = rungs[i + 1].threshold;
-    if (x < threshold && round_significant(x, significant).value < threshold) break;
-  }
-  return i;
+// Whether magnitude (> 0, base units) is printed in rungs[i + 1] rather than
+// rungs[i]: it reaches the threshold, before or after rounding (999.96 s at
+// 4 digits is "16.67 min", not "1000 s"), and still rounds to at least 1
+// there (56.6 min at 1 digit rounds to 60 min, but is "60 min", not "0.9 h").
+bool climbs(double magnitude, std::span<const Rung> rungs, size_t i, int significant) {
+  const double threshold = rungs[i + 1].threshold;
+  const bool reaches =
+      value_of(round_in_rung(magnitude, rungs[i], kMaxSignificant)) >= threshold ||
+      value_of(round_in_rung(magnitude, rungs[i], significant)) >= threshold;
+  return reaches && value_of(round_in_rung(magnitude, rungs[i + 1], significant)) >= 1;
 }
 
 std::string format_quantity(double value, const Ladder& ladder, std::string_view suffix,
@@ -482,9 +508,11 @@ std::string format_quantity(double value, const Ladder& ladder, std::string_view
   if (std::isinf(magnitude)) return sign + "inf" + base;
   if (magnitude == 0) return "0" + base;
   const int digits = std::clamp(significant, 1, kMaxSignificant);
-  const Rung& rung = ladder.rungs[choose_rung(magnitude, ladder.rungs, digits)];
-  return sign + positional(round_significant(magnitude / rung.scale, digits)) + " " +
-         std::string(rung.name) + std::string(suffix);
+  size_t i = 0;
+  while (i + 1 < ladder.rungs.size() && climbs(magnitude, ladder.rungs, i, digits)) ++i;
+  const Rung& rung = ladder.rungs[i];
+  return sign + positional(round_in_rung(magnitude, rung, digits)) + " " + std::string(rung.name) +
+         std::string(suffix);
 }
 
 }  // namespace

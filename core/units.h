@@ -6,6 +6,7 @@
 #pragma once
 
 #include <compare>
+#include <concepts>
 #include <cstdint>
 #include <expected>
 #include <string>
@@ -33,6 +34,10 @@ class Bytes {
   friend constexpr Bytes operator*(int64_t k, Bytes a) { return Bytes(a.count_ * k); }
   // Integer division rounds toward zero, as a partition of a buffer does.
   friend constexpr Bytes operator/(Bytes a, int64_t k) { return Bytes(a.count_ / k); }
+  // Scaling by a fraction would silently truncate the factor: say how to round.
+  template <std::floating_point F> friend Bytes operator*(Bytes, F) = delete;
+  template <std::floating_point F> friend Bytes operator*(F, Bytes) = delete;
+  template <std::floating_point F> friend Bytes operator/(Bytes, F) = delete;
   // The ratio of two sizes (dimensionless).
   friend constexpr double operator/(Bytes a, Bytes b) { return a.as_double() / b.as_double(); }
   friend constexpr auto operator<=>(Bytes, Bytes) = default;

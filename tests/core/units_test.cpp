@@ -521,6 +521,12 @@ TEST(FormatBytes, RoundingUpToTheNextPrefixUsesIt) {
   EXPECT_EQ(format_bytes(Bytes(1'100), Prefix::kBinary, 1), "1 KiB");
 }
 
+TEST(FormatBytes, StaysWhenTheNextPrefixWouldShowLessThanOne) {
+  // 1'048'474 B is 1023.9004 KiB, which rounds to 1024 KiB at 4 digits; but
+  // in MiB it is 0.99990 and rounds to 0.9999, below 1. So KiB it stays.
+  EXPECT_EQ(format_bytes(Bytes(1'048'474), Prefix::kBinary), "1024 KiB");
+}
+
 TEST(FormatBytes, SignificantDigitsAreClampedToOneToSeventeen) {
   EXPECT_EQ(format_bytes(Bytes(1'536), Prefix::kBinary, 0), "2 KiB");
   EXPECT_EQ(format_bytes(Bytes(1'536), Prefix::kBinary, -5), "2 KiB");
@@ -566,6 +572,19 @@ TEST(FormatSeconds, MinutesFromAThousandSecondsAndHoursFromAnHour) {
   EXPECT_EQ(format_seconds(Seconds(9'000)), "2.5 h");
   EXPECT_EQ(format_seconds(Seconds(1e7)), "2778 h");      // 2777.78 h
   EXPECT_EQ(format_seconds(Seconds(1e9)), "277800 h");    // 277777.8 h, 4 digits
+}
+
+TEST(FormatSeconds, RoundingUpInMinutesDoesNotClimbToLessThanAnHour) {
+  // 3395 s is 56.6 min, which rounds to 60 min at 1 digit; in hours it is
+  // 0.94 h, which would print as "0.9 h", below 1.
+  EXPECT_EQ(format_seconds(Seconds(3'395.14), 1), "60 min");
+}
+
+TEST(FormatSeconds, DecimalPrefixesShiftTheDecimalPointWithoutRounding) {
+  // 0.1 as a double is 0.1000000000000000055511...; its 17 digits, shifted
+  // to ms, are exact. Dividing by 1e-3 first would have rounded once more.
+  EXPECT_EQ(format_seconds(Seconds(0.1), 17), "100.00000000000001 ms");
+  EXPECT_EQ(seconds("100.00000000000001 ms"), Seconds(0.1));
 }
 
 TEST(FormatSeconds, ZeroNegativeAndNonFinite) {
@@ -628,6 +647,26 @@ TEST(RoundTrip, ParsingPrintedBytesGivesThemBackWithinThePrintedPrecision) {
                     tolerance(static_cast<double>(count), significant));
       }
     }
+  }
+}
+
+TEST(RoundTrip, SeventeenDigitsGiveBackTheExactDouble) {
+  // 17 significant digits identify a double, and decimal and binary
+  // prefixes are applied exactly both ways. (min and h divide by 60 and
+  // 3600, which can round, so durations are left out.)
+  for (double value : {0.1, 1.0 / 3.0, 25e9, 900 * 0x1p30, 7.45e9, 82.6e12, 6.02e23}) {
+    for (Prefix prefix : {Prefix::kDecimal, Prefix::kBinary}) {
+      const std::string text = format_bandwidth(BytesPerSecond(value), prefix, 17);
+      EXPECT_EQ(bandwidth(text), BytesPerSecond(value)) << text;
+    }
+    const std::string count = format_flops(Flops(value), 17);
+    EXPECT_EQ(flops(count), Flops(value)) << count;
+    const std::string rate = format_flops_rate(FlopsPerSecond(value), 17);
+    EXPECT_EQ(flops_rate(rate), FlopsPerSecond(value)) << rate;
+  }
+  for (double value : {1e-10, 7e-6, 0.0123, 1.0 / 3.0, 999.5}) {
+    const std::string text = format_seconds(Seconds(value), 17);
+    EXPECT_EQ(seconds(text), Seconds(value)) << text;
   }
 }
 
