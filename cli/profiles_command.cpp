@@ -33,7 +33,8 @@ Summary summarize(const core::GpuSpec& g) {
 
 Summary summarize(const core::NvmeSpec& n) {
   return {core::format_bytes(n.capacity) + ", read " + core::format_bandwidth(n.sequential_read) + ", write " +
-              core::format_bandwidth(n.sequential_write) + ", " + core::format_bytes(n.endurance) + "W",
+              core::format_bandwidth(n.sequential_write) + ", " +
+              std::to_string(n.endurance.count() / 1'000'000'000'000) + " TBW",
           {{"capacity_bytes", n.capacity.count()},
            {"sequential_read_bytes_per_s", n.sequential_read.value()},
            {"sequential_write_bytes_per_s", n.sequential_write.value()},
@@ -62,9 +63,10 @@ Summary summarize(const core::MachineSpec& m) {
 
 Summary summarize(const core::ModelSpec& m) {
   const core::Workload w(m, m.max_positions);
-  const double billions = static_cast<double>(w.total_params()) / 1e9;
+  const double n = static_cast<double>(w.total_params());
   char params[32];
-  std::snprintf(params, sizeof params, "%.3g B params", billions);
+  if (n >= 1e9) std::snprintf(params, sizeof params, "%.3g B params", n / 1e9);
+  else std::snprintf(params, sizeof params, "%.3g M params", n / 1e6);
   std::string line = std::string(params) + ", " + std::to_string(m.layers) + " layers, d_model " +
                      std::to_string(m.d_model);
   if (m.experts > 1) line += ", " + std::to_string(m.experts) + " experts (top " + std::to_string(m.experts_per_token) + ")";
