@@ -29,6 +29,7 @@ int run_stowage(int argc, const char* const* argv, std::ostream& out, std::ostre
   auto add = [&](CommandBody body) { bodies[app.get_subcommands({}).back()] = std::move(body); };
   add(add_profiles_command(app, context));
   add(add_memory_command(app, context));
+  add(add_simulate_command(app, context));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

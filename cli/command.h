@@ -27,6 +27,7 @@ using CommandBody = std::function<int()>;
 // Each adds a subcommand to `app` and returns the body to run when chosen.
 CommandBody add_profiles_command(CLI::App& app, Context& context);
 CommandBody add_memory_command(CLI::App& app, Context& context);
+CommandBody add_simulate_command(CLI::App& app, Context& context);
 
 // Prints diagnostics to the error stream; returns kExitBadInput.
 int report(const Context& context, const core::Diagnostics& diagnostics);

@@ -42,6 +42,7 @@ std::string show(double v) {
 std::string show(Bytes v) { return format_bytes(v, Prefix::kBinary); }
 std::string show(BytesPerSecond v) { return format_bandwidth(v); }
 std::string show(FlopsPerSecond v) { return format_flops_rate(v); }
+std::string show(Seconds v) { return format_seconds(v); }
 
 template <class T>
 std::string range_text(Bounds<T> b) {
@@ -222,12 +223,32 @@ std::optional<FlopsPerSecond> YamlMap::flops_rate(std::string_view key, Need nee
                     parse_flops_rate);
 }
 
+std::optional<Seconds> YamlMap::duration(std::string_view key, Need need, Bounds<Seconds> bounds) {
+  return unit_value(*this, scalar(key, need, "a duration such as '1.5 s'"), key, bounds, parse_seconds);
+}
+
 std::optional<YamlMap> YamlMap::map(std::string_view key, Need need) {
   std::optional<YAML::Node> value = lookup(key, need);
   if (!value) return std::nullopt;
   YamlMap inner(*value, file_, *sink_, qualified(key));
   if (!inner.is_map()) return std::nullopt;
   return inner;
+}
+
+std::optional<std::vector<YamlMap>> YamlMap::list_of_maps(std::string_view key, Need need) {
+  std::optional<YAML::Node> value = lookup(key, need);
+  if (!value) return std::nullopt;
+  if (!value->IsSequence()) {
+    report(key, "wrong type: " + describe_type(*value), "a list of mappings, one '- {key: value, ...}' line each");
+    return std::nullopt;
+  }
+  const YAML::Node& list = *value;  // const: operator[] must not insert
+  std::vector<YamlMap> elements;
+  elements.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    elements.emplace_back(list[i], file_, *sink_, qualified(key) + "[" + std::to_string(i) + "]");
+  }
+  return elements;
 }
 
 std::optional<size_t> YamlMap::choice_index(std::string_view key, Need need,

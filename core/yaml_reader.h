@@ -51,7 +51,14 @@ class YamlMap {
   std::optional<Bytes> bytes(std::string_view key, Need need, Bounds<Bytes> bounds);
   std::optional<BytesPerSecond> bandwidth(std::string_view key, Need need, Bounds<BytesPerSecond> bounds);
   std::optional<FlopsPerSecond> flops_rate(std::string_view key, Need need, Bounds<FlopsPerSecond> bounds);
+  std::optional<Seconds> duration(std::string_view key, Need need, Bounds<Seconds> bounds);
   std::optional<YamlMap> map(std::string_view key, Need need);
+  // A list whose elements are mappings: one YamlMap per element, in order,
+  // named `key[i]` in messages ("policy.partitions[3].param16"). nullopt
+  // (and a diagnostic) when the value is not a list. An element that is not
+  // a mapping is reported and still returned, with is_map() false, so the
+  // indices of the others stay right; its getters return nullopt silently.
+  std::optional<std::vector<YamlMap>> list_of_maps(std::string_view key, Need need);
 
   // One of a fixed set of words, e.g. {"bf16", kBf16}, {"fp16", kFp16}.
   template <class E>

@@ -1,0 +1,195 @@
+// `stowage simulate PLAN.yaml | --machine M --model X --placement P`:
+// lowers the plan's policy, predicts the step and prints the summary;
+// `--trace` writes the predicted timeline for Perfetto.
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "cli/output_file.h"
+#include "cli/text_table.h"
+#include "core/chrome_trace.h"
+#include "core/lower.h"
+#include "core/plan_file.h"
+#include "sim/simulator.h"
+
+namespace stowage::cli {
+namespace {
+
+using core::Tier;
+using nlohmann::json;
+
+struct SimulateArgs {
+  std::string plan;
+  std::string machine, model, training = "default", placement;
+  std::string trace;
+  int steps = 3;
+  bool as_json = false;
+};
+
+// Everything one simulation needs, loaded from a plan or from profiles.
+struct Setup {
+  core::MachineSpec machine;
+  core::ModelSpec model;
+  core::TrainingSpec training;
+  core::Policy policy;
+  std::string what;  // "zero-offload" or the plan's path
+};
+
+core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const SimulateArgs& a) {
+  std::string machine = a.machine, model = a.model, training = a.training;
+  std::optional<core::PlanFile> plan;
+  if (!a.plan.empty()) {
+    auto p = core::load_plan(a.plan);
+    if (!p) return std::unexpected(p.error());
+    plan = std::move(*p);
+    machine = plan->machine, model = plan->model, training = plan->training;
+  }
+  auto m = catalog.machine(machine);
+  auto x = catalog.model(model);
+  auto t = catalog.training(training);
+  core::Diagnostics problems;
+  for (const core::Diagnostics* d : {m ? nullptr : &m.error(), x ? nullptr : &x.error(), t ? nullptr : &t.error()}) {
+    if (d != nullptr) problems.insert(problems.end(), d->begin(), d->end());
+  }
+  if (!problems.empty()) return std::unexpected(problems);
+  Setup s{.machine = *m, .model = *x, .training = *t};
+  const core::Workload workload(s.model, s.training.sequence_length);
+  if (plan) {
+    s.policy = plan->policy;
+    s.what = a.plan;
+  } else {
+    for (const core::Placement& p : core::standard_placements(s.machine.gpu_count)) {
+      if (p.name == a.placement) s.policy = core::policy_for(p, workload, s.training);
+    }
+    s.what = a.placement;
+  }
+  return s;
+}
+
+std::string percent(double share) { return std::to_string(static_cast<int>(share * 100 + 0.5)) + "%"; }
+
+void print_summary(std::ostream& out, const Setup& s, const core::Schedule& schedule, const sim::Prediction& p) {
+  const sim::Summary& sum = p.summary;
+  out << "Simulated " << s.model.label << " on " << s.machine.label << "\n  policy: " << s.what << " (ZeRO stage "
+      << static_cast<int>(s.policy.stage) << (s.policy.delayed_update ? ", delayed update" : "") << "), "
+      << schedule.steps << " steps of " << schedule.ops.size() / static_cast<size_t>(schedule.steps) << " ops\n\n";
+  TextTable t({Align::kLeft, Align::kLeft});
+  const std::string steady = schedule.steps >= 2 ? " (steady state: last step)" : " (one step)";
+  t.row({"step time", core::format_seconds(sum.step_time) + steady});
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f tokens/s", sum.tokens_per_second);
+  t.row({"throughput", std::string(buf) + " (" + std::to_string(schedule.tokens_per_step) + " tokens per step)"});
+  t.row({"model FLOP/s", core::format_flops_rate(core::FlopsPerSecond(sum.model_flops_per_second_per_gpu)) +
+                             " per GPU (6·N·T / step time / GPUs)"});
+  t.row({"exposed transfers", core::format_seconds(sum.exposed_transfer_time) + " (GPU waiting on data)"});
+  t.row({"bounding lane", std::string(core::to_string(sum.bounding_lane))});
+  std::string busy;
+  for (core::Lane lane : core::kAllLanes) {
+    const double b = sum.lane_busy[static_cast<size_t>(lane)];
+    if (b > 0) busy += (busy.empty() ? "" : ", ") + std::string(core::to_string(lane)) + " " + percent(b);
+  }
+  t.row({"lane busy", busy});
+  for (Tier tier : core::kAllTiers) {
+    const size_t i = static_cast<size_t>(tier);
+    const int scale = tier == Tier::kGpu ? 1 : schedule.ranks;  // host tiers: the whole machine
+    t.row({"peak " + std::string(core::to_string(tier)), core::format_bytes(sum.peak_memory[i] * scale) + " of " +
+                                                          core::format_bytes(schedule.capacity[i] * scale) +
+                                                          (tier == Tier::kGpu ? " per GPU" : " per machine")});
+  }
+  t.print(out, 2);
+  if (const auto& o = p.engine.overflow) {
+    out << "\n  OVERFLOW: " << core::to_string(o->tier) << " exceeds its capacity at "
+        << core::format_seconds(core::Seconds(static_cast<double>(o->at) * 1e-9)) << " when '"
+        << schedule.op(o->op).name << "' allocates (" << core::format_bytes(o->in_use) << " of "
+        << core::format_bytes(o->capacity) << " per rank); largest holders:\n";
+    for (size_t i = 0; i < o->holders.size() && i < 5; ++i) {
+      out << "    " << core::format_bytes(o->holders[i].second) << "  " << o->holders[i].first << '\n';
+    }
+  }
+  const auto& path = sum.critical_path;
+  out << "\n  critical path: " << path.size() << " ops";
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (i == 3 && path.size() > 8) {
+      out << " ... ";
+      i = path.size() - 4;
+      continue;
+    }
+    out << (i == 0 ? ": " : " -> ") << schedule.op(path[i]).name;
+  }
+  out << '\n';
+}
+
+json summary_json(const core::Schedule& schedule, const sim::Prediction& p) {
+  const sim::Summary& s = p.summary;
+  json lanes = json::object(), peak = json::object(), path = json::array();
+  for (core::Lane lane : core::kAllLanes) lanes[std::string(core::to_string(lane))] = s.lane_busy[static_cast<size_t>(lane)];
+  for (Tier t : core::kAllTiers) {
+    const int scale = t == Tier::kGpu ? 1 : schedule.ranks;
+    peak[std::string(core::to_string(t))] = {
+        {"peak_bytes", (s.peak_memory[static_cast<size_t>(t)] * scale).count()},
+        {"capacity_bytes", (schedule.capacity[static_cast<size_t>(t)] * scale).count()},
+        {"scope", t == Tier::kGpu ? "per_gpu" : "per_machine"}};
+  }
+  for (core::OpId id : s.critical_path) path.push_back(schedule.op(id).name);
+  json overflow = nullptr;
+  if (const auto& o = p.engine.overflow) {
+    overflow = {{"tier", core::to_string(o->tier)}, {"time_ns", o->at}, {"op", schedule.op(o->op).name},
+                {"in_use_bytes", o->in_use.count()}, {"capacity_bytes", o->capacity.count()}};
+  }
+  return {{"step_time_s", s.step_time.value()}, {"tokens_per_second", s.tokens_per_second},
+          {"model_flops_per_second_per_gpu", s.model_flops_per_second_per_gpu},
+          {"exposed_transfer_time_s", s.exposed_transfer_time.value()},
+          {"bounding_lane", core::to_string(s.bounding_lane)}, {"lane_busy", lanes}, {"memory", peak},
+          {"overflow", overflow}, {"critical_path", path}, {"ops", schedule.ops.size()}, {"steps", schedule.steps}};
+}
+
+int run_simulate(const Context& context, const SimulateArgs& a) {
+  if (a.plan.empty() == (a.machine.empty() || a.model.empty() || a.placement.empty())) {
+    *context.err << "error: give a plan file, or --machine, --model and --placement (not both)\n";
+    return kExitUsage;
+  }
+  auto setup = load_setup(context.catalog(), a);
+  if (!setup) return report(context, setup.error());
+  const core::Workload workload(setup->model, setup->training.sequence_length);
+  auto schedule = core::lower(setup->policy, setup->machine, workload, setup->training, {.steps = a.steps});
+  if (!schedule) return report(context, schedule.error());
+  const sim::Prediction p = sim::simulate(*schedule, setup->machine);
+  if (!a.trace.empty()) {
+    std::ostringstream text;
+    core::write_chrome_trace(*schedule, p.timeline,
+                             {.title = "predicted: " + setup->model.name + " on " + setup->machine.name + ", " + setup->what,
+                              .source = "predicted"},
+                             text);
+    if (core::Diagnostics d = write_file_atomically(a.trace, text.str()); !d.empty()) return report(context, d);
+  }
+  if (a.as_json) {
+    *context.out << summary_json(*schedule, p).dump(2) << '\n';
+  } else {
+    print_summary(*context.out, *setup, *schedule, p);
+    if (!a.trace.empty()) *context.out << "\n  trace written to " << a.trace << " (open it in ui.perfetto.dev)\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandBody add_simulate_command(CLI::App& app, Context& context) {
+  CLI::App* sub = app.add_subcommand("simulate", "Predict a training step: step time, throughput, lanes, memory");
+  auto a = std::make_shared<SimulateArgs>();
+  sub->add_option("plan", a->plan, "Plan file (stowage/plan/v1)")->check(CLI::ExistingFile);
+  sub->add_option("--machine", a->machine, "Machine profile name or YAML file");
+  sub->add_option("--model", a->model, "Model profile name or YAML file");
+  sub->add_option("--training", a->training, "Training profile name or YAML file")->capture_default_str();
+  sub->add_option("--placement", a->placement, "A standard placement instead of a plan")
+      ->check(CLI::IsMember({"all-gpu", "zero-offload", "zero-infinity"}));
+  sub->add_option("--trace", a->trace, "Write the predicted timeline as Chrome trace JSON");
+  sub->add_option("--steps", a->steps, "Training steps to simulate (the last is reported)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  sub->add_flag("--json", a->as_json, "Print JSON (docs/json.md)");
+  return [&context, a]() { return run_simulate(context, *a); };
+}
+
+}  // namespace stowage::cli

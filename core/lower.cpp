@@ -1,0 +1,480 @@
+#include "core/lower.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
+
+namespace stowage::core {
+namespace {
+
+// Issue order: ops are created in whatever order is convenient and carry a
+// key saying where a careful runtime would issue them; a priority
+// topological sort then yields the issue order the lanes follow.
+struct Key {
+  int step, micro, phase, index, sub;
+  [[nodiscard]] int64_t value() const {
+    return ((((static_cast<int64_t>(step) * 4096 + micro) * 2 + phase) * 65536 + index) * 32) + sub;
+  }
+};
+
+// Positions within one layer's slot of a pass, in issue order.
+enum Sub : int {
+  kSubReadParams = 0, kSubUpload, kSubGather, kSubRecompute, kSubCompute, kSubReduce, kSubOffload,
+  kSubPrefetchUpload, kSubReadStates, kSubOptimizer, kSubWriteStates, kSubPublish, kSubGatherUpdate,
+};
+
+constexpr int kForwardPhase = 0;
+constexpr int kBackwardPhase = 1;
+
+std::string tag(int step, int micro) { return " s" + std::to_string(step) + " m" + std::to_string(micro); }
+
+class Lowering {
+ public:
+  Lowering(const Policy& p, const MachineSpec& m, const Workload& w, const TrainingSpec& t, const LowerOptions& o)
+      : policy_(p), machine_(m), workload_(w), training_(t), options_(o),
+        partitions_(partitions_of(w, p.sub_group_params)), ranks_(m.gpu_count) {}
+
+  Result<Schedule> run();
+
+ private:
+  // Sizes per rank.
+  [[nodiscard]] int last_micro() const { return static_cast<int>(training_.gradient_accumulation) - 1; }
+  [[nodiscard]] int param_ranks() const { return policy_.stage == ZeroStage::k3 ? ranks_ : 1; }
+  [[nodiscard]] int state_ranks() const { return policy_.stage >= ZeroStage::k1 ? ranks_ : 1; }
+  [[nodiscard]] int grad_ranks() const { return policy_.stage >= ZeroStage::k2 ? ranks_ : 1; }
+  [[nodiscard]] Bytes layer_param16(int layer) const {
+    return Bytes(2 * workload_.layers()[static_cast<size_t>(layer)].param_count());
+  }
+  [[nodiscard]] const PartitionPolicy& pp(int j) const { return policy_.partitions[static_cast<size_t>(j)]; }
+  [[nodiscard]] int64_t state_params(int j) const { return partitions_[static_cast<size_t>(j)].params / state_ranks(); }
+  [[nodiscard]] Bytes param_shard(int j) const {
+    return Bytes(2 * partitions_[static_cast<size_t>(j)].params / param_ranks());
+  }
+  [[nodiscard]] Bytes grad_shard(int j) const {
+    return Bytes(2 * partitions_[static_cast<size_t>(j)].params / grad_ranks());
+  }
+  [[nodiscard]] std::string pname(int j) const {
+    const Partition& p = partitions_[static_cast<size_t>(j)];
+    const std::string& layer = workload_.layers()[static_cast<size_t>(p.layer)].name;
+    return p.first_param == 0 && p.params == workload_.layers()[static_cast<size_t>(p.layer)].param_count()
+               ? layer
+               : layer + "[" + std::to_string(p.first_param) + "+" + std::to_string(p.params) + "]";
+  }
+
+  OpId add(Op op, Key key) {
+    op.id = static_cast<OpId>(ops_.size());
+    ops_.push_back(std::move(op));
+    keys_.push_back(key.value());
+    return ops_.back().id;
+  }
+
+  void resident_memory(Schedule& s) const;
+  void lower_step(int step);
+  void forward(int step, int micro);
+  void backward(int step, int micro);
+  // Brings a layer's param16 onto the GPU for one use; returns the ops the
+  // compute must wait for and adds the bytes the compute frees.
+  std::vector<OpId> fetch_params(int step, int micro, int phase, int index, int layer, Op& compute,
+                                 std::vector<OpId> recycle);
+  void reduce_and_offload(int step, int micro, int index, int layer, OpId backward_op);
+  void optimizer_chain(int step, int j, int index);
+  Result<Schedule> finish();
+
+  const Policy& policy_;
+  const MachineSpec& machine_;
+  const Workload& workload_;
+  const TrainingSpec& training_;
+  const LowerOptions& options_;
+  std::vector<Partition> partitions_;
+  int ranks_;
+
+  std::vector<Op> ops_;
+  std::vector<int64_t> keys_;
+  // The op that last made partition j's param16 current on its resting tier
+  // (or on the GPU), by step that may use it: param_ready_[step][j].
+  std::map<int, std::vector<std::optional<OpId>>> param_ready_;
+  std::vector<std::optional<OpId>> grads_consumed_;  // optimizer that last read j's CPU gradients
+  std::vector<std::optional<OpId>> last_compute_of_layer_;  // in the pass under construction
+  std::vector<OpId> compute_order_;  // compute ops of the current pass, in order
+  std::vector<OpId> optimizer_order_;  // optimizer ops of the current step, in order
+  std::vector<std::vector<OpId>> grad_ready_;  // per partition: ops producing its gradients this step
+  std::vector<OpId> offloads_;  // gradient offloads of the backward pass under construction
+  std::vector<std::optional<OpId>> last_state_write_;  // NVMe write that last stored j's states
+};
+
+void Lowering::resident_memory(Schedule& s) const {
+  s.resident = {};
+  auto put = [&](Tier t, Bytes b) { s.resident[static_cast<size_t>(t)] += b; };
+  for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
+    put(pp(j).param16, param_shard(j));
+    put(pp(j).optimizer_states, Bytes(12 * state_params(j)));
+    if (pp(j).gradients == Tier::kGpu && pp(j).optimizer == OptimizerDevice::kGpu) {
+      // Accumulated gradients live on the GPU for the whole step; counted by
+      // the backward that allocates them, not as resident.
+    }
+  }
+  put(Tier::kGpu, options_.buffers.gpu_reserve);
+  put(Tier::kCpu, options_.buffers.host_reserve / ranks_);
+  s.capacity = {machine_.gpu.memory, machine_.host.dram / ranks_, machine_.total_nvme_capacity() / ranks_};
+}
+
+std::vector<OpId> Lowering::fetch_params(int step, int micro, int phase, int index, int layer, Op& compute,
+                                         std::vector<OpId> recycle) {
+  std::vector<OpId> waits;
+  const std::string what = "param16 " + workload_.layers()[static_cast<size_t>(layer)].name;
+  const int prefetch_index = std::max(0, index - policy_.h2d_prefetch_depth);
+  for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
+    if (partitions_[static_cast<size_t>(j)].layer != layer) continue;
+    const std::optional<OpId> ready = param_ready_[step][static_cast<size_t>(j)];
+    const std::string current = "param16 " + pname(j) + " v" + std::to_string(step);
+    if (pp(j).param16 == Tier::kGpu) {
+      if (ready) waits.push_back(*ready);
+      compute.reads.push_back(current + " gpu");
+      continue;
+    }
+    std::vector<OpId> deps = recycle;
+    if (ready) deps.push_back(*ready);
+    std::string source = current + (pp(j).param16 == Tier::kCpu ? " cpu" : " nvme");
+    if (pp(j).param16 == Tier::kNvme) {
+      Op read{.kind = OpKind::kReadParams, .lane = Lane::kNvmeRead, .name = "read " + what + tag(step, micro),
+              .partition = j, .layer = layer, .step = step, .micro_step = micro,
+              .tensor_class = TensorClass::kParam16, .bytes = param_shard(j), .deps = deps,
+              .allocs = {{Tier::kCpu, param_shard(j), "staged " + what}}, .reads = {source},
+              .writes = {current + " staged"}};
+      deps = {add(std::move(read), {step, micro, phase, prefetch_index, kSubReadParams})};
+      source = current + " staged";
+    }
+    Op upload{.kind = OpKind::kUploadParams, .lane = Lane::kPcieH2d, .name = "h2d " + what + tag(step, micro),
+              .partition = j, .layer = layer, .step = step, .micro_step = micro,
+              .tensor_class = TensorClass::kParam16, .bytes = param_shard(j), .deps = deps,
+              .allocs = {{Tier::kGpu, param_shard(j), "fetched " + what}}, .reads = {source},
+              .writes = {current + " gpu"}};
+    if (pp(j).param16 == Tier::kNvme) upload.frees.push_back({Tier::kCpu, param_shard(j), "staged " + what});
+    waits.push_back(add(std::move(upload), {step, micro, phase, prefetch_index, kSubUpload}));
+    compute.frees.push_back({Tier::kGpu, param_shard(j), "fetched " + what});
+    compute.reads.push_back(current + " gpu");
+  }
+  if (policy_.stage == ZeroStage::k3 && ranks_ > 1) {
+    // Every rank holds 1/ranks of the layer; the rest arrives by all-gather.
+    const Bytes rest = layer_param16(layer) - layer_param16(layer) / ranks_;
+    Op gather{.kind = OpKind::kAllGather, .lane = Lane::kGpuComm, .name = "gather " + what + tag(step, micro),
+              .layer = layer, .step = step, .micro_step = micro, .tensor_class = TensorClass::kParam16,
+              .bytes = rest, .deps = waits, .allocs = {{Tier::kGpu, rest, "gathered " + what}}};
+    for (OpId r : recycle) gather.deps.push_back(r);
+    waits = {add(std::move(gather), {step, micro, phase, prefetch_index, kSubGather})};
+    compute.frees.push_back({Tier::kGpu, rest, "gathered " + what});
+  }
+  return waits;
+}
+
+void Lowering::forward(int step, int micro) {
+  const std::vector<Layer>& layers = workload_.layers();
+  const int64_t tokens = training_.tokens_per_micro_batch();
+  compute_order_.clear();
+  for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
+    const Layer& layer = layers[static_cast<size_t>(l)];
+    const Bytes saved = (policy_.activation_checkpointing ? layer.checkpoint_bytes_per_token
+                                                          : layer.activation_bytes_per_token) * tokens;
+    Op fwd{.kind = OpKind::kForward, .lane = Lane::kGpuCompute, .name = "fwd " + layer.name + tag(step, micro),
+           .layer = l, .step = step, .micro_step = micro,
+           .bytes = layer_param16(l) + saved, .flops = layer.forward_flops_per_token * static_cast<double>(tokens)};
+    if (saved.count() > 0) fwd.allocs.push_back({Tier::kGpu, saved, "activations " + layer.name + tag(step, micro)});
+    std::vector<OpId> recycle;
+    const int back = l - policy_.h2d_prefetch_depth;
+    if (back >= 0) recycle.push_back(compute_order_[static_cast<size_t>(back)]);
+    fwd.deps = fetch_params(step, micro, kForwardPhase, l, l, fwd, recycle);
+    if (!compute_order_.empty()) fwd.deps.push_back(compute_order_.back());
+    const std::string act = "act " + layer.name + tag(step, micro);
+    if (l > 0) fwd.reads.push_back("act " + layers[static_cast<size_t>(l - 1)].name + tag(step, micro));
+    fwd.writes.push_back(act);
+    compute_order_.push_back(add(std::move(fwd), {step, micro, kForwardPhase, l, kSubCompute}));
+  }
+}
+
+void Lowering::backward(int step, int micro) {
+  const std::vector<Layer>& layers = workload_.layers();
+  const int n = static_cast<int>(layers.size());
+  const int64_t tokens = training_.tokens_per_micro_batch();
+  const bool is_last_micro = micro == last_micro();
+  std::vector<OpId> order;  // backward compute ops so far
+  offloads_.clear();
+  for (int l = n - 1; l >= 0; --l) {
+    const int index = n - 1 - l;
+    const Layer& layer = layers[static_cast<size_t>(l)];
+    const std::string name = layer.name + tag(step, micro);
+    const double flops_fwd = layer.forward_flops_per_token.count() * static_cast<double>(tokens);
+    const bool recompute = policy_.activation_checkpointing && layer.kind == LayerKind::kBlock;
+    const Bytes saved = (policy_.activation_checkpointing ? layer.checkpoint_bytes_per_token
+                                                          : layer.activation_bytes_per_token) * tokens;
+    const Bytes full = layer.activation_bytes_per_token * tokens;
+    Op bwd{.kind = OpKind::kBackward, .lane = Lane::kGpuCompute, .name = "bwd " + name, .layer = l, .step = step,
+           .micro_step = micro, .bytes = layer_param16(l) * 2 + full, .flops = Flops(2 * flops_fwd)};
+    std::vector<OpId> recycle;
+    const int back = index - policy_.h2d_prefetch_depth;
+    if (back >= 0) recycle.push_back(order[static_cast<size_t>(back)]);
+    // fetch_params adds the param16 reads and the frees of fetched copies.
+    std::vector<OpId> waits = fetch_params(step, micro, kBackwardPhase, index, l, bwd, recycle);
+    waits.push_back(order.empty() ? compute_order_.back() : order.back());
+    // Gradients leave through a bounded set of staging buffers: backward
+    // waits for the offload `staging_buffers` layers back to drain.
+    const size_t drained = static_cast<size_t>(std::max(1, policy_.staging_buffers));
+    if (offloads_.size() >= drained) waits.push_back(offloads_[offloads_.size() - drained]);
+    if (recompute) {
+      Op again{.kind = OpKind::kRecompute, .lane = Lane::kGpuCompute, .name = "recompute " + name, .layer = l,
+               .step = step, .micro_step = micro, .bytes = layer_param16(l) + full, .flops = Flops(flops_fwd),
+               .deps = waits, .allocs = {{Tier::kGpu, full - saved, "recomputed " + name}},
+               .reads = bwd.reads, .writes = {"recomputed " + name}};
+      again.reads.push_back("act " + name);
+      waits = {add(std::move(again), {step, micro, kBackwardPhase, index, kSubRecompute})};
+      bwd.frees.push_back({Tier::kGpu, full - saved, "recomputed " + name});
+      bwd.reads.push_back("recomputed " + name);
+    }
+    bwd.deps = std::move(waits);
+    bwd.reads.push_back("act " + name);
+    if (l + 1 < n) bwd.reads.push_back("grad-in " + layers[static_cast<size_t>(l + 1)].name + tag(step, micro));
+    bwd.writes = {"grad-in " + name, "grad16 " + name};
+    if (saved.count() > 0) bwd.frees.push_back({Tier::kGpu, saved, "activations " + name});
+    bwd.allocs.push_back({Tier::kGpu, layer_param16(l), "grad16 " + name});
+    const OpId b = add(std::move(bwd), {step, micro, kBackwardPhase, index, kSubCompute});
+    order.push_back(b);
+    reduce_and_offload(step, micro, index, l, b);
+    if (!is_last_micro) continue;
+    for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
+      if (partitions_[static_cast<size_t>(j)].layer == l) optimizer_chain(step, j, index);
+    }
+  }
+}
+
+void Lowering::reduce_and_offload(int step, int micro, int index, int layer, OpId backward_op) {
+  const std::string name = workload_.layers()[static_cast<size_t>(layer)].name + tag(step, micro);
+  const Bytes full = layer_param16(layer);
+  std::vector<OpId> ready = {backward_op};
+  std::string grads = "grad16 " + name;
+  if (ranks_ > 1) {
+    const bool scatter = policy_.stage >= ZeroStage::k2;
+    const Bytes moved = scatter ? full - full / ranks_ : (full - full / ranks_) * 2;  // ring all-reduce moves twice
+    Op reduce{.kind = scatter ? OpKind::kReduceScatter : OpKind::kAllReduce, .lane = Lane::kGpuComm,
+              .name = (scatter ? "reduce-scatter " : "all-reduce ") + grads, .layer = layer, .step = step,
+              .micro_step = micro, .tensor_class = TensorClass::kGrad16, .bytes = moved, .deps = ready,
+              .reads = {grads}, .writes = {grads + " reduced"}};
+    if (scatter) reduce.frees.push_back({Tier::kGpu, full - full / ranks_, grads});
+    ready = {add(std::move(reduce), {step, micro, kBackwardPhase, index, kSubReduce})};
+    grads += " reduced";
+  }
+  for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
+    if (partitions_[static_cast<size_t>(j)].layer != layer) continue;
+    std::vector<OpId>& produced = grad_ready_[static_cast<size_t>(j)];
+    if (pp(j).gradients == Tier::kGpu) {
+      // The first micro-step's gradients become the accumulation buffer the
+      // GPU optimizer frees; later ones are added into it and released.
+      if (micro > 0) ops_[static_cast<size_t>(ready.back())].frees.push_back({Tier::kGpu, grad_shard(j), grads});
+      produced.insert(produced.end(), ready.begin(), ready.end());
+      continue;
+    }
+    // Gradients to the host: the first micro-step allocates the host buffer,
+    // later ones accumulate into it.
+    Op offload{.kind = OpKind::kOffloadGrads, .lane = Lane::kPcieD2h, .name = "d2h grad16 " + pname(j) + tag(step, micro),
+               .partition = j, .layer = layer, .step = step, .micro_step = micro,
+               .tensor_class = TensorClass::kGrad16, .bytes = grad_shard(j), .deps = ready,
+               .frees = {{Tier::kGpu, grad_shard(j), "grad16 " + name}}, .reads = {grads},
+               .writes = {"grad16 " + pname(j) + " cpu s" + std::to_string(step)}};
+    if (micro == 0) offload.allocs.push_back({Tier::kCpu, grad_shard(j), "grad16 " + pname(j) + " cpu"});
+    if (grads_consumed_[static_cast<size_t>(j)]) offload.deps.push_back(*grads_consumed_[static_cast<size_t>(j)]);
+    produced.push_back(add(std::move(offload), {step, micro, kBackwardPhase, index, kSubOffload}));
+    offloads_.push_back(produced.back());
+  }
+}
+
+void Lowering::optimizer_chain(int step, int j, int index) {
+  const PartitionPolicy& p = pp(j);
+  const std::string name = pname(j) + " s" + std::to_string(step);
+  const int64_t params = state_params(j);
+  const Bytes states(12 * params);
+  const Tier host = Tier::kCpu;
+  std::vector<OpId> deps = grad_ready_[static_cast<size_t>(j)];
+  grad_ready_[static_cast<size_t>(j)].clear();
+  const std::string states_name = "states " + pname(j);
+  std::string states_at = states_name + " v" + std::to_string(step) + " " + std::string(to_string(p.optimizer_states));
+  if (p.optimizer_states == Tier::kNvme) {
+    // Reads run ahead of the optimizer by the prefetch depth; the buffer they
+    // fill is the one the optimizer `depth` partitions earlier releases.
+    Op read{.kind = OpKind::kReadStates, .lane = Lane::kNvmeRead, .name = "read states " + name, .partition = j,
+            .layer = partitions_[static_cast<size_t>(j)].layer, .step = step, .tensor_class = TensorClass::kMaster32,
+            .bytes = states, .allocs = {{host, states, states_name + " staged"}}, .reads = {states_at},
+            .writes = {states_name + " staged s" + std::to_string(step)}};
+    if (last_state_write_[static_cast<size_t>(j)]) read.deps.push_back(*last_state_write_[static_cast<size_t>(j)]);
+    const int k = static_cast<int>(optimizer_order_.size());
+    if (k - policy_.nvme_prefetch_depth >= 0) read.deps.push_back(optimizer_order_[static_cast<size_t>(k - policy_.nvme_prefetch_depth)]);
+    const int ahead = std::max(0, index - policy_.nvme_prefetch_depth);
+    deps.push_back(add(std::move(read), {step, last_micro(), kBackwardPhase, ahead, kSubReadStates}));
+    states_at = states_name + " staged s" + std::to_string(step);
+  }
+  const bool on_cpu = p.optimizer == OptimizerDevice::kCpu;
+  Op opt{.kind = OpKind::kOptimizer, .lane = on_cpu ? Lane::kCpuOptim : Lane::kGpuCompute, .name = "adam " + name,
+         .partition = j, .layer = partitions_[static_cast<size_t>(j)].layer, .step = step,
+         .micro_step = last_micro(),
+         // Adam reads master, m, v and the gradient and writes master, m, v and
+         // the 16-bit copy: 12 + 2 read, 12 + 2 written per parameter.
+         .bytes = Bytes(28 * params), .flops = Flops(12.0 * static_cast<double>(params)), .params = params,
+         .deps = deps, .reads = {states_at}};
+  if (p.gradients == Tier::kCpu) {
+    opt.reads.push_back("grad16 " + pname(j) + " cpu s" + std::to_string(step));
+    opt.frees.push_back({Tier::kCpu, grad_shard(j), "grad16 " + pname(j) + " cpu"});
+  } else {
+    opt.frees.push_back({Tier::kGpu, grad_shard(j), "grad16 " + pname(j)});
+  }
+  const int micro = last_micro();
+  const OpId o = add(std::move(opt), {step, micro, kBackwardPhase, index, kSubOptimizer});
+  optimizer_order_.push_back(o);
+  if (p.gradients == Tier::kCpu) grads_consumed_[static_cast<size_t>(j)] = o;
+  if (p.optimizer_states == Tier::kNvme) {
+    Op write{.kind = OpKind::kWriteStates, .lane = Lane::kNvmeWrite, .name = "write states " + name, .partition = j,
+             .layer = partitions_[static_cast<size_t>(j)].layer, .step = step, .tensor_class = TensorClass::kMaster32,
+             .bytes = states, .deps = {o}, .frees = {{host, states, states_name + " staged"}},
+             .writes = {states_name + " v" + std::to_string(step + 1) + " nvme"}};
+    last_state_write_[static_cast<size_t>(j)] = add(std::move(write), {step, micro, kBackwardPhase, index, kSubWriteStates});
+  } else {
+    ops_[static_cast<size_t>(o)].writes.push_back(states_name + " v" + std::to_string(step + 1) + " " +
+                                                  std::string(to_string(p.optimizer_states)));
+  }
+  // Publish the updated 16-bit parameters where they rest.
+  const int next = policy_.delayed_update ? step + 2 : step + 1;
+  const std::string fresh = "param16 " + pname(j) + " v" + std::to_string(next);
+  OpId publish = o;
+  if (on_cpu && p.param16 == Tier::kGpu) {
+    Op upload{.kind = OpKind::kUploadParams, .lane = Lane::kPcieH2d, .name = "h2d updated param16 " + name,
+              .partition = j, .layer = partitions_[static_cast<size_t>(j)].layer, .step = step, .micro_step = micro,
+              .tensor_class = TensorClass::kParam16, .bytes = Bytes(2 * params), .deps = {o},
+              .writes = {fresh + " gpu"}};
+    publish = add(std::move(upload), {step, micro, kBackwardPhase, index, kSubPublish});
+  } else if (p.param16 == Tier::kNvme) {
+    Op write{.kind = OpKind::kWriteParams, .lane = Lane::kNvmeWrite, .name = "write param16 " + name, .partition = j,
+             .layer = partitions_[static_cast<size_t>(j)].layer, .step = step, .tensor_class = TensorClass::kParam16,
+             .bytes = param_shard(j), .deps = {o}, .writes = {fresh + " nvme"}};
+    publish = add(std::move(write), {step, micro, kBackwardPhase, index, kSubPublish});
+  } else {
+    ops_[static_cast<size_t>(o)].writes.push_back(fresh + " " + std::string(to_string(p.param16)));
+  }
+  if (state_ranks() > 1 && policy_.stage < ZeroStage::k3 && p.param16 == Tier::kGpu) {
+    // Stages 1 and 2 keep a full replica: each rank updated its 1/ranks.
+    const Bytes full(2 * partitions_[static_cast<size_t>(j)].params);
+    Op gather{.kind = OpKind::kAllGather, .lane = Lane::kGpuComm, .name = "gather updated param16 " + name,
+              .partition = j, .layer = partitions_[static_cast<size_t>(j)].layer, .step = step,
+              .tensor_class = TensorClass::kParam16, .bytes = full - full / ranks_, .deps = {publish}};
+    publish = add(std::move(gather), {step, micro, kBackwardPhase, index, kSubGatherUpdate});
+  }
+  auto& ready = param_ready_[next];
+  if (ready.empty()) ready.resize(partitions_.size());
+  ready[static_cast<size_t>(j)] = publish;
+}
+
+void Lowering::lower_step(int step) {
+  optimizer_order_.clear();
+  for (int micro = 0; micro <= last_micro(); ++micro) {
+    forward(step, micro);
+    backward(step, micro);
+  }
+}
+
+Result<Schedule> Lowering::run() {
+  if (policy_.partitions.size() != partitions_.size()) {
+    return fail({{}, "the policy has " + std::to_string(policy_.partitions.size()) + " partitions but " +
+                         workload_.model().name + " splits into " + std::to_string(partitions_.size()),
+                 "one partition policy per layer or sub-group"});
+  }
+  for (const PartitionPolicy& p : policy_.partitions) {
+    const bool nvme = p.param16 == Tier::kNvme || p.optimizer_states == Tier::kNvme;
+    if (nvme && machine_.nvme_count == 0) {
+      return fail({{}, "the policy puts data on NVMe but " + machine_.name + " has no NVMe drives",
+                   "a machine with nvme_count > 0, or no NVMe tier"});
+    }
+    if (p.optimizer == OptimizerDevice::kGpu && (p.optimizer_states != Tier::kGpu || p.gradients != Tier::kGpu)) {
+      return fail({{}, "a GPU optimizer needs its states and gradients on the GPU",
+                   "optimizer: cpu, or optimizer_states and gradients on gpu"});
+    }
+  }
+  grads_consumed_.assign(partitions_.size(), std::nullopt);
+  last_state_write_.assign(partitions_.size(), std::nullopt);
+  grad_ready_.assign(partitions_.size(), {});
+  param_ready_[0].resize(partitions_.size());
+  param_ready_[1].resize(partitions_.size());
+  for (int step = 0; step < options_.steps; ++step) {
+    if (param_ready_[step].empty()) param_ready_[step].resize(partitions_.size());
+    lower_step(step);
+  }
+  return finish();
+}
+
+Result<Schedule> Lowering::finish() {
+  // Priority topological sort: Kahn's algorithm taking the smallest key.
+  const size_t n = ops_.size();
+  std::vector<std::vector<OpId>> users(n);
+  std::vector<int> pending(n, 0);
+  for (const Op& op : ops_) {
+    for (OpId d : op.deps) {
+      users[static_cast<size_t>(d)].push_back(op.id);
+      ++pending[static_cast<size_t>(op.id)];
+    }
+  }
+  using Entry = std::pair<int64_t, OpId>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
+  for (size_t i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push({keys_[i], static_cast<OpId>(i)});
+  }
+  std::vector<OpId> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const OpId id = ready.top().second;
+    ready.pop();
+    order.push_back(id);
+    for (OpId u : users[static_cast<size_t>(id)]) {
+      if (--pending[static_cast<size_t>(u)] == 0) ready.push({keys_[static_cast<size_t>(u)], u});
+    }
+  }
+  if (order.size() != n) return fail({{}, "lowering produced a dependency cycle (a bug in stowage)", ""});
+  std::vector<OpId> renumber(n);
+  for (size_t i = 0; i < n; ++i) renumber[static_cast<size_t>(order[i])] = static_cast<OpId>(i);
+  Schedule s;
+  s.ops.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    Op op = std::move(ops_[static_cast<size_t>(order[i])]);
+    op.id = static_cast<OpId>(i);
+    for (OpId& d : op.deps) d = renumber[static_cast<size_t>(d)];
+    std::sort(op.deps.begin(), op.deps.end());
+    op.deps.erase(std::unique(op.deps.begin(), op.deps.end()), op.deps.end());
+    s.ops[i] = std::move(op);
+  }
+  s.steps = options_.steps;
+  s.bf16 = training_.precision == Precision::kBf16;
+  // NVMe queues keep as many reads (and writes) in flight as the prefetch depth.
+  s.lane_slots[static_cast<size_t>(Lane::kNvmeRead)] = std::max(1, policy_.nvme_prefetch_depth);
+  s.lane_slots[static_cast<size_t>(Lane::kNvmeWrite)] = std::max(1, policy_.nvme_prefetch_depth);
+  s.ranks = ranks_;
+  s.tokens_per_step = training_.tokens_per_micro_batch() * training_.gradient_accumulation * ranks_;
+  s.model_flops_per_step = workload_.model_flops_per_token() * static_cast<double>(s.tokens_per_step);
+  resident_memory(s);
+  for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
+    s.initial_data.push_back("param16 " + pname(j) + " v0 " + std::string(to_string(pp(j).param16)));
+    s.initial_data.push_back("states " + pname(j) + " v0 " + std::string(to_string(pp(j).optimizer_states)));
+    if (policy_.delayed_update) {
+      s.initial_data.push_back("param16 " + pname(j) + " v1 " + std::string(to_string(pp(j).param16)));
+    }
+  }
+  std::vector<std::string> problems = validate(s);
+  if (!problems.empty()) {
+    Diagnostics d;
+    for (std::string& p : problems) d.push_back({{}, "invalid schedule (a bug in stowage): " + std::move(p), ""});
+    return std::unexpected(d);
+  }
+  return s;
+}
+
+}  // namespace
+
+Result<Schedule> lower(const Policy& policy, const MachineSpec& machine, const Workload& workload,
+                       const TrainingSpec& training, const LowerOptions& options) {
+  return Lowering(policy, machine, workload, training, options).run();
+}
+
+}  // namespace stowage::core

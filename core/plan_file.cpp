@@ -1,0 +1,261 @@
+// Writing and reading plan files. The writer spells every number so that it
+// reads back bit for bit: doubles in their shortest round-trip form
+// (std::to_chars), sizes as whole numbers of one unit. The reader uses
+// YamlMap, so every problem in a file is reported at once.
+#include "core/plan_file.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/yaml_reader.h"
+
+namespace stowage::core {
+namespace {
+
+using namespace literals;
+
+constexpr std::string_view kFormatWord = "plan";
+
+// The words a plan file uses for enums; one table each serves the writer and
+// the reader, so the two cannot drift apart.
+constexpr std::array<std::pair<std::string_view, Tier>, 3> kTierWords{
+    {{"gpu", Tier::kGpu}, {"cpu", Tier::kCpu}, {"nvme", Tier::kNvme}}};
+constexpr std::array<std::pair<std::string_view, OptimizerDevice>, 2> kOptimizerWords{
+    {{"cpu", OptimizerDevice::kCpu}, {"gpu", OptimizerDevice::kGpu}}};
+
+// Sanity ranges. Depths past 64 partitions ahead buy nothing and more than
+// 1024 staging buffers is a unit slip; a sub-group above 10^13 parameters is
+// larger than any model. Predicted figures only need to be real and not
+// negative; their upper bounds are far past any machine.
+constexpr Bounds<int64_t> kZeroStage{0, 3};
+constexpr Bounds<int64_t> kSubGroupParams{0, 10'000'000'000'000};
+constexpr Bounds<int64_t> kPrefetchDepth{0, 64};
+constexpr Bounds<int64_t> kStagingBuffers{1, 1024};
+constexpr Bounds<Bytes> kStagingBufferSize{0_B, 1_TiB};
+constexpr Bounds<Bytes> kPeakMemory{0_B, Bytes(std::numeric_limits<int64_t>::max())};
+constexpr Bounds<Seconds> kStepTime{Seconds(0), Seconds(1e12)};
+constexpr Bounds<double> kTokensPerSecond{0, 1e18};
+constexpr Bounds<double> kTflopsPerGpu{0, 1e9};
+
+// ----------------------------------------------------------------- writing
+
+template <class E, size_t N>
+std::string word_of(const std::array<std::pair<std::string_view, E>, N>& words, E value) {
+  for (const auto& [word, each] : words) {
+    if (each == value) return std::string(word);
+  }
+  return "";
+}
+
+// The shortest decimal text from_chars reads back as exactly `v`.
+std::string shortest(double v) {
+  std::array<char, 32> buffer{};  // "-2.2250738585072014e-308" is 24
+  char* end = std::to_chars(buffer.data(), buffer.data() + buffer.size(), v).ptr;
+  return std::string(buffer.data(), end);
+}
+
+// The shortest exact spelling of a size in one unit: "64 MiB", "3 GB",
+// "1000000007 B". Exact because the count is a whole multiple of the unit.
+std::string exact_size(Bytes b) {
+  struct Unit {
+    std::string_view name;
+    int64_t bytes;
+  };
+  static constexpr auto kUnits = std::to_array<Unit>({
+      {"KiB", int64_t{1} << 10}, {"MiB", int64_t{1} << 20}, {"GiB", int64_t{1} << 30},
+      {"TiB", int64_t{1} << 40}, {"PiB", int64_t{1} << 50}, {"EiB", int64_t{1} << 60},
+      {"kB", 1'000}, {"MB", 1'000'000}, {"GB", 1'000'000'000}, {"TB", 1'000'000'000'000},
+      {"PB", 1'000'000'000'000'000}, {"EB", 1'000'000'000'000'000'000},
+  });
+  std::string best = std::to_string(b.count()) + " B";
+  if (b.count() == 0) return best;
+  for (const Unit& unit : kUnits) {
+    if (b.count() % unit.bytes != 0) continue;
+    std::string text = std::to_string(b.count() / unit.bytes) + " " + std::string(unit.name);
+    if (text.size() < best.size()) best = std::move(text);
+  }
+  return best;
+}
+
+bool plain_safe(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == '.' || c == '/' || c == '+';
+}
+
+// A name as a YAML scalar: plain when it cannot be misread (profile names
+// always can be), otherwise double-quoted with escapes, so that names such
+// as "null", "" or "a: b # c" come back unchanged.
+std::string yaml_scalar(std::string_view s) {
+  const bool is_null_word = s == "null" || s == "Null" || s == "NULL";
+  const bool plain = !s.empty() && s.front() != '-' && !is_null_word &&
+                     std::all_of(s.begin(), s.end(), plain_safe);
+  if (plain) return std::string(s);
+  std::string out = "\"";
+  for (const char c : s) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      constexpr std::string_view kHex = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+void write_line(std::string& out, std::string_view indent, std::string_view key, std::string_view value) {
+  out.append(indent).append(key).append(": ").append(value).append("\n");
+}
+
+std::string_view yes_no(bool value) { return value ? "true" : "false"; }
+
+// One partition as a flow map on one line, so a plan of hundreds of
+// partitions stays a table a reader can scan.
+std::string partition_line(const PartitionPolicy& p) {
+  return "{param16: " + word_of(kTierWords, p.param16) +
+         ", optimizer_states: " + word_of(kTierWords, p.optimizer_states) +
+         ", optimizer: " + word_of(kOptimizerWords, p.optimizer) +
+         ", gradients: " + word_of(kTierWords, p.gradients) + "}";
+}
+
+void write_policy(std::string& out, const Policy& p) {
+  constexpr std::string_view kIn = "  ";
+  out += "policy:\n";
+  write_line(out, kIn, "zero_stage", std::to_string(static_cast<int>(p.stage)));
+  write_line(out, kIn, "sub_group_params", std::to_string(p.sub_group_params));
+  write_line(out, kIn, "nvme_prefetch_depth", std::to_string(p.nvme_prefetch_depth));
+  write_line(out, kIn, "h2d_prefetch_depth", std::to_string(p.h2d_prefetch_depth));
+  write_line(out, kIn, "staging_buffers", std::to_string(p.staging_buffers));
+  write_line(out, kIn, "staging_buffer_size", exact_size(p.staging_buffer_size));
+  write_line(out, kIn, "pinned_memory", yes_no(p.pinned_memory));
+  write_line(out, kIn, "delayed_update", yes_no(p.delayed_update));
+  write_line(out, kIn, "activation_checkpointing", yes_no(p.activation_checkpointing));
+  if (p.partitions.empty()) {
+    write_line(out, kIn, "partitions", "[]");
+    return;
+  }
+  out += "  partitions:\n";
+  for (const PartitionPolicy& each : p.partitions) out += "    - " + partition_line(each) + "\n";
+}
+
+void write_predicted(std::string& out, const PredictedFigures& f) {
+  constexpr std::string_view kIn = "  ";
+  out += "predicted:\n";
+  write_line(out, kIn, "step_time", shortest(f.step_time.value()) + " s");
+  write_line(out, kIn, "tokens_per_second", shortest(f.tokens_per_second));
+  write_line(out, kIn, "model_tflops_per_gpu", shortest(f.model_tflops_per_gpu));
+  out += "  peak_memory:\n";
+  for (const Tier tier : kAllTiers) {
+    write_line(out, "    ", to_string(tier), exact_size(f.peak_memory[static_cast<size_t>(tier)]));
+  }
+  write_line(out, kIn, "bounding_lane", yaml_scalar(f.bounding_lane));
+}
+
+// ----------------------------------------------------------------- reading
+
+// Copies a read value into a field when present.
+template <class T, class U>
+void assign(T& field, const std::optional<U>& value) {
+  if (value) field = static_cast<T>(*value);
+}
+
+PartitionPolicy read_partition(YamlMap& m) {
+  PartitionPolicy p;
+  assign(p.param16, m.choice<Tier>("param16", Need::kRequired, kTierWords));
+  assign(p.optimizer_states, m.choice<Tier>("optimizer_states", Need::kRequired, kTierWords));
+  assign(p.optimizer, m.choice<OptimizerDevice>("optimizer", Need::kRequired, kOptimizerWords));
+  assign(p.gradients, m.choice<Tier>("gradients", Need::kRequired, kTierWords));
+  m.finish();
+  return p;
+}
+
+// Every policy field is required: a plan records decisions, and a default
+// filled in by whichever Stowage reads it could change between versions.
+Policy read_policy(YamlMap& m) {
+  Policy p;
+  assign(p.stage, m.integer("zero_stage", Need::kRequired, kZeroStage));
+  assign(p.sub_group_params, m.integer("sub_group_params", Need::kRequired, kSubGroupParams));
+  assign(p.nvme_prefetch_depth, m.integer("nvme_prefetch_depth", Need::kRequired, kPrefetchDepth));
+  assign(p.h2d_prefetch_depth, m.integer("h2d_prefetch_depth", Need::kRequired, kPrefetchDepth));
+  assign(p.staging_buffers, m.integer("staging_buffers", Need::kRequired, kStagingBuffers));
+  assign(p.staging_buffer_size, m.bytes("staging_buffer_size", Need::kRequired, kStagingBufferSize));
+  assign(p.pinned_memory, m.boolean("pinned_memory", Need::kRequired));
+  assign(p.delayed_update, m.boolean("delayed_update", Need::kRequired));
+  assign(p.activation_checkpointing, m.boolean("activation_checkpointing", Need::kRequired));
+  if (std::optional<std::vector<YamlMap>> list = m.list_of_maps("partitions", Need::kRequired)) {
+    for (YamlMap& element : *list) p.partitions.push_back(read_partition(element));
+  }
+  m.finish();
+  return p;
+}
+
+PredictedFigures read_predicted(YamlMap& m) {
+  PredictedFigures f;
+  assign(f.step_time, m.duration("step_time", Need::kRequired, kStepTime));
+  assign(f.tokens_per_second, m.number("tokens_per_second", Need::kRequired, kTokensPerSecond));
+  assign(f.model_tflops_per_gpu, m.number("model_tflops_per_gpu", Need::kRequired, kTflopsPerGpu));
+  if (std::optional<YamlMap> peak = m.map("peak_memory", Need::kRequired)) {
+    for (const Tier tier : kAllTiers) {
+      assign(f.peak_memory[static_cast<size_t>(tier)], peak->bytes(to_string(tier), Need::kRequired, kPeakMemory));
+    }
+    peak->finish();
+  }
+  assign(f.bounding_lane, m.text("bounding_lane", Need::kRequired));
+  m.finish();
+  return f;
+}
+
+Result<PlanFile> plan_from_yaml(const YAML::Node& root, const std::string& file) {
+  Diagnostics diagnostics;
+  YamlMap map(root, file, diagnostics);
+  if (!check_format(map, root, kFormatWord)) return std::unexpected(diagnostics);
+  PlanFile plan;
+  assign(plan.machine, map.text("machine", Need::kRequired));
+  assign(plan.model, map.text("model", Need::kRequired));
+  assign(plan.training, map.text("training", Need::kRequired));
+  if (std::optional<YamlMap> policy = map.map("policy", Need::kRequired)) plan.policy = read_policy(*policy);
+  if (std::optional<YamlMap> predicted = map.map("predicted", Need::kOptional)) {
+    plan.predicted = read_predicted(*predicted);
+  }
+  map.finish();
+  if (!diagnostics.empty()) return std::unexpected(diagnostics);
+  return plan;
+}
+
+}  // namespace
+
+std::string write_plan(const PlanFile& plan) {
+  std::string out = "format: stowage/" + std::string(kFormatWord) + "/v1\n";
+  write_line(out, "", "machine", yaml_scalar(plan.machine));
+  write_line(out, "", "model", yaml_scalar(plan.model));
+  write_line(out, "", "training", yaml_scalar(plan.training));
+  write_policy(out, plan.policy);
+  if (plan.predicted) write_predicted(out, *plan.predicted);
+  return out;
+}
+
+Result<PlanFile> read_plan(const std::string& text, const std::string& file) {
+  Result<YAML::Node> root = load_yaml_text(text, file);
+  if (!root) return std::unexpected(root.error());
+  return plan_from_yaml(*root, file);
+}
+
+Result<PlanFile> load_plan(const std::filesystem::path& path) {
+  Result<YAML::Node> root = load_yaml_file(path.string());
+  if (!root) return std::unexpected(root.error());
+  return plan_from_yaml(*root, path.string());
+}
+
+}  // namespace stowage::core

@@ -1,0 +1,54 @@
+// The plan file (`format: stowage/plan/v1`, docs/formats/plan.md): a policy
+// plus the names of the machine, model and training profiles it was made
+// for, and optionally the figures the simulator predicted for it. Writing
+// then reading a plan gives back exactly the same PlanFile, doubles included.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/diagnostic.h"
+#include "core/policy.h"
+#include "core/units.h"
+
+namespace stowage::core {
+
+// What the simulator predicted for a plan, for one training step.
+struct PredictedFigures {
+  Seconds step_time;
+  double tokens_per_second = 0;     // tokens the whole machine trains per second
+  double model_tflops_per_gpu = 0;  // model FLOPs (no recompute) per GPU, in TFLOP/s
+  // The peak memory of each tier, indexed by static_cast<size_t>(Tier):
+  // gpu is per GPU, cpu and nvme are per machine.
+  std::array<Bytes, 3> peak_memory{};
+  std::string bounding_lane;  // the lane that bounds the step, e.g. "nvme.read"
+  bool operator==(const PredictedFigures&) const = default;
+};
+
+struct PlanFile {
+  std::string machine;   // profile names, e.g. "workstation-24gb-1nvme"
+  std::string model;     // "llama-2-7b"
+  std::string training;  // "default"
+  Policy policy;
+  std::optional<PredictedFigures> predicted;
+  bool operator==(const PlanFile&) const = default;
+};
+
+// The plan as YAML text, starting with `format: stowage/plan/v1`. Doubles are
+// written in their shortest round-trip form and sizes as exact byte counts,
+// so read_plan(write_plan(p)) == p. Precondition: the predicted figures are
+// finite and not negative, and sizes are not negative (as read_plan requires).
+[[nodiscard]] std::string write_plan(const PlanFile& plan);
+
+// Reads a plan from `text`; `file` names it in diagnostics. Every problem in
+// the text is reported at once, as file:line:column with the field's path
+// ("policy.partitions[3].param16"). Partition count is not checked against
+// a workload here: the plan file does not know the model's layers.
+[[nodiscard]] Result<PlanFile> read_plan(const std::string& text, const std::string& file);
+
+// Reads the plan file at `path`; an unreadable file is a diagnostic too.
+[[nodiscard]] Result<PlanFile> load_plan(const std::filesystem::path& path);
+
+}  // namespace stowage::core

@@ -1,0 +1,31 @@
+#include "core/policy.h"
+
+namespace stowage::core {
+
+std::vector<Partition> partitions_of(const Workload& workload, int64_t sub_group_params) {
+  std::vector<Partition> out;
+  const std::vector<Layer>& layers = workload.layers();
+  for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
+    const int64_t n = layers[static_cast<size_t>(i)].param_count();
+    const int64_t group = sub_group_params > 0 ? sub_group_params : n;
+    for (int64_t first = 0; first < n; first += group) {
+      out.push_back({.layer = i, .first_param = first, .params = std::min(group, n - first)});
+    }
+  }
+  return out;
+}
+
+Policy policy_for(const Placement& placement, const Workload& workload, const TrainingSpec& training) {
+  const bool offloaded = placement.optimizer_states != Tier::kGpu;
+  const PartitionPolicy each{
+      .param16 = placement.param16,
+      .optimizer_states = placement.optimizer_states,
+      .optimizer = offloaded ? OptimizerDevice::kCpu : OptimizerDevice::kGpu,
+      .gradients = offloaded ? Tier::kCpu : Tier::kGpu,
+  };
+  Policy p{.stage = placement.stage, .activation_checkpointing = training.activation_checkpointing};
+  p.partitions.assign(partitions_of(workload, p.sub_group_params).size(), each);
+  return p;
+}
+
+}  // namespace stowage::core

@@ -1,0 +1,58 @@
+// A policy: the decisions of an offload plan, partition by partition. The
+// planner chooses one; lowering turns it into a schedule (core/lower.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/placement.h"
+#include "core/tensor_class.h"
+#include "core/workload.h"
+
+namespace stowage::core {
+
+enum class OptimizerDevice { kCpu, kGpu };
+
+// Where one partition's tensors rest and where its optimizer runs.
+struct PartitionPolicy {
+  Tier param16 = Tier::kGpu;            // where 16-bit weights rest between uses
+  Tier optimizer_states = Tier::kGpu;   // master32, adam_m, adam_v
+  OptimizerDevice optimizer = OptimizerDevice::kGpu;
+  Tier gradients = Tier::kGpu;          // where grad16 goes after backward
+  bool operator==(const PartitionPolicy&) const = default;
+};
+
+// A partition: a layer, or a fixed-size sub-group of a big layer's
+// parameters (elements [first_param, first_param + params) of the layer).
+struct Partition {
+  int layer = 0;            // index into Workload::layers()
+  int64_t first_param = 0;  // offset within the layer
+  int64_t params = 0;
+  bool operator==(const Partition&) const = default;
+};
+
+struct Policy {
+  ZeroStage stage = ZeroStage::k0;
+  // Layers bigger than this are split into sub-groups of at most this many
+  // parameters for the optimizer and its I/O; 0 keeps whole layers.
+  int64_t sub_group_params = 0;
+  std::vector<PartitionPolicy> partitions;  // one per partition, in order
+  int nvme_prefetch_depth = 2;  // partitions ahead whose NVMe reads are issued
+  int h2d_prefetch_depth = 2;   // partitions ahead whose CPU->GPU uploads are issued
+  int staging_buffers = 4;      // pinned host buffers for PCIe transfers
+  Bytes staging_buffer_size;    // each; 0 = the largest partition's param16
+  bool pinned_memory = true;    // pinned host buffers (full-rate DMA) or pageable
+  bool delayed_update = false;  // one-step delayed parameter update (ZeRO-Offload DPU)
+  bool activation_checkpointing = true;
+  bool operator==(const Policy&) const = default;
+};
+
+// The partitions a policy's sub-group size makes of a workload's layers.
+[[nodiscard]] std::vector<Partition> partitions_of(const Workload& workload, int64_t sub_group_params);
+
+// A uniform policy realising a standard placement for every partition.
+[[nodiscard]] Policy policy_for(const Placement& placement, const Workload& workload,
+                                const TrainingSpec& training);
+
+}  // namespace stowage::core

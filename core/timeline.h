@@ -1,0 +1,61 @@
+// A timeline: when each op of a schedule ran and how much memory each tier
+// held over time. The simulator predicts one and the executor measures one;
+// both report through a TimelineSink (STYLE.md §14).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/schedule.h"
+
+namespace stowage::core {
+
+// Nanoseconds since the start of the schedule. Integer, so the same inputs
+// give a byte-identical timeline (STYLE.md §5).
+using SimTime = int64_t;
+
+struct OpSpan {
+  SimTime start = 0;
+  SimTime end = 0;
+  int slot = 0;  // which of a lane's concurrent slots ran it (0 for streams)
+};
+
+struct MemorySample {
+  SimTime time;
+  Tier tier;
+  Bytes bytes;  // in use on the tier from `time` on, per rank
+};
+
+struct Timeline {
+  std::vector<OpSpan> spans;          // indexed by OpId
+  std::vector<MemorySample> memory;   // in time order
+};
+
+class TimelineSink {
+ public:
+  virtual ~TimelineSink() = default;
+  virtual void op_started(OpId op, SimTime at, int slot) = 0;
+  virtual void op_finished(OpId op, SimTime at) = 0;
+  virtual void memory_changed(Tier tier, SimTime at, Bytes in_use) = 0;
+};
+
+// Collects everything into a Timeline.
+class TimelineRecorder final : public TimelineSink {
+ public:
+  explicit TimelineRecorder(size_t op_count) { timeline_.spans.resize(op_count); }
+  void op_started(OpId op, SimTime at, int slot) override {
+    timeline_.spans[static_cast<size_t>(op)].start = at;
+    timeline_.spans[static_cast<size_t>(op)].slot = slot;
+  }
+  void op_finished(OpId op, SimTime at) override { timeline_.spans[static_cast<size_t>(op)].end = at; }
+  void memory_changed(Tier tier, SimTime at, Bytes in_use) override {
+    timeline_.memory.push_back({at, tier, in_use});
+  }
+  [[nodiscard]] const Timeline& timeline() const { return timeline_; }
+  Timeline take() { return std::move(timeline_); }
+
+ private:
+  Timeline timeline_;
+};
+
+}  // namespace stowage::core

@@ -1,0 +1,36 @@
+// What one op asks of the machine: either a fixed duration (work no other op
+// slows down, such as a kernel on its own stream) or an amount of work that
+// flows through shared resources at a rate the engine decides by fair
+// sharing (STYLE.md §6: lane, activity, model).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "core/timeline.h"
+
+namespace stowage::sim {
+
+// Resources several lanes' ops share, per rank. A transfer uses its PCIe
+// direction and host DRAM; an NVMe transfer the drives' time and DRAM; the
+// CPU optimizer DRAM and cores.
+enum class Resource : uint8_t { kPcieH2d, kPcieD2h, kDram, kNvme, kCpu };
+inline constexpr int kResourceCount = 5;
+
+// Units: bytes/s for PCIe and DRAM; device-seconds per second (capacity 1)
+// for NVMe, whose reads and writes cost 1/rate seconds per byte each;
+// FLOP/s for the CPU.
+using Capacities = std::array<double, kResourceCount>;
+
+struct Demand {
+  core::SimTime fixed = 0;  // > 0: runs this long regardless of others
+  double work = 0;          // > 0: units to flow (bytes, or parameters)
+  std::array<double, kResourceCount> per_unit{};  // resource use per unit of work
+  core::SimTime latency = 0;  // added once the work has flowed
+};
+
+[[nodiscard]] inline core::SimTime to_sim_time(core::Seconds s) {
+  return static_cast<core::SimTime>(s.value() * 1e9 + 0.5);
+}
+
+}  // namespace stowage::sim

@@ -1,0 +1,44 @@
+// The discrete-event engine: runs a schedule's ops on their lanes in issue
+// order once their dependencies are met, as CUDA streams do, on an integer
+// nanosecond clock. Ops that flow through shared resources share them fairly
+// (max-min fairness) and speed up when a neighbour finishes. It knows no
+// hardware: the demands come from the lane models (sim/lane_models.h).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/schedule.h"
+#include "core/timeline.h"
+#include "sim/demand.h"
+
+namespace stowage::sim {
+
+// The first moment a tier holds more than its capacity.
+struct Overflow {
+  core::Tier tier;
+  core::SimTime at = 0;
+  core::OpId op = 0;          // the op whose allocation crossed the line
+  core::Bytes in_use;
+  core::Bytes capacity;
+  // Who held the tier then, largest first (tensor name, bytes), with the
+  // memory resident from the start as "resident".
+  std::vector<std::pair<std::string, core::Bytes>> holders;
+};
+
+struct EngineResult {
+  core::SimTime makespan = 0;
+  std::array<core::Bytes, 3> peak;  // per rank, by Tier
+  std::optional<Overflow> overflow;
+};
+
+// `demands[i]` is op i's demand. Deterministic: the same inputs give the
+// same events in the same order. Precondition: the schedule is valid
+// (core::validate) and every demand is positive (fixed > 0 or work > 0).
+EngineResult run_engine(const core::Schedule& schedule, std::span<const Demand> demands,
+                        const Capacities& capacities, core::TimelineSink& sink);
+
+}  // namespace stowage::sim

@@ -1,0 +1,37 @@
+#include "sim/lane_models.h"
+
+#include <algorithm>
+
+namespace stowage::sim {
+
+Capacities capacities_for(const ModelContext& c) {
+  const core::GpuSpec& gpu = c.machine.gpu;
+  const core::HostSpec& host = c.machine.host;
+  // The link runs at the lower generation of the GPU and the host.
+  const int generation = std::min(gpu.pcie_generation, host.pcie_generation);
+  const double efficiency = c.pinned ? c.params.pcie_pinned_efficiency : c.params.pcie_pageable_efficiency;
+  const double link = core::pcie_bandwidth_per_direction(generation, gpu.pcie_lanes).value() * efficiency;
+  Capacities cap{};
+  cap[static_cast<size_t>(Resource::kPcieH2d)] = link;
+  cap[static_cast<size_t>(Resource::kPcieD2h)] = link;
+  cap[static_cast<size_t>(Resource::kDram)] = host.dram_bandwidth.value() * c.params.dram_efficiency / c.ranks;
+  cap[static_cast<size_t>(Resource::kNvme)] = 1.0;  // device-seconds per second
+  cap[static_cast<size_t>(Resource::kCpu)] =
+      c.params.cpu_core_rate.value() * std::max(1.0, static_cast<double>(host.cpu_cores) / c.ranks);
+  return cap;
+}
+
+Demand demand_of(const core::Op& op, const ModelContext& c) {
+  switch (op.lane) {
+    case core::Lane::kGpuCompute: return gpu_compute_demand(op, c);
+    case core::Lane::kPcieH2d:
+    case core::Lane::kPcieD2h: return pcie_demand(op, c);
+    case core::Lane::kNvmeRead:
+    case core::Lane::kNvmeWrite: return nvme_demand(op, c);
+    case core::Lane::kCpuOptim: return cpu_optimizer_demand(op, c);
+    case core::Lane::kGpuComm: return collective_demand(op, c);
+  }
+  return {.fixed = 1};
+}
+
+}  // namespace stowage::sim

@@ -1,0 +1,45 @@
+// One cost model per lane kind (STYLE.md §6): each turns an op into the
+// demand it places on the machine. Models know no event queue; the engine
+// knows no hardware.
+#pragma once
+
+#include "core/machine_spec.h"
+#include "core/schedule.h"
+#include "sim/cost_parameters.h"
+#include "sim/demand.h"
+
+namespace stowage::sim {
+
+// Everything a model needs to know about where it runs.
+struct ModelContext {
+  const core::MachineSpec& machine;
+  const CostParameters& params;
+  int ranks = 1;        // data-parallel ranks sharing host, drives and cores
+  bool pinned = true;   // host buffers page-locked
+  bool bf16 = true;     // matmul precision
+};
+
+// GPU compute (forward, recompute, backward, GPU optimizer): a roofline,
+// max(FLOPs / (rate x efficiency), HBM bytes / (bandwidth x efficiency)),
+// plus a fixed launch overhead.
+Demand gpu_compute_demand(const core::Op& op, const ModelContext& c);
+// PCIe H2D or D2H: bytes through the link direction and host DRAM, then
+// a fixed latency.
+Demand pcie_demand(const core::Op& op, const ModelContext& c);
+// NVMe read or write, striped over the drives: each byte costs 1/rate of
+// device time (reads at the read rate, writes at the post-cache write rate)
+// and a byte of DRAM bandwidth.
+Demand nvme_demand(const core::Op& op, const ModelContext& c);
+// CPU Adam: parameters through DRAM (bytes per parameter from the op) and
+// the cores' FLOP rate.
+Demand cpu_optimizer_demand(const core::Op& op, const ModelContext& c);
+// Ring all-gather / reduce-scatter / all-reduce over NVLink or PCIe.
+Demand collective_demand(const core::Op& op, const ModelContext& c);
+
+// The capacity of each shared resource for one rank.
+Capacities capacities_for(const ModelContext& c);
+
+// Dispatches on the op's lane.
+Demand demand_of(const core::Op& op, const ModelContext& c);
+
+}  // namespace stowage::sim

@@ -1,0 +1,13 @@
+#include "sim/lane_models.h"
+
+namespace stowage::sim {
+
+Demand pcie_demand(const core::Op& op, const ModelContext& c) {
+  Demand d{.work = op.bytes.as_double(), .latency = to_sim_time(c.params.pcie_latency)};
+  const Resource link = op.lane == core::Lane::kPcieH2d ? Resource::kPcieH2d : Resource::kPcieD2h;
+  d.per_unit[static_cast<size_t>(link)] = 1;
+  d.per_unit[static_cast<size_t>(Resource::kDram)] = 1;  // DMA reads or writes host memory
+  return d;
+}
+
+}  // namespace stowage::sim

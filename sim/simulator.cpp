@@ -1,0 +1,21 @@
+#include "sim/simulator.h"
+
+#include "sim/lane_models.h"
+
+namespace stowage::sim {
+
+Prediction simulate(const core::Schedule& schedule, const core::MachineSpec& machine, const SimulateOptions& options) {
+  const ModelContext context{.machine = machine, .params = options.params, .ranks = schedule.ranks,
+                             .pinned = options.pinned, .bf16 = schedule.bf16};
+  std::vector<Demand> demands;
+  demands.reserve(schedule.ops.size());
+  for (const core::Op& op : schedule.ops) demands.push_back(demand_of(op, context));
+  core::TimelineRecorder recorder(schedule.ops.size());
+  Prediction p;
+  p.engine = run_engine(schedule, demands, capacities_for(context), recorder);
+  p.timeline = recorder.take();
+  p.summary = summarize(schedule, p.timeline, p.engine.peak);
+  return p;
+}
+
+}  // namespace stowage::sim

@@ -1,0 +1,28 @@
+// The simulator: a schedule on a machine, through the lane models and the
+// engine, to a predicted timeline and its summary.
+#pragma once
+
+#include "core/machine_spec.h"
+#include "core/schedule.h"
+#include "core/timeline.h"
+#include "sim/cost_parameters.h"
+#include "sim/engine.h"
+#include "sim/summary.h"
+
+namespace stowage::sim {
+
+struct Prediction {
+  core::Timeline timeline;
+  EngineResult engine;
+  Summary summary;
+};
+
+struct SimulateOptions {
+  CostParameters params;
+  bool pinned = true;  // host buffers page-locked
+};
+
+Prediction simulate(const core::Schedule& schedule, const core::MachineSpec& machine,
+                    const SimulateOptions& options = {});
+
+}  // namespace stowage::sim

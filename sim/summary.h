@@ -1,0 +1,37 @@
+// What a user reads from a simulated (or measured) step: step time,
+// throughput, how busy each lane was, how long the GPU waited on data, the
+// critical path and the lane that bounds the step.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "core/schedule.h"
+#include "core/timeline.h"
+
+namespace stowage::sim {
+
+struct Summary {
+  // Steady-state step time: with two or more steps, the interval between the
+  // first forward ops of the last two steps; with one step, its makespan.
+  core::Seconds step_time;
+  core::SimTime window_start = 0;  // the measured step: [window_start, window_start + step_time)
+  double tokens_per_second = 0;
+  // Model FLOP/s per GPU with the 6·N·T convention (Kaplan et al. 2020):
+  // 6 x parameters x tokens per step / step time / GPUs.
+  double model_flops_per_second_per_gpu = 0;
+  std::array<double, core::kLaneCount> lane_busy{};  // share of the step each lane was busy
+  // Time within the step the GPU compute lane sat idle while its next op
+  // waited for a transfer, an NVMe read or the optimizer.
+  core::Seconds exposed_transfer_time;
+  std::vector<core::OpId> critical_path;  // from the first op to the last
+  core::Lane bounding_lane = core::Lane::kGpuCompute;  // most time on the critical path
+  std::array<core::Bytes, 3> peak_memory;  // per rank, by Tier
+};
+
+// `peak` is the engine's per-rank peak memory by tier.
+Summary summarize(const core::Schedule& schedule, const core::Timeline& timeline,
+                  const std::array<core::Bytes, 3>& peak);
+
+}  // namespace stowage::sim
