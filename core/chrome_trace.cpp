@@ -60,7 +60,8 @@ std::string micros(SimTime ns) {
 std::string real(double value) {
   if (!std::isfinite(value)) return "null";
   std::array<char, 400> text;  // the longest fixed-notation double is about 330 characters
-  const auto [end, error] = std::to_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed);
+  const auto [end, error] =
+      std::to_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed);
   if (error != std::errc()) return "null";
   return std::string(text.data(), end);
 }
@@ -111,7 +112,8 @@ std::map<int64_t, std::vector<size_t>> place_lane(Lane lane, const Schedule& sch
     ops.push_back(i);
     first_extra = std::max(first_extra, int64_t{slices[i]->span.slot} + 1);
   }
-  std::ranges::sort(ops, {}, [&](size_t i) { return std::tuple(slices[i]->span.start, slices[i]->span.end, i); });
+  std::ranges::sort(ops, {},
+                    [&](size_t i) { return std::tuple(slices[i]->span.start, slices[i]->span.end, i); });
 
   std::map<int64_t, SimTime> free_from;  // by track number: when its last op ends
   std::map<int64_t, std::vector<size_t>> tracks;
@@ -168,10 +170,12 @@ class EventList {
 };
 
 std::string header(const Schedule& schedule, const TraceOptions& options) {
-  return R"({"displayTimeUnit":"ns",)" "\n" R"("otherData":{"format":"stowage/trace/v1","title":)" +
-         json_string(options.title) + R"(,"source":)" + json_string(options.source) +
-         R"(,"ranks":)" + std::to_string(schedule.ranks) + R"(,"steps":)" + std::to_string(schedule.steps) +
-         R"(,"tokens_per_step":)" + std::to_string(schedule.tokens_per_step) + "},\n" R"("traceEvents":[)" "\n";
+  const std::string other_data = R"({"format":"stowage/trace/v1","title":)" + json_string(options.title) +
+                                 R"(,"source":)" + json_string(options.source) + R"(,"ranks":)" +
+                                 std::to_string(schedule.ranks) + R"(,"steps":)" +
+                                 std::to_string(schedule.steps) + R"(,"tokens_per_step":)" +
+                                 std::to_string(schedule.tokens_per_step) + "}";
+  return "{\"displayTimeUnit\":\"ns\",\n\"otherData\":" + other_data + ",\n\"traceEvents\":[\n";
 }
 
 std::string metadata(std::string_view what, int pid, std::optional<int> tid, const std::string& args) {
@@ -183,9 +187,11 @@ std::string metadata(std::string_view what, int pid, std::optional<int> tid, con
 // Process and thread names; thread_sort_index keeps Lane order in
 // chrome://tracing, and tids grow in the same order for Perfetto.
 void write_names(const Layout& layout, const Timeline& timeline, EventList& events) {
-  if (!layout.tracks.empty()) events.add(metadata("process_name", kRankPid, std::nullopt, R"({"name":"rank 0"})"));
+  if (!layout.tracks.empty())
+    events.add(metadata("process_name", kRankPid, std::nullopt, R"({"name":"rank 0"})"));
   for (const Track& track : layout.tracks) {
-    events.add(metadata("thread_name", kRankPid, track.tid, R"({"name":)" + json_string(track_name(track)) + "}"));
+    events.add(
+        metadata("thread_name", kRankPid, track.tid, R"({"name":)" + json_string(track_name(track)) + "}"));
     events.add(metadata("thread_sort_index", kRankPid, track.tid,
                         R"({"sort_index":)" + std::to_string(track.sort_index) + "}"));
   }
@@ -211,8 +217,8 @@ std::string rate_arg(const Op& op, const OpSpan& span) {
 std::string op_args(const Op& op, const OpSpan& span) {
   std::string args = R"({"id":)" + std::to_string(op.id) + R"(,"kind":")" + std::string(to_string(op.kind)) +
                      R"(","partition":)" + std::to_string(op.partition) + R"(,"layer":)" +
-                     std::to_string(op.layer) + R"(,"step":)" + std::to_string(op.step) + R"(,"micro_step":)" +
-                     std::to_string(op.micro_step);
+                     std::to_string(op.layer) + R"(,"step":)" + std::to_string(op.step) +
+                     R"(,"micro_step":)" + std::to_string(op.micro_step);
   if (op.tensor_class) args += R"(,"tensor_class":")" + std::string(to_string(*op.tensor_class)) + R"(")";
   args += R"(,"bytes":)" + std::to_string(op.bytes.count()) + R"(,"flops":)" + real(op.flops.count()) +
           R"(,"params":)" + std::to_string(op.params) + rate_arg(op, span) + R"(,"deps":[)";
@@ -222,8 +228,8 @@ std::string op_args(const Op& op, const OpSpan& span) {
 
 std::string op_event(const Op& op, const Slice& slice) {
   return R"({"ph":"X","pid":)" + std::to_string(kRankPid) + R"(,"tid":)" + std::to_string(slice.tid) +
-         R"(,"name":)" + json_string(op.name) + R"(,"cat":")" + std::string(to_string(op.lane)) + R"(","ts":)" +
-         micros(slice.span.start) + R"(,"dur":)" + micros(slice.span.end - slice.span.start) +
+         R"(,"name":)" + json_string(op.name) + R"(,"cat":")" + std::string(to_string(op.lane)) +
+         R"(","ts":)" + micros(slice.span.start) + R"(,"dur":)" + micros(slice.span.end - slice.span.start) +
          R"(,"args":)" + op_args(op, slice.span) + "}";
 }
 

@@ -42,21 +42,38 @@ Schedule small_schedule() {
   s.ranks = 1;
   s.tokens_per_step = 2048;
   const auto read = [](OpId id, int layer) {
-    return Op{.id = id, .kind = OpKind::kReadParams, .lane = Lane::kNvmeRead,
-              .name = "read param16 layers." + std::to_string(layer), .partition = layer, .layer = layer,
-              .tensor_class = TensorClass::kParam16, .bytes = Bytes(4000)};
+    return Op{.id = id,
+              .kind = OpKind::kReadParams,
+              .lane = Lane::kNvmeRead,
+              .name = "read param16 layers." + std::to_string(layer),
+              .partition = layer,
+              .layer = layer,
+              .tensor_class = TensorClass::kParam16,
+              .bytes = Bytes(4000)};
   };
   const auto upload = [](OpId id, int layer, OpId read_op) {
-    return Op{.id = id, .kind = OpKind::kUploadParams, .lane = Lane::kPcieH2d,
-              .name = "upload param16 layers." + std::to_string(layer), .partition = layer, .layer = layer,
-              .tensor_class = TensorClass::kParam16, .bytes = Bytes(4000), .deps = {read_op}};
+    return Op{.id = id,
+              .kind = OpKind::kUploadParams,
+              .lane = Lane::kPcieH2d,
+              .name = "upload param16 layers." + std::to_string(layer),
+              .partition = layer,
+              .layer = layer,
+              .tensor_class = TensorClass::kParam16,
+              .bytes = Bytes(4000),
+              .deps = {read_op}};
   };
   const auto forward = [](OpId id, int layer, std::vector<OpId> deps) {
-    return Op{.id = id, .kind = OpKind::kForward, .lane = Lane::kGpuCompute,
-              .name = "fwd layers." + std::to_string(layer) + " s0 m0", .layer = layer, .bytes = Bytes(8000),
-              .flops = Flops(6e6), .deps = std::move(deps)};
+    return Op{.id = id,
+              .kind = OpKind::kForward,
+              .lane = Lane::kGpuCompute,
+              .name = "fwd layers." + std::to_string(layer) + " s0 m0",
+              .layer = layer,
+              .bytes = Bytes(8000),
+              .flops = Flops(6e6),
+              .deps = std::move(deps)};
   };
-  s.ops = {read(0, 0), read(1, 1), upload(2, 0, 0), upload(3, 1, 1), forward(4, 0, {2}), forward(5, 1, {3, 4})};
+  s.ops = {read(0, 0),      read(1, 1),         upload(2, 0, 0),
+           upload(3, 1, 1), forward(4, 0, {2}), forward(5, 1, {3, 4})};
   return s;
 }
 
@@ -76,11 +93,14 @@ Timeline small_timeline() {
 
 std::string write(const Schedule& schedule, const Timeline& timeline) {
   std::ostringstream out;
-  write_chrome_trace(schedule, timeline, {.title = "predicted: tiny on test-box", .source = "predicted"}, out);
+  write_chrome_trace(schedule, timeline, {.title = "predicted: tiny on test-box", .source = "predicted"},
+                     out);
   return out.str();
 }
 
-std::string small_trace() { return write(small_schedule(), small_timeline()); }
+std::string small_trace() {
+  return write(small_schedule(), small_timeline());
+}
 
 std::vector<json> events(const json& doc, std::string_view phase) {
   std::vector<json> found;
@@ -100,7 +120,9 @@ std::map<int, std::string> thread_names(const json& doc) {
 }
 
 // A time in µs as read back, in integer ns.
-int64_t ns(const json& micros) { return std::llround(micros.get<double>() * 1000); }
+int64_t ns(const json& micros) {
+  return std::llround(micros.get<double>() * 1000);
+}
 
 // The X event of an op, found by its id.
 json slice(const json& doc, OpId id) {
@@ -117,7 +139,8 @@ TEST(ChromeTrace, NamesTheRankTheMemoryAndOneThreadPerLaneAndSlot) {
   std::map<int, int> sort_index;
   for (const json& e : events(doc, "M")) {
     if (e.at("name") == "process_name") processes[e.at("pid").get<int>()] = e.at("args").at("name");
-    if (e.at("name") == "thread_sort_index") sort_index[e.at("tid").get<int>()] = e.at("args").at("sort_index");
+    if (e.at("name") == "thread_sort_index")
+      sort_index[e.at("tid").get<int>()] = e.at("args").at("sort_index");
   }
   EXPECT_EQ(processes, (std::map<int, std::string>{{1, "rank 0"}, {2, "memory"}}));
 
@@ -126,7 +149,8 @@ TEST(ChromeTrace, NamesTheRankTheMemoryAndOneThreadPerLaneAndSlot) {
   const std::map<int, std::string> names = thread_names(doc);
   std::vector<std::string> by_sort_index;
   for (const auto& [tid, index] : sort_index) by_sort_index.push_back(names.at(tid));
-  EXPECT_EQ(by_sort_index, (std::vector<std::string>{"gpu.compute", "pcie.h2d", "nvme.read", "nvme.read #2"}));
+  EXPECT_EQ(by_sort_index,
+            (std::vector<std::string>{"gpu.compute", "pcie.h2d", "nvme.read", "nvme.read #2"}));
 
   EXPECT_EQ(names.at(slice(doc, 0).at("tid")), "nvme.read");
   EXPECT_EQ(names.at(slice(doc, 1).at("tid")), "nvme.read #2");
@@ -163,7 +187,8 @@ TEST(ChromeTrace, SlicesOnOneThreadNeverOverlap) {
       if (slices[a].at("pid") != slices[b].at("pid") || slices[a].at("tid") != slices[b].at("tid")) continue;
       const int64_t a_start = ns(slices[a].at("ts")), a_end = a_start + ns(slices[a].at("dur"));
       const int64_t b_start = ns(slices[b].at("ts")), b_end = b_start + ns(slices[b].at("dur"));
-      EXPECT_TRUE(a_end <= b_start || b_end <= a_start) << slices[a].at("name") << " and " << slices[b].at("name");
+      EXPECT_TRUE(a_end <= b_start || b_end <= a_start)
+          << slices[a].at("name") << " and " << slices[b].at("name");
     }
   }
 }
@@ -236,7 +261,8 @@ TEST(ChromeTrace, FlowsRunFromEachTransferToTheOpsThatWaitForIt) {
     OpId from = -1, to = -1;
     for (const json& x : events(doc, "X")) {
       const int64_t start = ns(x.at("ts")), end = start + ns(x.at("dur"));
-      if (x.at("tid") == s.at("tid") && start <= ns(s.at("ts")) && ns(s.at("ts")) < end) from = x.at("args").at("id");
+      if (x.at("tid") == s.at("tid") && start <= ns(s.at("ts")) && ns(s.at("ts")) < end)
+        from = x.at("args").at("id");
       if (x.at("tid") == f.at("tid") && start == ns(f.at("ts"))) to = x.at("args").at("id");
     }
     arrows.emplace(from, to);
@@ -256,7 +282,9 @@ TEST(ChromeTrace, OtherDataNamesTheFormatAndTheRun) {
   EXPECT_EQ(other.at("tokens_per_step"), 2048);
 }
 
-TEST(ChromeTrace, SameInputsGiveIdenticalBytes) { EXPECT_EQ(small_trace(), small_trace()); }
+TEST(ChromeTrace, SameInputsGiveIdenticalBytes) {
+  EXPECT_EQ(small_trace(), small_trace());
+}
 
 // A timeline that puts two overlapping ops on one slot is a bug upstream,
 // but the trace must still open: the later op moves to an extra track.
@@ -285,9 +313,11 @@ TEST(ChromeTrace, EscapesOpNamesAndWritesZeroLengthOps) {
 // The golden file shows what the writer produces, reviewed like code.
 // Regenerate it with STOWAGE_UPDATE_GOLDEN=1 after an intended change.
 TEST(ChromeTrace, MatchesTheGoldenFile) {
-  const std::filesystem::path path = std::filesystem::path(STOWAGE_TEST_DATA_DIR) / "golden" / "small_trace.json";
+  const std::filesystem::path path =
+      std::filesystem::path(STOWAGE_TEST_DATA_DIR) / "golden" / "small_trace.json";
   const std::string text = small_trace();
-  if (const char* update = std::getenv("STOWAGE_UPDATE_GOLDEN"); update != nullptr && std::string_view(update) == "1") {
+  if (const char* update = std::getenv("STOWAGE_UPDATE_GOLDEN");
+      update != nullptr && std::string_view(update) == "1") {
     std::filesystem::create_directories(path.parent_path());
     std::ofstream(path, std::ios::binary) << text;
     GTEST_SKIP() << "wrote " << path;
