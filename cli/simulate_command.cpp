@@ -24,6 +24,7 @@ struct SimulateArgs {
   std::string plan;
   std::string machine, model, training = "default", placement;
   std::string trace;
+  std::string save_plan;
   int steps = 3;
   bool as_json = false;
 };
@@ -35,6 +36,7 @@ struct Setup {
   core::TrainingSpec training;
   core::Policy policy;
   std::string what;  // "zero-offload" or the plan's path
+  std::string machine_name, model_name, training_name;  // as a plan file names them
 };
 
 core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const SimulateArgs& a) {
@@ -54,7 +56,8 @@ core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const Simula
     if (d != nullptr) problems.insert(problems.end(), d->begin(), d->end());
   }
   if (!problems.empty()) return std::unexpected(problems);
-  Setup s{.machine = *m, .model = *x, .training = *t};
+  Setup s{.machine = *m, .model = *x, .training = *t, .machine_name = machine, .model_name = model,
+          .training_name = training};
   const core::Workload workload(s.model, s.training.sequence_length);
   if (plan) {
     s.policy = plan->policy;
@@ -162,7 +165,26 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
                              {.title = "predicted: " + setup->model.name + " on " + setup->machine.name + ", " + setup->what,
                               .source = "predicted"},
                              text);
-    if (core::Diagnostics d = write_file_atomically(a.trace, text.str()); !d.empty()) return report(context, d);
+    if (core::Diagnostics d = write_file_atomically(a.trace, text.str()); !d.empty()) {
+      report(context, d);
+      return kExitCannotWrite;
+    }
+  }
+  if (!a.save_plan.empty()) {
+    const sim::Summary& sum = p.summary;
+    core::PredictedFigures figures{.step_time = sum.step_time, .tokens_per_second = sum.tokens_per_second,
+                                   .model_tflops_per_gpu = sum.model_flops_per_second_per_gpu / 1e12,
+                                   .bounding_lane = std::string(core::to_string(sum.bounding_lane))};
+    for (Tier t : core::kAllTiers) {
+      const int scale = t == Tier::kGpu ? 1 : schedule->ranks;
+      figures.peak_memory[static_cast<size_t>(t)] = sum.peak_memory[static_cast<size_t>(t)] * scale;
+    }
+    const core::PlanFile plan{.machine = setup->machine_name, .model = setup->model_name,
+                              .training = setup->training_name, .policy = setup->policy, .predicted = figures};
+    if (core::Diagnostics d = write_file_atomically(a.save_plan, core::write_plan(plan)); !d.empty()) {
+      report(context, d);
+      return kExitCannotWrite;
+    }
   }
   if (a.as_json) {
     *context.out << summary_json(*schedule, p).dump(2) << '\n';
@@ -185,6 +207,7 @@ CommandBody add_simulate_command(CLI::App& app, Context& context) {
   sub->add_option("--placement", a->placement, "A standard placement instead of a plan")
       ->check(CLI::IsMember({"all-gpu", "zero-offload", "zero-infinity"}));
   sub->add_option("--trace", a->trace, "Write the predicted timeline as Chrome trace JSON");
+  sub->add_option("--save-plan", a->save_plan, "Write the policy and its predicted figures as a plan file");
   sub->add_option("--steps", a->steps, "Training steps to simulate (the last is reported)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();

@@ -180,6 +180,8 @@ void Engine::complete(OpId op) {
 }
 
 EngineResult Engine::run() {
+  // Every tier starts at its resident bytes, so each has a counter from 0.
+  for (core::Tier t : core::kAllTiers) sink_.memory_changed(t, 0, in_use_[static_cast<size_t>(t)]);
   start_ready();
   while (completed_ < s_.ops.size()) {
     if (flows_changed_) {

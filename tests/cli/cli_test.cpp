@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -145,6 +146,82 @@ TEST(Cli, DeepSpeedConventionReportsItsBufferFactor) {
   const nlohmann::json j = nlohmann::json::parse(o.out);
   // ZeRO-2 offload, 8 GPUs: N x max(4 x 8, 16) x 1.5 = 48N on the host.
   EXPECT_EQ(j["placements"][0]["tiers"]["cpu"]["used_bytes"].get<int64_t>(), 48 * int64_t{13'015'864'320});
+}
+
+}  // namespace
+}  // namespace stowage::cli
+
+namespace stowage::cli {
+namespace {
+
+// The check: zero-offload for Llama-2-13B on the workstation prints
+// a step time, the bounding lane and peak memory per tier, and writes a
+// trace with one track per lane and memory counters, the same bytes twice.
+TEST(CliSimulate, PrintsTheSummaryAndWritesADeterministicTrace) {
+  const fs::path dir = fs::temp_directory_path() / ("stowage-sim-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string a = (dir / "a.json").string(), b = (dir / "b.json").string();
+  const std::vector<std::string> args = {"simulate", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b",
+                                         "--placement", "zero-offload", "--trace"};
+  std::vector<std::string> first = args, second = args;
+  first.push_back(a);
+  second.push_back(b);
+  const Outcome o = stowage(first);
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("step time"), std::string::npos);
+  EXPECT_NE(o.out.find("bounding lane"), std::string::npos);
+  for (const char* tier : {"peak gpu", "peak cpu", "peak nvme"}) EXPECT_NE(o.out.find(tier), std::string::npos) << tier;
+  ASSERT_EQ(stowage(second).code, kExitOk);
+  std::ifstream fa(a), fb(b);
+  std::stringstream ta, tb;
+  ta << fa.rdbuf();
+  tb << fb.rdbuf();
+  EXPECT_TRUE(ta.str() == tb.str());
+  const nlohmann::json trace = nlohmann::json::parse(ta.str());
+  std::set<std::string> tracks, counters;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") tracks.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] == "C") counters.insert(e["name"].get<std::string>());
+  }
+  EXPECT_EQ(tracks, (std::set<std::string>{"gpu.compute", "pcie.h2d", "pcie.d2h", "cpu.optim"}));
+  EXPECT_EQ(counters, (std::set<std::string>{"gpu memory", "cpu memory", "nvme memory"}));
+  fs::remove_all(dir);
+}
+
+TEST(CliSimulate, SavedPlanSimulatesTheSame) {
+  const fs::path dir = fs::temp_directory_path() / ("stowage-plan-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string plan = (dir / "plan.yaml").string();
+  const Outcome inline_run = stowage({"simulate", "--machine", "cloud-t4-vm", "--model", "gpt2-xl", "--placement",
+                                      "zero-infinity", "--save-plan", plan, "--json"});
+  ASSERT_EQ(inline_run.code, kExitOk) << inline_run.err;
+  const Outcome from_plan = stowage({"simulate", plan, "--json"});
+  ASSERT_EQ(from_plan.code, kExitOk) << from_plan.err;
+  EXPECT_EQ(nlohmann::json::parse(inline_run.out)["step_time_s"], nlohmann::json::parse(from_plan.out)["step_time_s"]);
+  fs::remove_all(dir);
+}
+
+TEST(CliSimulate, NeedsAPlanOrAPlacement) {
+  EXPECT_EQ(stowage({"simulate", "--machine", "dgx-2", "--model", "gpt2"}).code, kExitUsage);
+}
+
+TEST(CliSimulate, BrokenPlanNamesFileLineAndField) {
+  const fs::path dir = fs::temp_directory_path() / ("stowage-badplan-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string plan = (dir / "plan.yaml").string();
+  std::ofstream(plan) << "format: stowage/plan/v1\nmachine: dgx-2\nmodel: gpt2\ntraining: default\npolicy:\n"
+                         "  zero_stage: 5\n";
+  const Outcome o = stowage({"simulate", plan});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find(plan + ":6:15: policy.zero_stage"), std::string::npos) << o.err;
+  fs::remove_all(dir);
+}
+
+TEST(CliSimulate, TraceToAnUnwritablePlaceFailsCleanly) {
+  const Outcome o = stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt", "--placement",
+                             "all-gpu", "--trace", "/nonexistent-dir/t.json"});
+  EXPECT_EQ(o.code, kExitCannotWrite);
+  EXPECT_NE(o.err.find("/nonexistent-dir/t.json"), std::string::npos) << o.err;
 }
 
 }  // namespace

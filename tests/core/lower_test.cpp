@@ -1,0 +1,190 @@
+#include "core/lower.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "tests/core/test_profiles.h"
+
+namespace stowage::core {
+namespace {
+
+using testing::bundled;
+using testing::must;
+
+struct Lowered {
+  Workload workload;
+  Schedule schedule;
+};
+
+Lowered lower_tiny(StandardPlacement which, const std::string& machine_name = "workstation-24gb-1nvme",
+                   int steps = 1, int64_t accumulation = 1) {
+  const MachineSpec machine = must(bundled().machine(machine_name));
+  TrainingSpec training = must(bundled().training("default"));
+  training.gradient_accumulation = accumulation;
+  Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  const Policy p = policy_for(standard_placement(which, machine.gpu_count), w, training);
+  Schedule s = must(lower(p, machine, w, training, {.steps = steps}));
+  return {std::move(w), std::move(s)};
+}
+
+std::map<OpKind, int> count_kinds(const Schedule& s) {
+  std::map<OpKind, int> n;
+  for (const Op& op : s.ops) ++n[op.kind];
+  return n;
+}
+
+// tiny-gpt has 6 layers (embedding, 4 blocks, final); with checkpointing the
+// 4 blocks are recomputed. All on one GPU: 6 forward, 4 recompute,
+// 6 backward, 6 optimizer steps on the GPU and nothing else.
+TEST(Lower, AllGpuOneStep) {
+  const Lowered l = lower_tiny(StandardPlacement::kAllGpu);
+  std::map<OpKind, int> n = count_kinds(l.schedule);
+  EXPECT_EQ(n[OpKind::kForward], 6);
+  EXPECT_EQ(n[OpKind::kRecompute], 4);
+  EXPECT_EQ(n[OpKind::kBackward], 6);
+  EXPECT_EQ(n[OpKind::kOptimizer], 6);
+  EXPECT_EQ(l.schedule.ops.size(), 22u);
+  for (const Op& op : l.schedule.ops) EXPECT_EQ(op.lane, Lane::kGpuCompute) << op.name;
+}
+
+// ZeRO-Offload adds, per layer, a gradient offload and an upload of the
+// updated parameters, and moves the optimizer to the CPU: 22 + 12 ops.
+TEST(Lower, ZeroOffloadMovesGradientsAndOptimizerToTheHost) {
+  const Lowered l = lower_tiny(StandardPlacement::kZeroOffload);
+  std::map<OpKind, int> n = count_kinds(l.schedule);
+  EXPECT_EQ(n[OpKind::kOffloadGrads], 6);
+  EXPECT_EQ(n[OpKind::kUploadParams], 6);
+  EXPECT_EQ(l.schedule.ops.size(), 34u);
+  for (const Op& op : l.schedule.ops) {
+    if (op.kind == OpKind::kOptimizer) {
+      EXPECT_EQ(op.lane, Lane::kCpuOptim);
+    }
+    if (op.kind == OpKind::kOffloadGrads) {
+      EXPECT_EQ(op.lane, Lane::kPcieD2h);
+    }
+  }
+}
+
+// ZeRO-Infinity: parameters come from the CPU for the forward and again for
+// the backward (12 uploads), and optimizer states are read from and written
+// to NVMe around each of the 6 optimizer steps: 16 compute + 12 + 6 + 12 + 6.
+TEST(Lower, ZeroInfinityStreamsParamsAndStates) {
+  const Lowered l = lower_tiny(StandardPlacement::kZeroInfinity);
+  std::map<OpKind, int> n = count_kinds(l.schedule);
+  EXPECT_EQ(n[OpKind::kUploadParams], 12);
+  EXPECT_EQ(n[OpKind::kReadStates], 6);
+  EXPECT_EQ(n[OpKind::kWriteStates], 6);
+  EXPECT_EQ(l.schedule.ops.size(), 52u);
+  // Each state read moves 12 bytes per parameter of its layer.
+  for (const Op& op : l.schedule.ops) {
+    if (op.kind == OpKind::kReadStates) {
+      EXPECT_EQ(op.bytes, Bytes(12 * l.workload.layers()[static_cast<size_t>(op.layer)].param_count()));
+    }
+  }
+}
+
+// Gradient accumulation repeats forward and backward per micro-step; the
+// optimizer runs once per step.
+TEST(Lower, AccumulationRepeatsMicroStepsNotTheOptimizer) {
+  const Lowered l = lower_tiny(StandardPlacement::kZeroOffload, "workstation-24gb-1nvme", 1, 3);
+  std::map<OpKind, int> n = count_kinds(l.schedule);
+  EXPECT_EQ(n[OpKind::kForward], 18);
+  EXPECT_EQ(n[OpKind::kOffloadGrads], 18);
+  EXPECT_EQ(n[OpKind::kOptimizer], 6);
+}
+
+// Eight ranks at stage 2 reduce-scatter each layer's gradients over NVLink
+// and all-gather the updated parameters.
+TEST(Lower, SeveralRanksAddCollectives) {
+  const Lowered l = lower_tiny(StandardPlacement::kZeroOffload, "dgx-a100");
+  std::map<OpKind, int> n = count_kinds(l.schedule);
+  EXPECT_EQ(n[OpKind::kReduceScatter], 6);
+  EXPECT_EQ(n[OpKind::kAllGather], 6);
+  EXPECT_EQ(l.schedule.ranks, 8);
+  for (const Op& op : l.schedule.ops) {
+    if (op.kind == OpKind::kOffloadGrads) {
+      // Each rank offloads its 1/8 of the layer's 16-bit gradients.
+      EXPECT_EQ(op.bytes, Bytes(2 * l.workload.layers()[static_cast<size_t>(op.layer)].param_count() / 8));
+    }
+  }
+}
+
+TEST(Lower, IssueOrderIsATopologicalOrderAndValid) {
+  for (StandardPlacement which : {StandardPlacement::kAllGpu, StandardPlacement::kZeroOffload, StandardPlacement::kZeroInfinity}) {
+    const Lowered l = lower_tiny(which, "workstation-24gb-1nvme", 2, 2);
+    EXPECT_TRUE(validate(l.schedule).empty());
+    for (const Op& op : l.schedule.ops) {
+      for (OpId d : op.deps) EXPECT_LT(d, op.id);
+    }
+  }
+}
+
+TEST(Lower, ValidationCatchesAReadWithoutAProducer) {
+  Lowered l = lower_tiny(StandardPlacement::kAllGpu);
+  l.schedule.ops[3].reads.push_back("ghost tensor");
+  const std::vector<std::string> problems = validate(l.schedule);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("reads 'ghost tensor' that no earlier op produced"), std::string::npos);
+}
+
+TEST(Lower, ValidationCatchesAReadThatDoesNotWaitForItsProducer) {
+  Lowered l = lower_tiny(StandardPlacement::kAllGpu);
+  // The second forward reads the first's activations; cut the dependency.
+  Op& second = l.schedule.ops[1];
+  ASSERT_EQ(second.kind, OpKind::kForward);
+  second.deps.clear();
+  const std::vector<std::string> problems = validate(l.schedule);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems[0].find("without depending on it"), std::string::npos) << problems[0];
+}
+
+TEST(Lower, ValidationCatchesADependencyOnALaterOp) {
+  Lowered l = lower_tiny(StandardPlacement::kAllGpu);
+  l.schedule.ops[0].deps.push_back(5);
+  const std::vector<std::string> problems = validate(l.schedule);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems[0].find("not issued before it"), std::string::npos);
+}
+
+TEST(Lower, NvmePolicyWithoutDrivesIsRejected) {
+  MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  machine.nvme_count = 0;
+  const TrainingSpec training = must(bundled().training("default"));
+  const Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  const Policy p = policy_for(standard_placement(StandardPlacement::kZeroInfinity, 1), w, training);
+  auto r = lower(p, machine, w, training);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error()[0].what.find("no NVMe drives"), std::string::npos);
+}
+
+TEST(Lower, SubGroupsSplitBigLayers) {
+  const TrainingSpec training = must(bundled().training("default"));
+  const Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  // Blocks have 789,760 params (12 x 256^2 + 13 x 256); groups of 300,000
+  // split each into 3; the embedding (2 x 65,536) and final norm stay whole.
+  const std::vector<Partition> parts = partitions_of(w, 300'000);
+  EXPECT_EQ(parts.size(), 1u + 4 * 3 + 1);
+  EXPECT_EQ(parts[1].params, 300'000);
+  EXPECT_EQ(parts[3].params, 789'760 - 600'000);
+  Policy p = policy_for(standard_placement(StandardPlacement::kZeroInfinity, 1), w, training);
+  p.sub_group_params = 300'000;
+  p.partitions.assign(parts.size(), p.partitions.front());
+  const Schedule s = must(lower(p, must(bundled().machine("workstation-24gb-1nvme")), w, training));
+  EXPECT_EQ(count_kinds(s)[OpKind::kOptimizer], 14);
+}
+
+TEST(Lower, MemoryEffectsBalanceOverAStep) {
+  for (StandardPlacement which : {StandardPlacement::kAllGpu, StandardPlacement::kZeroOffload, StandardPlacement::kZeroInfinity}) {
+    const Lowered l = lower_tiny(which, "workstation-24gb-1nvme", 2, 3);
+    std::array<int64_t, 3> net{};
+    for (const Op& op : l.schedule.ops) {
+      for (const MemoryEffect& e : op.allocs) net[static_cast<size_t>(e.tier)] += e.bytes.count();
+      for (const MemoryEffect& e : op.frees) net[static_cast<size_t>(e.tier)] -= e.bytes.count();
+    }
+    EXPECT_EQ(net, (std::array<int64_t, 3>{}));
+  }
+}
+
+}  // namespace
+}  // namespace stowage::core
