@@ -94,11 +94,16 @@ class Lowering {
   // The op that last made partition j's param16 current on its resting tier
   // (or on the GPU), by step that may use it: param_ready_[step][j].
   std::map<int, std::vector<std::optional<OpId>>> param_ready_;
-  std::vector<std::optional<OpId>> grads_consumed_;  // optimizer that last read j's CPU gradients
+  // The optimizer that last read partition j's host gradient buffer, per
+  // buffer. A delayed update double-buffers host gradients (by step parity),
+  // since step t+1's offloads run while step t's optimizer still reads.
+  std::array<std::vector<std::optional<OpId>>, 2> grads_consumed_;
+  [[nodiscard]] size_t grad_buffer(int step) const { return policy_.delayed_update ? static_cast<size_t>(step % 2) : 0; }
   std::vector<std::optional<OpId>> last_compute_of_layer_;  // in the pass under construction
   std::vector<OpId> compute_order_;  // compute ops of the current pass, in order
   std::vector<OpId> optimizer_order_;  // optimizer ops of the current step, in order
   std::vector<std::vector<OpId>> grad_ready_;  // per partition: ops producing its gradients this step
+  std::vector<std::optional<OpId>> last_optimizer_;  // the latest optimizer op of each partition
   std::vector<OpId> offloads_;  // gradient offloads of the backward pass under construction
   std::vector<std::optional<OpId>> last_state_write_;  // NVMe write that last stored j's states
 };
@@ -280,7 +285,7 @@ void Lowering::reduce_and_offload(int step, int micro, int index, int layer, OpI
                .frees = {{Tier::kGpu, grad_shard(j), "grad16 " + name}}, .reads = {grads},
                .writes = {"grad16 " + pname(j) + " cpu s" + std::to_string(step)}};
     if (micro == 0) offload.allocs.push_back({Tier::kCpu, grad_shard(j), "grad16 " + pname(j) + " cpu"});
-    if (grads_consumed_[static_cast<size_t>(j)]) offload.deps.push_back(*grads_consumed_[static_cast<size_t>(j)]);
+    if (const auto& last = grads_consumed_[grad_buffer(step)][static_cast<size_t>(j)]) offload.deps.push_back(*last);
     produced.push_back(add(std::move(offload), {step, micro, kBackwardPhase, index, kSubOffload}));
     offloads_.push_back(produced.back());
   }
@@ -294,6 +299,8 @@ void Lowering::optimizer_chain(int step, int j, int index) {
   const Tier host = Tier::kCpu;
   std::vector<OpId> deps = grad_ready_[static_cast<size_t>(j)];
   grad_ready_[static_cast<size_t>(j)].clear();
+  // Step t's update reads the states step t-1's update wrote.
+  if (const auto& previous = last_optimizer_[static_cast<size_t>(j)]) deps.push_back(*previous);
   const std::string states_name = "states " + pname(j);
   std::string states_at = states_name + " v" + std::to_string(step) + " " + std::string(to_string(p.optimizer_states));
   if (p.optimizer_states == Tier::kNvme) {
@@ -327,7 +334,8 @@ void Lowering::optimizer_chain(int step, int j, int index) {
   const int micro = last_micro();
   const OpId o = add(std::move(opt), {step, micro, kBackwardPhase, index, kSubOptimizer});
   optimizer_order_.push_back(o);
-  if (p.gradients == Tier::kCpu) grads_consumed_[static_cast<size_t>(j)] = o;
+  last_optimizer_[static_cast<size_t>(j)] = o;
+  if (p.gradients == Tier::kCpu) grads_consumed_[grad_buffer(step)][static_cast<size_t>(j)] = o;
   if (p.optimizer_states == Tier::kNvme) {
     Op write{.kind = OpKind::kWriteStates, .lane = Lane::kNvmeWrite, .name = "write states " + name, .partition = j,
              .layer = partitions_[static_cast<size_t>(j)].layer, .step = step, .tensor_class = TensorClass::kMaster32,
@@ -394,8 +402,9 @@ Result<Schedule> Lowering::run() {
                    "optimizer: cpu, or optimizer_states and gradients on gpu"});
     }
   }
-  grads_consumed_.assign(partitions_.size(), std::nullopt);
+  for (auto& buffer : grads_consumed_) buffer.assign(partitions_.size(), std::nullopt);
   last_state_write_.assign(partitions_.size(), std::nullopt);
+  last_optimizer_.assign(partitions_.size(), std::nullopt);
   grad_ready_.assign(partitions_.size(), {});
   param_ready_[0].resize(partitions_.size());
   param_ready_[1].resize(partitions_.size());

@@ -2,12 +2,15 @@
 
 namespace stowage::sim {
 
+// Work is counted in bytes of DRAM traffic, like every other flow that
+// touches host memory, so fair sharing splits DRAM bandwidth evenly between
+// the optimizer and DMA streams rather than by some unit-dependent ratio.
 Demand cpu_optimizer_demand(const core::Op& op, const ModelContext& c) {
-  const double params = static_cast<double>(op.params);
-  Demand d{.work = params};
-  if (params <= 0) return {.fixed = 1};
-  d.per_unit[static_cast<size_t>(Resource::kDram)] = op.bytes.as_double() / params;
-  d.per_unit[static_cast<size_t>(Resource::kCpu)] = c.params.adam_flops_per_param;
+  const double bytes = op.bytes.as_double();
+  if (bytes <= 0 || op.params <= 0) return {.fixed = 1};
+  Demand d{.work = bytes};
+  d.per_unit[static_cast<size_t>(Resource::kDram)] = 1;
+  d.per_unit[static_cast<size_t>(Resource::kCpu)] = c.params.adam_flops_per_param * static_cast<double>(op.params) / bytes;
   return d;
 }
 

@@ -30,8 +30,8 @@ Demand pcie_demand(const core::Op& op, const ModelContext& c);
 // device time (reads at the read rate, writes at the post-cache write rate)
 // and a byte of DRAM bandwidth.
 Demand nvme_demand(const core::Op& op, const ModelContext& c);
-// CPU Adam: parameters through DRAM (bytes per parameter from the op) and
-// the cores' FLOP rate.
+// CPU Adam: its bytes of DRAM traffic, with the cores' FLOP rate as a
+// second limit (FLOPs per parameter from the cost parameters).
 Demand cpu_optimizer_demand(const core::Op& op, const ModelContext& c);
 // Ring all-gather / reduce-scatter / all-reduce over NVLink or PCIe.
 Demand collective_demand(const core::Op& op, const ModelContext& c);

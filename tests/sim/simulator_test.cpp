@@ -65,10 +65,11 @@ TEST(Simulator, InvariantsHoldOnEveryBundledModel) {
 
 // With a one-step delayed update, the forward of step t+1 no longer waits
 // for the optimizer of step t. Without it, the GPU idles between the end of
-// step t's last backward and the start of step t+1's first forward (the
-// optimizer tail it waits for). The delayed update removes that gap but not
-// every cost: the optimizer and the upload of updated parameters now share
-// PCIe and DRAM with step t+1, so the saving is most of the gap, not all.
+// step t's last backward and the start of step t+1's first forward: the
+// optimizer tail (Adam over 6.7B parameters from DRAM, then the upload of the
+// last updated layers). With host gradients double-buffered, nothing else
+// in step t+1 waits for step t's optimizer, so the step is shorter by
+// exactly that gap.
 TEST(Simulator, DelayedUpdateShortensTheStepByTheOptimizerTail) {
   const Case plain = simulate_placement("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload, 3);
   const Case delayed =
@@ -83,9 +84,7 @@ TEST(Simulator, DelayedUpdateShortensTheStepByTheOptimizerTail) {
   const double gap = static_cast<double>(next_forward_start - last_backward_end) * 1e-9;
   ASSERT_GT(gap, 0.1) << "plain " << plain.prediction.summary.step_time.value() << " s, delayed "
                       << delayed.prediction.summary.step_time.value() << " s";  // the CPU optimizer of a 7B model takes seconds
-  const double saved = plain.prediction.summary.step_time.value() - delayed.prediction.summary.step_time.value();
-  EXPECT_LE(saved, gap + 1e-9);
-  EXPECT_GE(saved, 0.5 * gap);
+  EXPECT_NEAR(plain.prediction.summary.step_time.value() - delayed.prediction.summary.step_time.value(), gap, 1e-9);
 }
 
 TEST(Simulator, SixteenGpusSimulateOneRepresentativeRank) {
