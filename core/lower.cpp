@@ -39,6 +39,13 @@ class Lowering {
 
  private:
   // Sizes per rank.
+  // Each staging buffer holds the largest partition's share of param16.
+  [[nodiscard]] Bytes staging_buffer_size() const {
+    if (policy_.staging_buffer_size.count() > 0) return policy_.staging_buffer_size;
+    int64_t largest = 0;
+    for (const Partition& p : partitions_) largest = std::max(largest, p.params);
+    return Bytes(2 * largest / grad_ranks());
+  }
   [[nodiscard]] int last_micro() const { return static_cast<int>(training_.gradient_accumulation) - 1; }
   [[nodiscard]] int param_ranks() const { return policy_.stage == ZeroStage::k3 ? ranks_ : 1; }
   [[nodiscard]] int state_ranks() const { return policy_.stage >= ZeroStage::k1 ? ranks_ : 1; }
@@ -114,12 +121,13 @@ void Lowering::resident_memory(Schedule& s) const {
   for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
     put(pp(j).param16, param_shard(j));
     put(pp(j).optimizer_states, Bytes(12 * state_params(j)));
-    if (pp(j).gradients == Tier::kGpu && pp(j).optimizer == OptimizerDevice::kGpu) {
-      // Accumulated gradients live on the GPU for the whole step; counted by
-      // the backward that allocates them, not as resident.
-    }
   }
   put(Tier::kGpu, options_.buffers.gpu_reserve);
+  // Pinned staging buffers for PCIe transfers, when anything crosses it.
+  const bool crosses = std::any_of(policy_.partitions.begin(), policy_.partitions.end(), [](const PartitionPolicy& p) {
+    return p.param16 != Tier::kGpu || p.optimizer != OptimizerDevice::kGpu;
+  });
+  if (crosses) put(Tier::kCpu, staging_buffer_size() * std::max(1, policy_.staging_buffers));
   put(Tier::kCpu, options_.buffers.host_reserve / ranks_);
   s.capacity = {machine_.gpu.memory, machine_.host.dram / ranks_, machine_.total_nvme_capacity() / ranks_};
 }
