@@ -30,6 +30,7 @@ int run_stowage(int argc, const char* const* argv, std::ostream& out, std::ostre
   add(add_profiles_command(app, context));
   add(add_memory_command(app, context));
   add(add_simulate_command(app, context));
+  add(add_plan_command(app, context));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

@@ -28,6 +28,7 @@ using CommandBody = std::function<int()>;
 CommandBody add_profiles_command(CLI::App& app, Context& context);
 CommandBody add_memory_command(CLI::App& app, Context& context);
 CommandBody add_simulate_command(CLI::App& app, Context& context);
+CommandBody add_plan_command(CLI::App& app, Context& context);
 
 // Prints diagnostics to the error stream; returns kExitBadInput.
 int report(const Context& context, const core::Diagnostics& diagnostics);

@@ -32,7 +32,7 @@ std::string tag(int step, int micro) { return " s" + std::to_string(step) + " m"
 class Lowering {
  public:
   Lowering(const Policy& p, const MachineSpec& m, const Workload& w, const TrainingSpec& t, const LowerOptions& o)
-      : policy_(p), machine_(m), workload_(w), training_(t), options_(o),
+      : policy_(p), machine_(m), workload_(w), training_(effective_training(t, p)), options_(o),
         partitions_(partitions_of(w, p.sub_group_params)), ranks_(m.gpu_count) {}
 
   Result<Schedule> run();
@@ -91,7 +91,7 @@ class Lowering {
   const Policy& policy_;
   const MachineSpec& machine_;
   const Workload& workload_;
-  const TrainingSpec& training_;
+  const TrainingSpec training_;  // as the policy runs it (effective_training)
   const LowerOptions& options_;
   std::vector<Partition> partitions_;
   int ranks_;

@@ -142,6 +142,8 @@ void write_policy(std::string& out, const Policy& p) {
   write_line(out, kIn, "pinned_memory", yes_no(p.pinned_memory));
   write_line(out, kIn, "delayed_update", yes_no(p.delayed_update));
   write_line(out, kIn, "activation_checkpointing", yes_no(p.activation_checkpointing));
+  write_line(out, kIn, "micro_batch", std::to_string(p.micro_batch));
+  write_line(out, kIn, "gradient_accumulation", std::to_string(p.gradient_accumulation));
   if (p.partitions.empty()) {
     write_line(out, kIn, "partitions", "[]");
     return;
@@ -194,6 +196,9 @@ Policy read_policy(YamlMap& m) {
   assign(p.pinned_memory, m.boolean("pinned_memory", Need::kRequired));
   assign(p.delayed_update, m.boolean("delayed_update", Need::kRequired));
   assign(p.activation_checkpointing, m.boolean("activation_checkpointing", Need::kRequired));
+  // 0: as the training profile says.
+  assign(p.micro_batch, m.integer("micro_batch", Need::kRequired, {0, 1'000'000}));
+  assign(p.gradient_accumulation, m.integer("gradient_accumulation", Need::kRequired, {0, 1'000'000}));
   if (std::optional<std::vector<YamlMap>> list = m.list_of_maps("partitions", Need::kRequired)) {
     for (YamlMap& element : *list) p.partitions.push_back(read_partition(element));
   }

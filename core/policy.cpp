@@ -15,6 +15,14 @@ std::vector<Partition> partitions_of(const Workload& workload, int64_t sub_group
   return out;
 }
 
+TrainingSpec effective_training(const TrainingSpec& training, const Policy& policy) {
+  TrainingSpec t = training;
+  if (policy.micro_batch > 0) t.micro_batch = policy.micro_batch;
+  if (policy.gradient_accumulation > 0) t.gradient_accumulation = policy.gradient_accumulation;
+  t.activation_checkpointing = policy.activation_checkpointing;
+  return t;
+}
+
 Policy policy_for(const Placement& placement, const Workload& workload, const TrainingSpec& training) {
   const bool offloaded = placement.optimizer_states != Tier::kGpu;
   const PartitionPolicy each{

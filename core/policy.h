@@ -45,8 +45,16 @@ struct Policy {
   bool pinned_memory = true;    // pinned host buffers (full-rate DMA) or pageable
   bool delayed_update = false;  // one-step delayed parameter update (ZeRO-Offload DPU)
   bool activation_checkpointing = true;
+  // The training shape the plan chose: sequences per micro-batch and
+  // micro-steps per optimizer step; 0 keeps the training profile's.
+  int64_t micro_batch = 0;
+  int64_t gradient_accumulation = 0;
   bool operator==(const Policy&) const = default;
 };
+
+// The training as the policy runs it: its micro-batch, accumulation and
+// checkpointing override the profile's.
+[[nodiscard]] TrainingSpec effective_training(const TrainingSpec& training, const Policy& policy);
 
 // The partitions a policy's sub-group size makes of a workload's layers.
 [[nodiscard]] std::vector<Partition> partitions_of(const Workload& workload, int64_t sub_group_params);

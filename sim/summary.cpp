@@ -115,7 +115,12 @@ Summary summarize(const core::Schedule& s, const core::Timeline& t, const std::a
     const core::OpSpan& sp = t.spans[static_cast<size_t>(id)];
     on_path[static_cast<size_t>(s.op(id).lane)] += sp.end - sp.start;
   }
-  out.bounding_lane = static_cast<Lane>(std::max_element(on_path.begin(), on_path.end()) - on_path.begin());
+  size_t busiest = 0;
+  for (size_t i = 1; i < core::kLaneCount; ++i) {
+    const double a = out.lane_busy[i], b = out.lane_busy[busiest];
+    if (a > b || (a == b && on_path[i] > on_path[busiest])) busiest = i;
+  }
+  out.bounding_lane = static_cast<Lane>(busiest);
   return out;
 }
 

@@ -26,7 +26,9 @@ struct Summary {
   // waited for a transfer, an NVMe read or the optimizer.
   core::Seconds exposed_transfer_time;
   std::vector<core::OpId> critical_path;  // from the first op to the last
-  core::Lane bounding_lane = core::Lane::kGpuCompute;  // most time on the critical path
+  // The busiest lane within the step: the resource that, made faster, would
+  // shorten it first (ties go to the lane with more time on the critical path).
+  core::Lane bounding_lane = core::Lane::kGpuCompute;
   std::array<core::Bytes, 3> peak_memory;  // per rank, by Tier
 };
 

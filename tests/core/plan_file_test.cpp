@@ -31,6 +31,8 @@ policy:
   pinned_memory: true
   delayed_update: false
   activation_checkpointing: true
+  micro_batch: 0
+  gradient_accumulation: 0
   partitions:
     - {param16: gpu, optimizer_states: cpu, optimizer: cpu, gradients: cpu}
     - {param16: cpu, optimizer_states: nvme, optimizer: cpu, gradients: cpu}
@@ -81,6 +83,8 @@ PlanFile awkward_plan() {
       .pinned_memory = false,
       .delayed_update = true,
       .activation_checkpointing = false,
+      .micro_batch = 3,
+      .gradient_accumulation = 5,
   };
   PredictedFigures predicted{
       .step_time = Seconds(0.1 + 0.2),
@@ -196,7 +200,7 @@ TEST(PlanFile, WrongTierWordSuggestsTheNearest) {
   ASSERT_EQ(d.size(), 1u);
   // "    - {param16: " is 16 characters, so the value starts in column 17.
   EXPECT_EQ(d[0].to_string(),
-            "plans/test.yaml:17:17: policy.partitions[1].param16: unknown value 'cpuu' "
+            "plans/test.yaml:19:17: policy.partitions[1].param16: unknown value 'cpuu' "
             "(did you mean 'cpu'? one of: gpu, cpu, nvme)");
 }
 
@@ -205,7 +209,7 @@ TEST(PlanFile, PartitionThatIsNotAMapIsNamedByIndex) {
       errors_of(replace(kGoodPlan, "{param16: cpu, optimizer_states: nvme, optimizer: cpu, gradients: cpu}", "cpu"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].to_string(),
-            "plans/test.yaml:17:7: 'policy.partitions[1]' is 'cpu' (a mapping of 'key: value' lines)");
+            "plans/test.yaml:19:7: 'policy.partitions[1]' is 'cpu' (a mapping of 'key: value' lines)");
 }
 
 TEST(PlanFile, PartitionsThatAreNotAListAreAWrongType) {
@@ -214,7 +218,7 @@ TEST(PlanFile, PartitionsThatAreNotAListAreAWrongType) {
   text.replace(from, text.find("predicted:\n") - from, "  partitions: {param16: gpu}\n");
   const Diagnostics d = errors_of(text);
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].where.line, 15);
+  EXPECT_EQ(d[0].where.line, 17);
   EXPECT_EQ(d[0].what, "policy.partitions: wrong type: a mapping");
 }
 
@@ -259,23 +263,23 @@ TEST(PlanFile, AllProblemsAreReportedAtOnce) {
                               "(a whole number between 0 and 3)");
   EXPECT_EQ(d[1].to_string(), "plans/test.yaml:10:20: policy.staging_buffers: 0 is out of range "
                               "(a whole number between 1 and 1024)");
-  EXPECT_EQ(d[2].where.line, 17);
+  EXPECT_EQ(d[2].where.line, 19);
   EXPECT_EQ(d[2].what, "policy.partitions[1].gradients: unknown value 'disk'");
-  EXPECT_EQ(d[3].to_string(), "plans/test.yaml:18:7: missing field 'policy.partitions[2].optimizer' "
+  EXPECT_EQ(d[3].to_string(), "plans/test.yaml:20:7: missing field 'policy.partitions[2].optimizer' "
                               "(a value for 'optimizer')");
-  EXPECT_EQ(d[4].where.line, 18);
+  EXPECT_EQ(d[4].where.line, 20);
   EXPECT_EQ(d[4].what, "unknown key 'policy.partitions[2].optimiser'");
   EXPECT_EQ(d[4].expected, "did you mean 'optimizer'?");
-  EXPECT_EQ(d[5].where.line, 20);
+  EXPECT_EQ(d[5].where.line, 22);
   EXPECT_EQ(d[5].what, "predicted.step_time: 'GB' in '1.5 GB' is a size unit, not a duration unit");
-  EXPECT_EQ(d[6].to_string(), "plans/test.yaml:24:5: missing field 'predicted.peak_memory.nvme' "
+  EXPECT_EQ(d[6].to_string(), "plans/test.yaml:26:5: missing field 'predicted.peak_memory.nvme' "
                               "(a value for 'nvme')");
 }
 
 TEST(PlanFile, SyntaxErrorHasALine) {
   const Diagnostics d = errors_of(replace(kGoodPlan, "{param16: gpu,", "{param16: gpu,,]"));
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].where.line, 16);
+  EXPECT_EQ(d[0].where.line, 18);
   EXPECT_TRUE(d[0].what.starts_with("YAML syntax error")) << d[0].what;
 }
 

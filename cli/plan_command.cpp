@@ -1,0 +1,74 @@
+// `stowage plan --machine M --model X [--training T] [-o plan.yaml]`: the
+// fastest plan that fits, compared with the standard baselines on the same
+// simulator, with the reason it wins; `--explain` lists every candidate.
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "cli/output_file.h"
+#include "cli/plan_report.h"
+#include "cli/text_table.h"
+#include "core/plan_file.h"
+
+namespace stowage::cli {
+namespace {
+
+struct PlanArgs {
+  std::string machine, model, training = "default";
+  std::string output = "plan.yaml";
+  std::string trace;
+  bool explain = false;
+  bool fixed_shape = false;
+  bool as_json = false;
+};
+
+int run_plan(const Context& context, const PlanArgs& a) {
+  const core::ProfileCatalog catalog = context.catalog();
+  auto inputs = load_plan_inputs(catalog, a.machine, a.model, a.training);
+  if (!inputs) return report(context, inputs.error());
+  const planner::SearchOptions options{.vary_micro_batch = !a.fixed_shape, .vary_checkpointing = !a.fixed_shape};
+  const planner::PlanResult result = planner::search(inputs->machine, inputs->model, inputs->training, options);
+  std::ostream& out = *context.out;
+  if (a.as_json) {
+    out << plan_json(*inputs, result).dump(2) << '\n';
+  } else {
+    print_plan(out, *inputs, result, a.explain);
+  }
+  if (!result.best) return kExitOk;  // no plan to write: the advice above says why
+  if (!a.output.empty()) {
+    const core::PlanFile plan = to_plan_file(*inputs, *result.best);
+    if (core::Diagnostics d = write_file_atomically(a.output, core::write_plan(plan)); !d.empty()) {
+      report(context, d);
+      return kExitCannotWrite;
+    }
+    if (!a.as_json) out << "\nplan written to " << a.output << '\n';
+  }
+  if (!a.trace.empty()) {
+    if (core::Diagnostics d = write_plan_trace(*inputs, *result.best, a.trace); !d.empty()) {
+      report(context, d);
+      return kExitCannotWrite;
+    }
+    if (!a.as_json) out << "trace written to " << a.trace << " (open it in ui.perfetto.dev)\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandBody add_plan_command(CLI::App& app, Context& context) {
+  CLI::App* sub = app.add_subcommand("plan", "Find the fastest placement and prefetch schedule that fits");
+  auto a = std::make_shared<PlanArgs>();
+  sub->add_option("--machine", a->machine, "Machine profile name or YAML file")->required();
+  sub->add_option("--model", a->model, "Model profile name or YAML file")->required();
+  sub->add_option("--training", a->training, "Training profile name or YAML file")->capture_default_str();
+  sub->add_option("-o,--output", a->output, "Where to write the plan (empty: do not write)")->capture_default_str();
+  sub->add_option("--trace", a->trace, "Also write the chosen plan's simulated timeline (Chrome trace JSON)");
+  sub->add_flag("--explain", a->explain, "List every candidate considered, its predicted time or why it was rejected");
+  sub->add_flag("--fixed-shape", a->fixed_shape, "Keep the training profile's micro-batch and checkpointing");
+  sub->add_flag("--json", a->as_json, "Print JSON (docs/json.md)");
+  return [&context, a]() { return run_plan(context, *a); };
+}
+
+}  // namespace stowage::cli

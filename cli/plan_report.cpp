@@ -1,0 +1,215 @@
+#include "cli/plan_report.h"
+
+#include <algorithm>
+#include <ostream>
+#include <sstream>
+
+#include "cli/output_file.h"
+#include "cli/text_table.h"
+#include "core/chrome_trace.h"
+#include "core/lower.h"
+#include "planner/advice.h"
+#include "planner/nvme_wear.h"
+#include "sim/simulator.h"
+
+namespace stowage::cli {
+namespace {
+
+using core::Tier;
+using nlohmann::json;
+using planner::Evaluation;
+
+// Drive suggested when a machine has none: the bundled 4 TB 990 PRO.
+constexpr const char* kSpareDrive = "samsung-990-pro-4tb";
+
+std::string seconds(double s) { return core::format_seconds(core::Seconds(s)); }
+
+std::string peak(const Evaluation& e, const core::MachineSpec& m, Tier t) {
+  if (!e.summary) return "-";
+  const int scale = t == Tier::kGpu ? 1 : m.gpu_count;
+  return core::format_bytes(e.summary->peak_memory[static_cast<size_t>(t)] * scale);
+}
+
+std::string tokens(const Evaluation& e) {
+  if (!e.summary) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", e.summary->tokens_per_second);
+  return buf;
+}
+
+// Why the chosen plan beats the fastest baseline that fits: the lane that
+// bounds the baseline and how busy it is under each.
+std::string why_it_wins(const planner::PlanResult& r) {
+  const Evaluation* base = nullptr;
+  for (const Evaluation& b : r.baselines) {
+    if (b.fits() && (!base || b.step_seconds() < base->step_seconds())) base = &b;
+  }
+  const Evaluation& best = *r.best;
+  if (base == nullptr) return "no baseline fits this machine; the plan is the only way to train here.";
+  if (best.candidate.name == base->candidate.name) {
+    return "the best baseline, " + base->candidate.name + ", is already the fastest plan found.";
+  }
+  const core::Lane lane = base->summary->bounding_lane;
+  const size_t i = static_cast<size_t>(lane);
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "%s, the fastest baseline that fits, is bound by %s (busy %.0f%% of its %s step); the plan "
+                "brings %s to %.0f%% busy and the step to %s (%.2fx faster).",
+                base->candidate.name.c_str(), std::string(core::to_string(lane)).c_str(),
+                base->summary->lane_busy[i] * 100, seconds(base->step_seconds()).c_str(),
+                std::string(core::to_string(lane)).c_str(), best.summary->lane_busy[i] * 100,
+                seconds(best.step_seconds()).c_str(), base->step_seconds() / best.step_seconds());
+  return buf;
+}
+
+void print_baselines(std::ostream& out, const PlanInputs& in, const planner::PlanResult& r) {
+  TextTable t({Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
+               Align::kLeft});
+  t.row({"baseline", "fits", "step time", "tokens/s", "gpu peak", "cpu peak", "nvme peak", "note"});
+  for (const Evaluation& e : r.baselines) {
+    t.row({e.candidate.name, e.fits() ? "yes" : "NO", e.summary ? seconds(e.step_seconds()) : "-", tokens(e),
+           peak(e, in.machine, Tier::kGpu), peak(e, in.machine, Tier::kCpu), peak(e, in.machine, Tier::kNvme),
+           e.fits() ? "" : e.reason});
+  }
+  t.print(out, 2);
+}
+
+void print_explain(std::ostream& out, const planner::PlanResult& r) {
+  out << "\ncandidates considered (" << r.considered.size() << "):\n";
+  TextTable t({Align::kRight, Align::kLeft, Align::kRight, Align::kLeft});
+  int i = 0;
+  for (const Evaluation& e : r.considered) {
+    std::string verdict;
+    switch (e.verdict) {
+      case planner::Verdict::kFits: verdict = r.best && e.candidate.name == r.best->candidate.name ? "CHOSEN" : "fits, slower"; break;
+      case planner::Verdict::kOverflows: verdict = "overflows: " + e.reason; break;
+      case planner::Verdict::kPruned: verdict = "pruned: " + e.reason; break;
+      case planner::Verdict::kBoundedOut: verdict = "skipped: " + e.reason; break;
+      case planner::Verdict::kInvalid: verdict = "invalid: " + e.reason; break;
+    }
+    t.row({std::to_string(++i), e.candidate.name, e.summary ? seconds(e.step_seconds()) : "-", verdict});
+  }
+  t.print(out, 2);
+}
+
+}  // namespace
+
+core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
+                                          const std::string& model, const std::string& training) {
+  auto m = catalog.machine(machine);
+  auto x = catalog.model(model);
+  auto t = catalog.training(training);
+  auto spare = catalog.nvme(kSpareDrive);
+  core::Diagnostics problems;
+  for (const core::Diagnostics* d : {m ? nullptr : &m.error(), x ? nullptr : &x.error(), t ? nullptr : &t.error(),
+                                     spare ? nullptr : &spare.error()}) {
+    if (d != nullptr) problems.insert(problems.end(), d->begin(), d->end());
+  }
+  if (!problems.empty()) return std::unexpected(problems);
+  return PlanInputs{*m, *x, *t, machine, model, training, *spare};
+}
+
+void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResult& r, bool explain) {
+  out << "Plan for " << in.model.label << " on " << in.machine.label << "\n  training " << in.training.name << ": "
+      << in.training.micro_batch << " x " << in.training.sequence_length << " tokens, accumulate "
+      << in.training.gradient_accumulation << ", checkpointing " << (in.training.activation_checkpointing ? "on" : "off")
+      << "\n\n";
+  if (r.best) {
+    const Evaluation& b = *r.best;
+    const sim::Summary& s = *b.summary;
+    out << "chosen: " << b.candidate.name << "\n";
+    TextTable t({Align::kLeft, Align::kLeft});
+    t.row({"step time", seconds(b.step_seconds()) + " (bound by " + std::string(core::to_string(s.bounding_lane)) + ")"});
+    t.row({"throughput", tokens(b) + " tokens/s"});
+    t.row({"model FLOP/s", core::format_flops_rate(core::FlopsPerSecond(s.model_flops_per_second_per_gpu)) + " per GPU (6·N·T)"});
+    for (Tier tier : core::kAllTiers) {
+      const int scale = tier == Tier::kGpu ? 1 : in.machine.gpu_count;
+      const core::Bytes cap = tier == Tier::kGpu ? in.machine.gpu.memory
+                              : tier == Tier::kCpu ? in.machine.host.dram : in.machine.total_nvme_capacity();
+      t.row({"peak " + std::string(core::to_string(tier)),
+             core::format_bytes(s.peak_memory[static_cast<size_t>(tier)] * scale) + " of " + core::format_bytes(cap) +
+                 (tier == Tier::kGpu ? " per GPU" : "")});
+    }
+    const planner::NvmeWear wear = planner::nvme_wear(b.nvme_bytes_written, s.step_time, in.machine);
+    if (wear.days_to_rated) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s per step; rated endurance reached in %.0f days of training",
+                    core::format_bytes(wear.written_per_step).c_str(), *wear.days_to_rated);
+      t.row({"nvme writes", buf});
+    }
+    t.print(out, 2);
+  } else {
+    out << "NOTHING FITS.";
+    if (auto s = planner::shortfall(r)) {
+      out << " The closest candidate overflows " << core::to_string(s->tier) << " by " << core::format_bytes(s->by)
+          << (s->tier == Tier::kGpu ? " per GPU" : "") << ".";
+    }
+    out << "\nChanges that would make it fit (re-planned):\n";
+    for (const planner::Advice& a : planner::advise(in.machine, in.model, in.training, r, in.spare_drive)) {
+      out << "  - " << a.change << ": "
+          << (a.step_seconds ? "step time " + seconds(*a.step_seconds) : std::string("still does not fit")) << '\n';
+    }
+  }
+  out << "\nbaselines on the same simulator:\n";
+  print_baselines(out, in, r);
+  if (r.best) out << "\nwhy: " << why_it_wins(r) << '\n';
+  if (explain) print_explain(out, r);
+}
+
+json plan_json(const PlanInputs& in, const planner::PlanResult& r) {
+  auto eval = [&](const Evaluation& e) {
+    json j = {{"name", e.candidate.name}, {"fits", e.fits()}, {"reason", e.reason}};
+    if (e.summary) {
+      j["step_time_s"] = e.step_seconds();
+      j["tokens_per_second"] = e.summary->tokens_per_second;
+      j["model_flops_per_second_per_gpu"] = e.summary->model_flops_per_second_per_gpu;
+      j["bounding_lane"] = core::to_string(e.summary->bounding_lane);
+      for (Tier t : core::kAllTiers) {
+        const int scale = t == Tier::kGpu ? 1 : in.machine.gpu_count;
+        j["peak_bytes"][std::string(core::to_string(t))] = (e.summary->peak_memory[static_cast<size_t>(t)] * scale).count();
+      }
+    }
+    return j;
+  };
+  json out = {{"machine", in.machine_name}, {"model", in.model_name}, {"training", in.training_name}};
+  out["chosen"] = r.best ? eval(*r.best) : json(nullptr);
+  if (r.best) {
+    const planner::NvmeWear w = planner::nvme_wear(r.best->nvme_bytes_written, r.best->summary->step_time, in.machine);
+    out["nvme_bytes_written_per_step"] = w.written_per_step.count();
+    out["nvme_days_to_rated_endurance"] = w.days_to_rated ? json(*w.days_to_rated) : json(nullptr);
+  }
+  out["baselines"] = json::array();
+  for (const Evaluation& e : r.baselines) out["baselines"].push_back(eval(e));
+  out["candidates_considered"] = r.considered.size();
+  return out;
+}
+
+core::PlanFile to_plan_file(const PlanInputs& in, const Evaluation& chosen) {
+  const sim::Summary& s = *chosen.summary;
+  core::PredictedFigures f{.step_time = s.step_time, .tokens_per_second = s.tokens_per_second,
+                           .model_tflops_per_gpu = s.model_flops_per_second_per_gpu / 1e12,
+                           .bounding_lane = std::string(core::to_string(s.bounding_lane))};
+  for (Tier t : core::kAllTiers) {
+    const int scale = t == Tier::kGpu ? 1 : in.machine.gpu_count;
+    f.peak_memory[static_cast<size_t>(t)] = s.peak_memory[static_cast<size_t>(t)] * scale;
+  }
+  // The plan may have changed the micro-batch or checkpointing: the policy
+  // records checkpointing; the training shape goes with the profile name.
+  return {.machine = in.machine_name, .model = in.model_name, .training = in.training_name,
+          .policy = chosen.candidate.policy, .predicted = f};
+}
+
+core::Diagnostics write_plan_trace(const PlanInputs& in, const Evaluation& chosen, const std::filesystem::path& path) {
+  const core::Workload w(in.model, chosen.candidate.training.sequence_length);
+  auto schedule = core::lower(chosen.candidate.policy, in.machine, w, chosen.candidate.training, {.steps = 3});
+  if (!schedule) return schedule.error();
+  const sim::Prediction p = sim::simulate(*schedule, in.machine);
+  std::ostringstream text;
+  core::write_chrome_trace(*schedule, p.timeline,
+                           {.title = "predicted: " + in.model.name + " on " + in.machine.name + ", " + chosen.candidate.name,
+                            .source = "predicted"},
+                           text);
+  return write_file_atomically(path, text.str());
+}
+
+}  // namespace stowage::cli

@@ -1,0 +1,36 @@
+// Shared by the plan, fit and whatif commands: loading their inputs, and
+// printing a planner result as a table and as JSON.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/plan_file.h"
+#include "core/profile_catalog.h"
+#include "planner/search.h"
+
+namespace stowage::cli {
+
+struct PlanInputs {
+  core::MachineSpec machine;
+  core::ModelSpec model;
+  core::TrainingSpec training;
+  std::string machine_name, model_name, training_name;  // as the plan file records them
+  core::NvmeSpec spare_drive;  // suggested when a machine has no NVMe
+};
+
+core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
+                                          const std::string& model, const std::string& training);
+
+void print_plan(std::ostream& out, const PlanInputs& inputs, const planner::PlanResult& result, bool explain);
+nlohmann::json plan_json(const PlanInputs& inputs, const planner::PlanResult& result);
+
+core::PlanFile to_plan_file(const PlanInputs& inputs, const planner::Evaluation& chosen);
+
+// Re-simulates the chosen plan over three steps and writes its trace.
+core::Diagnostics write_plan_trace(const PlanInputs& inputs, const planner::Evaluation& chosen,
+                                   const std::filesystem::path& path);
+
+}  // namespace stowage::cli

@@ -1,0 +1,35 @@
+// When nothing fits: which tier overflows, and the smallest changes that
+// would make a plan fit (more CPU RAM, an NVMe drive of some size, a smaller
+// micro-batch, activation checkpointing), each re-planned for its step time.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/machine_spec.h"
+#include "core/model_spec.h"
+#include "core/training_spec.h"
+#include "planner/search.h"
+
+namespace stowage::planner {
+
+struct Advice {
+  std::string change;                  // "add 96 GiB of CPU RAM (to 224 GiB)"
+  std::optional<double> step_seconds;  // the re-planned step time; absent if it still does not fit
+};
+
+struct Shortfall {
+  core::Tier tier;
+  core::Bytes by;  // the smallest overflow of any simulated candidate on that tier
+};
+
+// The tier that stops the closest candidate, or nullopt when some fit.
+std::optional<Shortfall> shortfall(const PlanResult& result);
+
+// `spare_drive` is the drive to suggest when the machine has none.
+std::vector<Advice> advise(const core::MachineSpec& machine, const core::ModelSpec& model,
+                           const core::TrainingSpec& training, const PlanResult& result,
+                           const core::NvmeSpec& spare_drive);
+
+}  // namespace stowage::planner

@@ -1,0 +1,42 @@
+// A candidate plan: a policy together with the training shape it runs
+// (the planner may change micro-batch, accumulation and checkpointing), and
+// what the simulator predicted for it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/machine_spec.h"
+#include "core/policy.h"
+#include "core/training_spec.h"
+#include "core/workload.h"
+#include "sim/summary.h"
+
+namespace stowage::planner {
+
+struct Candidate {
+  std::string name;  // "all-gpu" or a description of the choices
+  core::Policy policy;
+  core::TrainingSpec training;
+};
+
+enum class Verdict { kFits, kOverflows, kPruned, kBoundedOut, kInvalid };
+
+struct Evaluation {
+  Candidate candidate;
+  Verdict verdict = Verdict::kInvalid;
+  std::string reason;  // why it was rejected, or "" when it fits
+  std::optional<sim::Summary> summary;  // present when simulated
+  std::optional<core::Tier> overflow;   // the tier that overflowed
+  core::Bytes overflow_bytes;           // by how much, per rank for gpu, per machine otherwise
+  core::Bytes nvme_bytes_written;       // per step, whole machine
+
+  [[nodiscard]] bool fits() const { return verdict == Verdict::kFits; }
+  [[nodiscard]] double step_seconds() const { return summary ? summary->step_time.value() : 0; }
+};
+
+// Lowers and simulates a candidate; steps enough for a steady state
+// (3 with a delayed update, else 2).
+Evaluation evaluate(const Candidate& candidate, const core::MachineSpec& machine, const core::ModelSpec& model);
+
+}  // namespace stowage::planner

@@ -1,0 +1,36 @@
+// The planner: searches the policy space for the fastest plan that fits,
+// scoring candidates with the simulator. Deterministic: the same inputs
+// consider the same candidates in the same order and choose the same plan.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/machine_spec.h"
+#include "core/model_spec.h"
+#include "core/training_spec.h"
+#include "planner/candidate.h"
+
+namespace stowage::planner {
+
+struct SearchOptions {
+  // May the planner change the micro-batch (keeping tokens per step) and
+  // activation checkpointing? Off when the user fixed them.
+  bool vary_micro_batch = true;
+  bool vary_checkpointing = true;
+};
+
+struct PlanResult {
+  std::optional<Evaluation> best;      // the fastest candidate that fits
+  std::vector<Evaluation> baselines;   // all-gpu, zero-offload, zero-infinity, zero-offload + delayed update
+  std::vector<Evaluation> considered;  // every candidate in the order considered (for --explain)
+};
+
+PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model, const core::TrainingSpec& training,
+                  const SearchOptions& options = {});
+
+// The four baselines the plan is compared with, as candidates.
+std::vector<Candidate> baseline_candidates(const core::MachineSpec& machine, const core::Workload& workload,
+                                           const core::TrainingSpec& training);
+
+}  // namespace stowage::planner
