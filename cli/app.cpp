@@ -31,6 +31,8 @@ int run_stowage(int argc, const char* const* argv, std::ostream& out, std::ostre
   add(add_memory_command(app, context));
   add(add_simulate_command(app, context));
   add(add_plan_command(app, context));
+  add(add_fit_command(app, context));
+  add(add_whatif_command(app, context));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

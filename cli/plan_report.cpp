@@ -140,14 +140,18 @@ void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResu
     t.print(out, 2);
   } else {
     out << "NOTHING FITS.";
-    if (auto s = planner::shortfall(r)) {
-      out << " The closest candidate overflows " << core::to_string(s->tier) << " by " << core::format_bytes(s->by)
-          << (s->tier == Tier::kGpu ? " per GPU" : "") << ".";
+    if (const Evaluation* c = planner::closest(r)) {
+      const bool gpu = c->overflow == Tier::kGpu;
+      out << " The closest candidate (" << c->candidate.name << ") needs " << core::format_bytes(c->capacity + c->overflow_bytes)
+          << " of " << core::to_string(*c->overflow) << (gpu ? " per GPU" : "") << " where there are "
+          << core::format_bytes(c->capacity) << ", first exceeded when '" << c->overflow_op << "' allocates; "
+          << (gpu ? "per GPU" : "per rank") << " the tier then holds:\n";
+      for (const auto& [who, bytes] : c->holders) out << "    " << core::format_bytes(bytes) << "  " << who << '\n';
     }
     out << "\nChanges that would make it fit (re-planned):\n";
     for (const planner::Advice& a : planner::advise(in.machine, in.model, in.training, r, in.spare_drive)) {
       out << "  - " << a.change << ": "
-          << (a.step_seconds ? "step time " + seconds(*a.step_seconds) : std::string("still does not fit")) << '\n';
+          << (a.step_seconds ? "fits, step time " + seconds(*a.step_seconds) : "still does not fit (" + a.still + ")") << '\n';
     }
   }
   out << "\nbaselines on the same simulator:\n";

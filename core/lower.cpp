@@ -117,18 +117,27 @@ class Lowering {
 
 void Lowering::resident_memory(Schedule& s) const {
   s.resident = {};
-  auto put = [&](Tier t, Bytes b) { s.resident[static_cast<size_t>(t)] += b; };
+  std::array<Bytes, 3> params{}, states{};
   for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
-    put(pp(j).param16, param_shard(j));
-    put(pp(j).optimizer_states, Bytes(12 * state_params(j)));
+    params[static_cast<size_t>(pp(j).param16)] += param_shard(j);
+    states[static_cast<size_t>(pp(j).optimizer_states)] += Bytes(12 * state_params(j));
   }
-  put(Tier::kGpu, options_.buffers.gpu_reserve);
+  auto put = [&](Tier t, Bytes b, std::string what) {
+    if (b.count() <= 0) return;
+    s.resident[static_cast<size_t>(t)] += b;
+    s.resident_items.push_back({t, b, std::move(what)});
+  };
+  for (Tier t : kAllTiers) {
+    put(t, params[static_cast<size_t>(t)], "param16 at rest");
+    put(t, states[static_cast<size_t>(t)], "optimizer states at rest (master32, adam_m, adam_v)");
+  }
+  put(Tier::kGpu, options_.buffers.gpu_reserve, "runtime reserve");
   // Pinned staging buffers for PCIe transfers, when anything crosses it.
   const bool crosses = std::any_of(policy_.partitions.begin(), policy_.partitions.end(), [](const PartitionPolicy& p) {
     return p.param16 != Tier::kGpu || p.optimizer != OptimizerDevice::kGpu;
   });
-  if (crosses) put(Tier::kCpu, staging_buffer_size() * std::max(1, policy_.staging_buffers));
-  put(Tier::kCpu, options_.buffers.host_reserve / ranks_);
+  if (crosses) put(Tier::kCpu, staging_buffer_size() * std::max(1, policy_.staging_buffers), "pinned staging buffers");
+  put(Tier::kCpu, options_.buffers.host_reserve / ranks_, "host reserve");
   s.capacity = {machine_.gpu.memory, machine_.host.dram / ranks_, machine_.total_nvme_capacity() / ranks_};
 }
 

@@ -91,6 +91,7 @@ struct Schedule {
   int64_t tokens_per_step = 0;      // all ranks together
   Flops model_flops_per_step;       // 6·N·T, all ranks together
   std::array<Bytes, 3> resident;    // per rank, resident at the start, by Tier
+  std::vector<MemoryEffect> resident_items;  // what makes up `resident`, per rank
   std::array<Bytes, 3> capacity;    // per rank: GPU memory, host DRAM / ranks, NVMe / ranks
   std::vector<std::string> initial_data;  // named data present before the first op
   // Ops a lane may run at once: 1 for streams, the queue depth for NVMe.

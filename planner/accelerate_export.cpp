@@ -14,7 +14,8 @@ constexpr int kDefaultInitialScalePower = 16;
 constexpr int64_t kDefaultLossScaleWindow = 1000;
 
 std::string without_file(const std::string& what) {
-  return "Without deepspeed_config_file (the JSON from export_deepspeed), the Accelerate plugin cannot carry " +
+  return "Without deepspeed_config_file (the JSON from export_deepspeed), the Accelerate plugin cannot "
+         "carry " +
          what + ".";
 }
 
@@ -26,7 +27,8 @@ void note_offload_tuning(const DeepSpeedSettings& s, Notes& notes) {
   }
   if (s.optimizer.ratio < 1.0) notes.push_back(without_file("the partial offload ratio"));
   if (s.optimizer.device == OffloadDevice::kNvme) {
-    notes.push_back(without_file("the optimizer swap buffer_count " + std::to_string(s.optimizer.buffer_count) +
+    notes.push_back(without_file("the optimizer swap buffer_count " +
+                                 std::to_string(s.optimizer.buffer_count) +
                                  " and pipeline_read/pipeline_write"));
   }
   if (s.param.device == OffloadDevice::kNvme) {
@@ -47,10 +49,13 @@ void note_zero_tuning(const DeepSpeedSettings& s, Notes& notes) {
 // What the plugin leaves to the script or to DeepSpeed's defaults: the
 // micro-batch ("auto", from the DataLoader), the optimizer, fp16 scaling.
 void note_training(const DeepSpeedSettings& s, const core::TrainingSpec& training, Notes& notes) {
-  notes.push_back("The Accelerate plugin sets train_micro_batch_size_per_gpu to auto, so the training script's "
-                  "DataLoader must use batches of " + std::to_string(s.micro_batch) + " per GPU.");
-  notes.push_back(without_file("the optimizer (type and Adam hyperparameters); the training script's optimizer is "
-                               "used instead"));
+  notes.push_back(
+      "The Accelerate plugin sets train_micro_batch_size_per_gpu to auto, so the training script's "
+      "DataLoader must use batches of " +
+      std::to_string(s.micro_batch) + " per GPU.");
+  notes.push_back(
+      without_file("the optimizer (type and Adam hyperparameters); the training script's optimizer is "
+                   "used instead"));
   const core::LossScaling& ls = training.loss_scaling;
   const bool default_scaling = s.initial_scale_power == kDefaultInitialScalePower &&
                                ls.window == kDefaultLossScaleWindow && ls.min_scale == 1;
@@ -80,8 +85,8 @@ void emit_deepspeed_config(YAML::Emitter& out, const DeepSpeedSettings& s, const
 std::string emit_config(const core::PlanFile& plan, const DeepSpeedSettings& s,
                         const core::TrainingSpec& training, const ExportOptions& options) {
   YAML::Emitter out;
-  out << YAML::Comment("Accelerate config for Stowage plan " + plan.model + " on " + plan.machine + ", training " +
-                       plan.training);
+  out << YAML::Comment("Accelerate config for Stowage plan " + plan.model + " on " + plan.machine +
+                       ", training " + plan.training);
   out << YAML::BeginMap;
   out << YAML::Key << "compute_environment" << YAML::Value << "LOCAL_MACHINE";
   emit_deepspeed_config(out, s, options);
@@ -102,7 +107,8 @@ std::string emit_config(const core::PlanFile& plan, const DeepSpeedSettings& s,
 }  // namespace
 
 core::Result<ExportResult> export_accelerate(const core::PlanFile& plan, const core::MachineSpec& machine,
-                                             const core::Workload& workload, const core::TrainingSpec& training,
+                                             const core::Workload& workload,
+                                             const core::TrainingSpec& training,
                                              const ExportOptions& options) {
   core::Result<DeepSpeedSettings> settings = deepspeed_settings(plan, machine, workload, training);
   if (!settings) return std::unexpected(std::move(settings.error()));

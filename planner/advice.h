@@ -17,15 +17,12 @@ namespace stowage::planner {
 struct Advice {
   std::string change;                  // "add 96 GiB of CPU RAM (to 224 GiB)"
   std::optional<double> step_seconds;  // the re-planned step time; absent if it still does not fit
+  std::string still;                   // when it still does not fit: what then overflows
 };
 
-struct Shortfall {
-  core::Tier tier;
-  core::Bytes by;  // the smallest overflow of any simulated candidate on that tier
-};
-
-// The tier that stops the closest candidate, or nullopt when some fit.
-std::optional<Shortfall> shortfall(const PlanResult& result);
+// The candidate that came closest to fitting: the smallest overflow
+// relative to the tier's capacity. Null when some candidate fits.
+const Evaluation* closest(const PlanResult& result);
 
 // `spare_drive` is the drive to suggest when the machine has none.
 std::vector<Advice> advise(const core::MachineSpec& machine, const core::ModelSpec& model,

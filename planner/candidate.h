@@ -5,6 +5,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/machine_spec.h"
 #include "core/policy.h"
@@ -30,6 +32,11 @@ struct Evaluation {
   std::optional<core::Tier> overflow;   // the tier that overflowed
   core::Bytes overflow_bytes;           // by how much, per rank for gpu, per machine otherwise
   core::Bytes nvme_bytes_written;       // per step, whole machine
+  // When it overflows: the op that crossed the line and who held the tier
+  // then (largest first, per rank).
+  std::string overflow_op;
+  std::vector<std::pair<std::string, core::Bytes>> holders;
+  core::Bytes capacity;  // of the overflowing tier, per rank for gpu, per machine otherwise
 
   [[nodiscard]] bool fits() const { return verdict == Verdict::kFits; }
   [[nodiscard]] double step_seconds() const { return summary ? summary->step_time.value() : 0; }

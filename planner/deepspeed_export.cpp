@@ -28,9 +28,15 @@ constexpr int kSwapBuffersPerSubGroup = 4;
 constexpr int64_t kAioBlockBytes = 1'048'576;
 constexpr int kDefaultQueueDepth = 8;
 
-size_t index_of(Tier t) { return static_cast<size_t>(t); }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t n, int64_t multiple) { return ceil_div(n, multiple) * multiple; }
+size_t index_of(Tier t) {
+  return static_cast<size_t>(t);
+}
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+int64_t round_up(int64_t n, int64_t multiple) {
+  return ceil_div(n, multiple) * multiple;
+}
 
 // How many parameters and partitions of a plan rest on each tier for one role.
 struct TierTally {
@@ -75,15 +81,17 @@ core::Result<std::vector<Partition>> check_plan(const core::PlanFile& plan, cons
   std::vector<Partition> parts = core::partitions_of(workload, policy.sub_group_params);
   core::Diagnostics problems;
   if (parts.size() != policy.partitions.size()) {
-    problems.push_back({{}, "the plan has " + std::to_string(policy.partitions.size()) + " partitions but " +
-                                workload.model().name + " splits into " + std::to_string(parts.size()),
+    problems.push_back({{},
+                        "the plan has " + std::to_string(policy.partitions.size()) + " partitions but " +
+                            workload.model().name + " splits into " + std::to_string(parts.size()),
                         "a plan made for this model and sub_group_params"});
   }
   const bool uses_nvme = std::ranges::any_of(policy.partitions, [](const PartitionPolicy& p) {
     return p.param16 == Tier::kNvme || p.optimizer_states == Tier::kNvme || p.gradients == Tier::kNvme;
   });
   if (uses_nvme && machine.nvme_count == 0) {
-    problems.push_back({{}, "the plan puts data on NVMe but " + machine.name + " has no NVMe drives",
+    problems.push_back({{},
+                        "the plan puts data on NVMe but " + machine.name + " has no NVMe drives",
                         "a machine with nvme_count > 0"});
   }
   if (!problems.empty()) return std::unexpected(std::move(problems));
@@ -100,26 +108,30 @@ void note_optimizer_devices(const Policy& policy, Notes& notes) {
     const bool offloaded = p.optimizer_states != Tier::kGpu;
     if (!offloaded && p.optimizer == OptimizerDevice::kCpu) ++cpu_step_on_gpu_states;
     if (offloaded && p.optimizer == OptimizerDevice::kGpu) ++gpu_step_on_offloaded;
-    const bool gradients_match = offloaded ? (p.gradients == Tier::kCpu || (p.gradients == Tier::kNvme &&
-                                                                           p.optimizer_states == Tier::kNvme))
-                                           : p.gradients == Tier::kGpu;
+    const bool gradients_match =
+        offloaded
+            ? (p.gradients == Tier::kCpu || (p.gradients == Tier::kNvme && p.optimizer_states == Tier::kNvme))
+            : p.gradients == Tier::kGpu;
     if (!gradients_match) ++gradients_elsewhere;
   }
   const size_t n = policy.partitions.size();
   if (cpu_step_on_gpu_states > 0) {
-    notes.push_back(of_partitions(cpu_step_on_gpu_states, n) +
-                    " keep optimizer states on the GPU but step them on the CPU; DeepSpeed steps GPU-resident "
-                    "states on the GPU.");
+    notes.push_back(
+        of_partitions(cpu_step_on_gpu_states, n) +
+        " keep optimizer states on the GPU but step them on the CPU; DeepSpeed steps GPU-resident "
+        "states on the GPU.");
   }
   if (gpu_step_on_offloaded > 0) {
-    notes.push_back(of_partitions(gpu_step_on_offloaded, n) +
-                    " step offloaded optimizer states on the GPU; DeepSpeed always steps offloaded states on the "
-                    "CPU.");
+    notes.push_back(
+        of_partitions(gpu_step_on_offloaded, n) +
+        " step offloaded optimizer states on the GPU; DeepSpeed always steps offloaded states on the "
+        "CPU.");
   }
   if (gradients_elsewhere > 0) {
-    notes.push_back(of_partitions(gradients_elsewhere, n) +
-                    " send gradients to another tier than DeepSpeed does (the GPU without optimizer offload, CPU "
-                    "memory with it).");
+    notes.push_back(
+        of_partitions(gradients_elsewhere, n) +
+        " send gradients to another tier than DeepSpeed does (the GPU without optimizer offload, CPU "
+        "memory with it).");
   }
 }
 
@@ -129,9 +141,10 @@ int choose_stage(const Policy& policy, const TierTally& states, int gpu_count, N
   const int stage = static_cast<int>(policy.stage);
   if (stage > 0 || states.off_gpu() == 0) return stage;
   if (gpu_count > 1) {
-    notes.push_back("DeepSpeed offloads optimizer states only with ZeRO stage 1 or more; the plan's stage 0 "
-                    "becomes stage 1, which also partitions the states across the " +
-                    std::to_string(gpu_count) + " GPUs.");
+    notes.push_back(
+        "DeepSpeed offloads optimizer states only with ZeRO stage 1 or more; the plan's stage 0 "
+        "becomes stage 1, which also partitions the states across the " +
+        std::to_string(gpu_count) + " GPUs.");
   }
   return 1;
 }
@@ -149,22 +162,26 @@ void choose_partial_ratio(const Policy& policy, const TierTally& states, int sta
     return;
   }
   if (out.device == OffloadDevice::kNvme) {
-    notes.push_back(on_gpu + "; DeepSpeed's partial offload (ratio < 1) is built for CPU offload and its NVMe "
-                             "swapper would swap the GPU share too, so every partition's states go to NVMe.");
+    notes.push_back(on_gpu +
+                    "; DeepSpeed's partial offload (ratio < 1) is built for CPU offload and its NVMe "
+                    "swapper would swap the GPU share too, so every partition's states go to NVMe.");
     return;
   }
   out.ratio = static_cast<double>(states.off_gpu()) / static_cast<double>(states.total());
   const auto first_offloaded = std::ranges::find_if(
       policy.partitions, [](const PartitionPolicy& p) { return p.optimizer_states != Tier::kGpu; });
-  const bool gpu_prefix = std::all_of(first_offloaded, policy.partitions.end(),
-                                      [](const PartitionPolicy& p) { return p.optimizer_states != Tier::kGpu; });
+  const bool gpu_prefix = std::all_of(first_offloaded, policy.partitions.end(), [](const PartitionPolicy& p) {
+    return p.optimizer_states != Tier::kGpu;
+  });
   if (!gpu_prefix) {
-    notes.push_back(on_gpu + ", but not as a leading run; DeepSpeed keeps the first sub-groups in parameter order "
-                             "on the GPU, so the ratio holds but not which partitions stay.");
+    notes.push_back(on_gpu +
+                    ", but not as a leading run; DeepSpeed keeps the first sub-groups in parameter order "
+                    "on the GPU, so the ratio holds but not which partitions stay.");
   }
   if (training.optimizer == core::OptimizerKind::kAdam && training.adam.weight_decay != 0) {
-    notes.push_back("DeepSpeed steps the GPU share of a partial offload with torch AdamW, so Adam's L2 weight decay "
-                    "becomes decoupled weight decay there.");
+    notes.push_back(
+        "DeepSpeed steps the GPU share of a partial offload with torch AdamW, so Adam's L2 weight decay "
+        "becomes decoupled weight decay there.");
   }
 }
 
@@ -173,10 +190,13 @@ void choose_partial_ratio(const Policy& policy, const TierTally& states, int sta
 void choose_nvme_pipelining(const Policy& policy, OptimizerOffload& out, Notes& notes) {
   out.pipeline_read = policy.nvme_prefetch_depth >= 1;
   out.pipeline_write = true;
-  out.buffer_count = kSwapBuffersPerSubGroup * (1 + (out.pipeline_read ? 1 : 0) + (out.pipeline_write ? 1 : 0));
+  out.buffer_count =
+      kSwapBuffersPerSubGroup * (1 + (out.pipeline_read ? 1 : 0) + (out.pipeline_write ? 1 : 0));
   if (policy.nvme_prefetch_depth > 1) {
-    notes.push_back("DeepSpeed reads optimizer states at most one sub-group ahead (pipeline_read); the plan's "
-                    "nvme_prefetch_depth " + std::to_string(policy.nvme_prefetch_depth) + " is cut to 1.");
+    notes.push_back(
+        "DeepSpeed reads optimizer states at most one sub-group ahead (pipeline_read); the plan's "
+        "nvme_prefetch_depth " +
+        std::to_string(policy.nvme_prefetch_depth) + " is cut to 1.");
   }
 }
 
@@ -193,7 +213,7 @@ OptimizerOffload choose_optimizer_offload(const Policy& policy, const TierTally&
                     std::string(to_string(out.device)) + ", which holds the most optimizer-state bytes.");
   }
   if (out.device == OffloadDevice::kNvme && stage < 3) {
-    notes.push_back("DeepSpeed offloads optimizer states to NVMe only with ZeRO stage 3; with the plan's stage " +
+    notes.push_back("DeepSpeed offloads optimizer states to NVMe only with ZeRO stage 3; with stage " +
                     std::to_string(stage) + " they go to CPU memory instead.");
     out.device = OffloadDevice::kCpu;
   }
@@ -212,19 +232,24 @@ ParamOffload choose_param_offload(const Policy& policy, const std::vector<Partit
   const size_t n = parts.size();
   const std::string off = of_partitions(weights.count(Tier::kCpu) + weights.count(Tier::kNvme), n);
   if (stage < 3) {
-    notes.push_back(off + " keep 16-bit weights off the GPU; DeepSpeed offloads parameters only with ZeRO stage 3, "
-                          "so with stage " + std::to_string(stage) + " they stay on the GPU.");
+    notes.push_back(off +
+                    " keep 16-bit weights off the GPU; DeepSpeed offloads parameters only with ZeRO stage 3, "
+                    "so with stage " +
+                    std::to_string(stage) + " they stay on the GPU.");
     return out;
   }
   out.device = heavier(weights);
   const std::string device(to_string(out.device));
   if (weights.at(Tier::kGpu) > 0) {
-    notes.push_back(off + " offload 16-bit weights and the rest keep them on the GPU; DeepSpeed offloads every "
-                          "partitioned parameter, so all go to " + device + ".");
+    notes.push_back(off +
+                    " offload 16-bit weights and the rest keep them on the GPU; DeepSpeed offloads every "
+                    "partitioned parameter, so all go to " +
+                    device + ".");
   }
   if (out.device == OffloadDevice::kCpu) {
     if (weights.at(Tier::kNvme) > 0) {
-      notes.push_back(of_partitions(weights.count(Tier::kNvme), n) + " keep 16-bit weights on NVMe; DeepSpeed puts "
+      notes.push_back(of_partitions(weights.count(Tier::kNvme), n) +
+                      " keep 16-bit weights on NVMe; DeepSpeed puts "
                       "them in CPU memory with the rest, the tier holding the most weight bytes.");
     }
     return out;
@@ -247,13 +272,14 @@ ParamOffload choose_param_offload(const Policy& policy, const std::vector<Partit
 // stage3.py), Stowage's sub_group_params whole-layer elements. A partial
 // offload splits by sub-group count, so whole-layer plans get about one
 // sub-group per layer instead of DeepSpeed's 1e9, which would make one.
-int64_t choose_sub_group_size(const Policy& policy, const core::Workload& workload, const OptimizerOffload& opt,
-                              int gpu_count, Notes& notes) {
+int64_t choose_sub_group_size(const Policy& policy, const core::Workload& workload,
+                              const OptimizerOffload& opt, int gpu_count, Notes& notes) {
   if (policy.sub_group_params > 0) {
     if (policy.sub_group_params < workload.largest_module_params()) {
-      notes.push_back("DeepSpeed never splits a tensor across optimizer sub-groups, so its sub-groups hold whole "
-                      "tensors rather than the plan's slices of " + std::to_string(policy.sub_group_params) +
-                      " parameters.");
+      notes.push_back(
+          "DeepSpeed never splits a tensor across optimizer sub-groups, so its sub-groups hold whole "
+          "tensors rather than the plan's slices of " +
+          std::to_string(policy.sub_group_params) + " parameters.");
     }
     return ceil_div(policy.sub_group_params, gpu_count);
   }
@@ -276,12 +302,29 @@ AioSettings choose_aio(const Policy& policy, const core::MachineSpec& machine, N
   return aio;
 }
 
+// Choices of the plan that live in the training script or nowhere in DeepSpeed.
+void note_training_choices(const Policy& policy, Notes& notes) {
+  if (policy.delayed_update) {
+    notes.push_back(
+        "DeepSpeed has no key for the one-step delayed parameter update (ZeRO-Offload DPU); it steps "
+        "the optimizer before the next forward. ZenFlow's overlap_step also overlaps the CPU step but "
+        "changes which gradients are applied, so it is not used.");
+  }
+  if (policy.activation_checkpointing) {
+    // DeepSpeed's "activation_checkpointing" section only configures
+    // deepspeed.checkpointing.checkpoint() calls the model makes itself.
+    notes.push_back(
+        "The plan checkpoints activations, which the training script switches on (for a Hugging Face "
+        "model, model.gradient_checkpointing_enable()); no DeepSpeed key does it.");
+  }
+}
+
 int choose_initial_scale_power(const core::TrainingSpec& training, Notes& notes) {
   const double scale = training.loss_scaling.initial_scale;
   const int power = scale >= 1 ? static_cast<int>(std::lround(std::log2(scale))) : 0;
   if (training.precision == core::Precision::kFp16 && std::ldexp(1.0, power) != scale) {
-    notes.push_back("DeepSpeed's initial loss scale is a power of two; " + number(scale) +
-                    " becomes 2^" + std::to_string(power) + ".");
+    notes.push_back("DeepSpeed's initial loss scale is a power of two; " + number(scale) + " becomes 2^" +
+                    std::to_string(power) + ".");
   }
   return power;
 }
@@ -342,7 +385,8 @@ nlohmann::ordered_json zero_json(const DeepSpeedSettings& s, const std::string& 
                               {"contiguous_gradients", true},
                               {"sub_group_size", s.sub_group_size}};
   if (s.prefetch_bucket_size) z["stage3_prefetch_bucket_size"] = *s.prefetch_bucket_size;
-  if (s.optimizer.device != OffloadDevice::kNone) z["offload_optimizer"] = offload_optimizer_json(s, nvme_path);
+  if (s.optimizer.device != OffloadDevice::kNone)
+    z["offload_optimizer"] = offload_optimizer_json(s, nvme_path);
   if (s.param.device != OffloadDevice::kNone) z["offload_param"] = offload_param_json(s, nvme_path);
   return z;
 }
@@ -351,28 +395,33 @@ nlohmann::ordered_json zero_json(const DeepSpeedSettings& s, const std::string& 
 
 std::string_view to_string(OffloadDevice device) {
   switch (device) {
-    case OffloadDevice::kNone: return "none";
-    case OffloadDevice::kCpu: return "cpu";
-    case OffloadDevice::kNvme: return "nvme";
+    case OffloadDevice::kNone:
+      return "none";
+    case OffloadDevice::kCpu:
+      return "cpu";
+    case OffloadDevice::kNvme:
+      return "nvme";
   }
   return "";
 }
 
-core::Result<DeepSpeedSettings> deepspeed_settings(const core::PlanFile& plan, const core::MachineSpec& machine,
+core::Result<DeepSpeedSettings> deepspeed_settings(const core::PlanFile& plan,
+                                                   const core::MachineSpec& machine,
                                                    const core::Workload& workload,
                                                    const core::TrainingSpec& training) {
   core::Result<std::vector<Partition>> parts = check_plan(plan, machine, workload);
   if (!parts) return std::unexpected(std::move(parts.error()));
   const Policy& policy = plan.policy;
+  const core::TrainingSpec shape = core::effective_training(training, policy);  // the plan's batch shape
   const int gpus = std::max(1, machine.gpu_count);
   DeepSpeedSettings s;
   Notes& notes = s.not_expressible;
   const TierTally states = tally(policy, *parts, &PartitionPolicy::optimizer_states);
   s.stage = choose_stage(policy, states, gpus, notes);
-  s.micro_batch = training.micro_batch;
-  s.gradient_accumulation = training.gradient_accumulation;
+  s.micro_batch = shape.micro_batch;
+  s.gradient_accumulation = shape.gradient_accumulation;
   s.gpu_count = gpus;
-  s.train_batch = training.micro_batch * training.gradient_accumulation * gpus;
+  s.train_batch = shape.micro_batch * shape.gradient_accumulation * gpus;
   s.pin_memory = policy.pinned_memory;
   s.optimizer = choose_optimizer_offload(policy, states, s.stage, training, notes);
   note_optimizer_devices(policy, notes);
@@ -382,17 +431,14 @@ core::Result<DeepSpeedSettings> deepspeed_settings(const core::PlanFile& plan, c
   if (s.optimizer.device == OffloadDevice::kNvme || s.param.device == OffloadDevice::kNvme) {
     s.aio = choose_aio(policy, machine, notes);
   }
-  if (policy.delayed_update) {
-    notes.push_back("DeepSpeed has no key for the one-step delayed parameter update (ZeRO-Offload DPU); it steps "
-                    "the optimizer before the next forward. ZenFlow's overlap_step also overlaps the CPU step but "
-                    "changes which gradients are applied, so it is not used.");
-  }
+  note_training_choices(policy, notes);
   s.initial_scale_power = choose_initial_scale_power(training, notes);
   return s;
 }
 
 core::Result<ExportResult> export_deepspeed(const core::PlanFile& plan, const core::MachineSpec& machine,
-                                            const core::Workload& workload, const core::TrainingSpec& training,
+                                            const core::Workload& workload,
+                                            const core::TrainingSpec& training,
                                             const ExportOptions& options) {
   core::Result<DeepSpeedSettings> settings = deepspeed_settings(plan, machine, workload, training);
   if (!settings) return std::unexpected(std::move(settings.error()));

@@ -75,7 +75,7 @@ struct DeepSpeedSettings {
   int64_t sub_group_size = 1'000'000'000;
   std::optional<int64_t> prefetch_bucket_size;  // stage 3: 16-bit elements fetched ahead
   std::optional<AioSettings> aio;               // present when anything is on NVMe
-  int initial_scale_power = 16;  // fp16: log2 of training.loss_scaling.initial_scale
+  int initial_scale_power = 16;                 // fp16: log2 of training.loss_scaling.initial_scale
   std::vector<std::string> not_expressible;     // as in ExportResult
 };
 

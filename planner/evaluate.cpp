@@ -27,6 +27,10 @@ Evaluation evaluate(const Candidate& candidate, const core::MachineSpec& machine
     const size_t t = static_cast<size_t>(*e.overflow);
     const int scale = *e.overflow == core::Tier::kGpu ? 1 : schedule->ranks;
     e.overflow_bytes = (p.engine.peak[t] - schedule->capacity[t]) * scale;
+    e.capacity = schedule->capacity[t] * scale;
+    e.overflow_op = schedule->op(p.engine.overflow->op).name;
+    const auto& holders = p.engine.overflow->holders;
+    e.holders.assign(holders.begin(), holders.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(4, holders.size())));
     e.reason = std::string(core::to_string(*e.overflow)) + " needs " +
                core::format_bytes(p.engine.peak[t] * scale) + " of " + core::format_bytes(schedule->capacity[t] * scale);
     return e;

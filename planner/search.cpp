@@ -178,6 +178,7 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
     std::vector<ParamChoice> params = {{Tier::kGpu, several ? core::ZeroStage::k2 : core::ZeroStage::k0}};
     if (several) params.push_back({Tier::kGpu, core::ZeroStage::k3});
     params.push_back({Tier::kCpu, core::ZeroStage::k3});
+    if (machine.nvme_count > 0) params.push_back({Tier::kNvme, core::ZeroStage::k3});
     for (const ParamChoice& pc : params) {
       Candidate base{.name = "",
                      .policy = {.stage = pc.stage, .activation_checkpointing = t.activation_checkpointing,

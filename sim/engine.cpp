@@ -125,7 +125,9 @@ void Engine::record_overflow(core::Tier tier, OpId op) {
   Overflow o{.tier = tier, .at = now_, .op = op, .in_use = in_use_[static_cast<size_t>(tier)],
              .capacity = s_.capacity[static_cast<size_t>(tier)]};
   std::map<std::string, core::Bytes> held;
-  held["resident"] = s_.resident[static_cast<size_t>(tier)];
+  for (const core::MemoryEffect& e : s_.resident_items) {
+    if (e.tier == tier) held[e.tensor] += e.bytes;
+  }
   for (const auto& [id, started] : history_) {
     const core::Op& h = s_.op(id);
     for (const core::MemoryEffect& e : started ? h.allocs : h.frees) {

@@ -24,8 +24,8 @@ struct Overflow {
   core::OpId op = 0;          // the op whose allocation crossed the line
   core::Bytes in_use;
   core::Bytes capacity;
-  // Who held the tier then, largest first (tensor name, bytes), with the
-  // memory resident from the start as "resident".
+  // Who held the tier then, largest first (tensor name, bytes), including
+  // what was resident from the start (Schedule::resident_items).
   std::vector<std::pair<std::string, core::Bytes>> holders;
 };
 
