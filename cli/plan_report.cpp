@@ -142,11 +142,16 @@ void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResu
     out << "NOTHING FITS.";
     if (const Evaluation* c = planner::closest(r)) {
       const bool gpu = c->overflow == Tier::kGpu;
-      out << " The closest candidate (" << c->candidate.name << ") needs " << core::format_bytes(c->capacity + c->overflow_bytes)
-          << " of " << core::to_string(*c->overflow) << (gpu ? " per GPU" : "") << " where there are "
-          << core::format_bytes(c->capacity) << ", first exceeded when '" << c->overflow_op << "' allocates; "
-          << (gpu ? "per GPU" : "per rank") << " the tier then holds:\n";
-      for (const auto& [who, bytes] : c->holders) out << "    " << core::format_bytes(bytes) << "  " << who << '\n';
+      out << " The closest candidate (" << c->candidate.name << ") needs " << (c->holders.empty() ? "at least " : "")
+          << core::format_bytes(c->capacity + c->overflow_bytes) << " of " << core::to_string(*c->overflow)
+          << (gpu ? " per GPU" : "") << " where there are " << core::format_bytes(c->capacity);
+      if (c->holders.empty()) {
+        out << " (memory model).\n";
+      } else {
+        out << ", first exceeded when '" << c->overflow_op << "' allocates; " << (gpu ? "per GPU" : "per rank")
+            << " the tier then holds:\n";
+        for (const auto& [who, bytes] : c->holders) out << "    " << core::format_bytes(bytes) << "  " << who << '\n';
+      }
     }
     out << "\nChanges that would make it fit (re-planned):\n";
     for (const planner::Advice& a : planner::advise(in.machine, in.model, in.training, r, in.spare_drive)) {
@@ -205,7 +210,7 @@ core::PlanFile to_plan_file(const PlanInputs& in, const Evaluation& chosen) {
 
 core::Diagnostics write_plan_trace(const PlanInputs& in, const Evaluation& chosen, const std::filesystem::path& path) {
   const core::Workload w(in.model, chosen.candidate.training.sequence_length);
-  auto schedule = core::lower(chosen.candidate.policy, in.machine, w, chosen.candidate.training, {.steps = 3});
+  auto schedule = core::lower(chosen.candidate.policy, in.machine, w, chosen.candidate.training, {.steps = core::steady_state_steps(chosen.candidate.policy)});
   if (!schedule) return schedule.error();
   const sim::Prediction p = sim::simulate(*schedule, in.machine);
   std::ostringstream text;

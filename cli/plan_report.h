@@ -29,7 +29,7 @@ nlohmann::json plan_json(const PlanInputs& inputs, const planner::PlanResult& re
 
 core::PlanFile to_plan_file(const PlanInputs& inputs, const planner::Evaluation& chosen);
 
-// Re-simulates the chosen plan over three steps and writes its trace.
+// Re-simulates the chosen plan to its steady state and writes its trace.
 core::Diagnostics write_plan_trace(const PlanInputs& inputs, const planner::Evaluation& chosen,
                                    const std::filesystem::path& path);
 

@@ -25,7 +25,7 @@ struct SimulateArgs {
   std::string machine, model, training = "default", placement;
   std::string trace;
   std::string save_plan;
-  int steps = 3;
+  int steps = 0;  // 0: enough for a steady state (core::steady_state_steps)
   bool as_json = false;
 };
 
@@ -156,7 +156,8 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
   auto setup = load_setup(context.catalog(), a);
   if (!setup) return report(context, setup.error());
   const core::Workload workload(setup->model, setup->training.sequence_length);
-  auto schedule = core::lower(setup->policy, setup->machine, workload, setup->training, {.steps = a.steps});
+  const int steps = a.steps > 0 ? a.steps : core::steady_state_steps(setup->policy);
+  auto schedule = core::lower(setup->policy, setup->machine, workload, setup->training, {.steps = steps});
   if (!schedule) return report(context, schedule.error());
   const sim::Prediction p = sim::simulate(*schedule, setup->machine);
   if (!a.trace.empty()) {
@@ -208,9 +209,9 @@ CommandBody add_simulate_command(CLI::App& app, Context& context) {
       ->check(CLI::IsMember({"all-gpu", "zero-offload", "zero-infinity"}));
   sub->add_option("--trace", a->trace, "Write the predicted timeline as Chrome trace JSON");
   sub->add_option("--save-plan", a->save_plan, "Write the policy and its predicted figures as a plan file");
-  sub->add_option("--steps", a->steps, "Training steps to simulate (the last is reported)")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
+  sub->add_option("--steps", a->steps,
+                  "Training steps to simulate; the last is reported (default: 3, or 5 with a delayed update)")
+      ->check(CLI::Range(1, 100));
   sub->add_flag("--json", a->as_json, "Print JSON (docs/json.md)");
   return [&context, a]() { return run_simulate(context, *a); };
 }

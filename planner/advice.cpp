@@ -28,6 +28,33 @@ Advice replan(std::string change, const core::MachineSpec& m, const core::ModelS
   return a;
 }
 
+// Grows GPU memory or host RAM by what the closest candidate lacks, rounded
+// up, and re-plans; the memory model's floor can be short of the simulated
+// peak, so it repeats with the new shortfall a few times.
+Advice grow(const core::MachineSpec& machine, const core::ModelSpec& model, const core::TrainingSpec& training,
+            const Evaluation& near, core::Tier tier) {
+  const bool gpu = tier == core::Tier::kGpu;
+  const Bytes step = gpu ? Bytes(int64_t{8} << 30) : Bytes(int64_t{16} << 30);
+  core::MachineSpec bigger = machine;
+  Bytes& size = gpu ? bigger.gpu.memory : bigger.host.dram;
+  size = round_up(size + near.overflow_bytes, step);
+  Advice a;
+  for (int round = 0; round < 4; ++round) {
+    const PlanResult r = search(bigger, model, training, {.vary_micro_batch = false, .vary_checkpointing = false});
+    const Evaluation* still = closest(r);
+    a = {.step_seconds = r.best ? std::optional<double>(r.best->step_seconds()) : std::nullopt,
+         .still = still != nullptr ? still->reason : ""};
+    if (r.best || still == nullptr || still->overflow != tier) break;
+    size = round_up(size + still->overflow_bytes, step);
+  }
+  const Bytes was = gpu ? machine.gpu.memory : machine.host.dram;
+  a.change = gpu ? "GPUs with " + core::format_bytes(size, core::Prefix::kBinary) + " of memory instead of " +
+                       core::format_bytes(was, core::Prefix::kBinary) + " (same speed)"
+                 : "add " + core::format_bytes(size - was, core::Prefix::kBinary) + " of CPU RAM (to " +
+                       core::format_bytes(size, core::Prefix::kBinary) + ")";
+  return a;
+}
+
 }  // namespace
 
 const Evaluation* closest(const PlanResult& result) {
@@ -35,7 +62,9 @@ const Evaluation* closest(const PlanResult& result) {
   const Evaluation* best = nullptr;
   auto relative = [](const Evaluation& e) { return e.overflow_bytes.as_double() / std::max(1.0, e.capacity.as_double()); };
   for (const Evaluation& e : result.considered) {
-    if (e.verdict == Verdict::kOverflows && (!best || relative(e) < relative(*best))) best = &e;
+    // Simulated overflows and candidates the memory model ruled out alike.
+    const bool short_of_memory = e.verdict == Verdict::kOverflows || (e.verdict == Verdict::kPruned && e.overflow);
+    if (short_of_memory && (!best || relative(e) < relative(*best))) best = &e;
   }
   return best;
 }
@@ -48,16 +77,10 @@ std::vector<Advice> advise(const core::MachineSpec& machine, const core::ModelSp
   // Grow the tier that stops the closest candidate by what it lacks.
   const Evaluation* near = closest(result);
   if (near != nullptr && near->overflow == core::Tier::kGpu) {
-    core::MachineSpec bigger = machine;
-    bigger.gpu.memory = round_up(near->capacity + near->overflow_bytes, Bytes(int64_t{8} << 30));
-    out.push_back(replan("GPUs with " + core::format_bytes(bigger.gpu.memory, core::Prefix::kBinary) + " of memory instead of " +
-                       core::format_bytes(machine.gpu.memory, core::Prefix::kBinary) + " (same speed)", bigger, model, training));
+    out.push_back(grow(machine, model, training, *near, core::Tier::kGpu));
   }
   if (near != nullptr && near->overflow == core::Tier::kCpu) {
-    core::MachineSpec bigger = machine;
-    bigger.host.dram = round_up(machine.host.dram + near->overflow_bytes, Bytes(int64_t{16} << 30));
-    out.push_back(replan("add " + core::format_bytes(bigger.host.dram - machine.host.dram, core::Prefix::kBinary) +
-                       " of CPU RAM (to " + core::format_bytes(bigger.host.dram, core::Prefix::kBinary) + ")", bigger, model, training));
+    out.push_back(grow(machine, model, training, *near, core::Tier::kCpu));
   }
   // NVMe: a drive where there is none, or larger drives where they fill up.
   if (machine.nvme_count == 0) {

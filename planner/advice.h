@@ -21,7 +21,8 @@ struct Advice {
 };
 
 // The candidate that came closest to fitting: the smallest overflow
-// relative to the tier's capacity. Null when some candidate fits.
+// relative to the tier's capacity, simulated or by the memory model's floor.
+// Null when some candidate fits.
 const Evaluation* closest(const PlanResult& result);
 
 // `spare_drive` is the drive to suggest when the machine has none.

@@ -42,8 +42,8 @@ struct Evaluation {
   [[nodiscard]] double step_seconds() const { return summary ? summary->step_time.value() : 0; }
 };
 
-// Lowers and simulates a candidate; steps enough for a steady state
-// (3 with a delayed update, else 2).
+// Lowers and simulates enough steps of a candidate that the last one's
+// period is its steady-state step time (core::steady_state_steps).
 Evaluation evaluate(const Candidate& candidate, const core::MachineSpec& machine, const core::ModelSpec& model);
 
 }  // namespace stowage::planner

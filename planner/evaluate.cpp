@@ -9,7 +9,7 @@ namespace stowage::planner {
 Evaluation evaluate(const Candidate& candidate, const core::MachineSpec& machine, const core::ModelSpec& model) {
   Evaluation e{.candidate = candidate};
   const core::Workload workload(model, candidate.training.sequence_length);
-  const int steps = candidate.policy.delayed_update ? 3 : 2;
+  const int steps = core::steady_state_steps(candidate.policy);
   auto schedule = core::lower(candidate.policy, machine, workload, candidate.training, {.steps = steps});
   if (!schedule) {
     e.verdict = Verdict::kInvalid;

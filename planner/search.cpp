@@ -4,7 +4,7 @@
 #include <set>
 
 #include "planner/memory_floor.h"
-#include "sim/cost_parameters.h"
+#include "planner/step_bound.h"
 
 namespace stowage::planner {
 namespace {
@@ -12,13 +12,6 @@ namespace {
 using core::OptimizerDevice;
 using core::PartitionPolicy;
 using core::Tier;
-
-bool fits(const std::array<core::Bytes, 3>& need, const std::array<core::Bytes, 3>& have) {
-  for (size_t t = 0; t < 3; ++t) {
-    if (need[t] > have[t]) return false;
-  }
-  return true;
-}
 
 // The training shapes to try: as given, then with the micro-batch doubled or
 // halved at the same tokens per step, each with checkpointing toggled.
@@ -72,70 +65,51 @@ PartitionPolicy partition_policy(Tier params, size_t j, size_t on_gpu, size_t on
   return {params, states, OptimizerDevice::kCpu, Tier::kCpu};
 }
 
-// The most partitions (lowest first) whose tier assignment still fits.
-size_t most_that_fit(Candidate c, const core::MachineSpec& m, const core::Workload& w, Tier params, size_t fixed_gpu,
-                     bool placing_gpu) {
-  const size_t n = c.policy.partitions.size();
-  const std::array<core::Bytes, 3> have = rank_capacity(m);
-  size_t best = 0;
-  for (size_t k = 0; k <= n - (placing_gpu ? 0 : fixed_gpu); ++k) {
-    for (size_t j = 0; j < n; ++j) {
-      c.policy.partitions[j] = placing_gpu ? partition_policy(params, j, k, n) : partition_policy(params, j, fixed_gpu, k);
+// Byte budgets per rank for optimizer state kept on the GPU and in CPU RAM,
+// doubling from 512 MiB and 1 GiB. The splits they give depend on the model
+// alone, never on the machine, so a machine with more memory considers every
+// candidate a smaller one did: more hardware never yields a slower plan.
+std::vector<size_t> splits(const std::vector<int64_t>& bytes_per_partition, size_t first, core::Bytes smallest,
+                           core::Bytes largest) {
+  std::set<size_t> out{0, bytes_per_partition.size() - first};
+  for (core::Bytes budget = smallest; budget <= largest; budget = budget * 2) {
+    int64_t used = 0;
+    size_t k = 0;
+    while (first + k < bytes_per_partition.size() && used + bytes_per_partition[first + k] <= budget.count()) {
+      used += bytes_per_partition[first + k];
+      ++k;
     }
-    const std::array<core::Bytes, 3> need = memory_floor(c, m, w);
-    const size_t tier = placing_gpu ? 0 : 1;
-    if (need[tier] > have[tier]) break;
-    best = k;
+    out.insert(k);
   }
-  return best;
+  return {out.rbegin(), out.rend()};  // most resident first: likely fastest, so bounds prune sooner
 }
 
-// No schedule runs faster than its GPU compute alone: forward, backward and
-// recompute FLOPs per rank at the card's rate and the cost model's matmul
-// efficiency. A candidate whose bound is not below the best step found so far
-// cannot win and is not simulated.
-double compute_bound_seconds(const Candidate& c, const core::MachineSpec& m, const core::Workload& w) {
-  const sim::CostParameters params;
-  const double passes = 3.0 + (c.policy.activation_checkpointing ? 1.0 : 0.0);
-  const double tokens = static_cast<double>(c.training.tokens_per_micro_batch() * c.training.gradient_accumulation);
-  const core::FlopsPerSecond rate =
-      c.training.precision == core::Precision::kBf16 && m.gpu.bf16_rate ? *m.gpu.bf16_rate : m.gpu.fp16_rate;
-  // Recompute covers the blocks only; counting it for the whole model would
-  // overstate the bound, so take the forward FLOPs of blocks alone for it.
-  double block_flops = 0;
-  for (const core::Layer& l : w.layers()) {
-    if (l.kind == core::LayerKind::kBlock) block_flops += l.forward_flops_per_token.count();
-  }
-  const double per_token = 3.0 * w.forward_flops_per_token().count() + (passes - 3.0) * block_flops;
-  return per_token * tokens / (rate.value() * params.matmul_efficiency);
-}
+}  // namespace
 
-// The memory floor is a lower bound; the simulated peak can exceed it (NVMe
-// reads in flight, gradients waiting to drain). When a candidate overflows
-// the GPU or the host, move just enough partitions' optimizer states one tier
-// down (GPU to CPU, CPU to NVMe) and try again, a few times.
-Evaluation evaluate_with_repair(Candidate c, const core::MachineSpec& m, const core::ModelSpec& model,
-                                const core::Workload& w, Tier params, size_t on_gpu, size_t on_cpu) {
-  const size_t n = c.policy.partitions.size();
-  const int64_t per_partition = std::max<int64_t>(1, 12 * w.total_params() / static_cast<int64_t>(n) / m.gpu_count);
-  Evaluation e = evaluate(c, m, model);
-  for (int attempt = 0; attempt < 3 && e.verdict == Verdict::kOverflows; ++attempt) {
-    const int64_t over = e.overflow == Tier::kGpu ? e.overflow_bytes.count() : e.overflow_bytes.count() / m.gpu_count;
-    const size_t move = static_cast<size_t>(over / per_partition) + 1;
-    if (e.overflow == Tier::kGpu && on_gpu > 0) {
-      const size_t moved = std::min(move, on_gpu);
-      on_gpu -= moved;
-      on_cpu += moved;
-    } else if (e.overflow == Tier::kCpu && on_cpu > 0 && m.nvme_count > 0) {
-      on_cpu -= std::min(move, on_cpu);
-    } else {
-      break;
+namespace {
+
+// Drops a candidate that cannot fit (memory floor) or cannot win (step
+// bound) before paying for a simulation; simulates the rest.
+Evaluation screen(const Candidate& c, const core::MachineSpec& machine, const core::ModelSpec& model,
+                  const core::Workload& w, const std::array<core::Bytes, 3>& have, const PlanResult& so_far) {
+  const std::array<core::Bytes, 3> need = memory_floor(c, machine, w);
+  for (Tier tier : core::kAllTiers) {
+    const size_t i = static_cast<size_t>(tier);
+    if (need[i] > have[i]) {
+      const int scale = tier == Tier::kGpu ? 1 : machine.gpu_count;  // host tiers: the whole machine
+      return {.candidate = c, .verdict = Verdict::kPruned,
+              .reason = "memory model: " + std::string(core::to_string(tier)) + " needs at least " +
+                        core::format_bytes(need[i]) + " of " + core::format_bytes(have[i]) + " per rank",
+              .overflow = tier, .overflow_bytes = (need[i] - have[i]) * scale, .capacity = have[i] * scale};
     }
-    for (size_t j = 0; j < n; ++j) c.policy.partitions[j] = partition_policy(params, j, on_gpu, on_cpu);
-    c.name = describe(c, static_cast<int>(on_gpu), static_cast<int>(on_cpu), static_cast<int>(n - on_gpu - on_cpu));
-    e = evaluate(c, m, model);
   }
-  return e;
+  const double bound = step_lower_bound(c, machine, w);
+  if (so_far.best && bound >= so_far.best->step_seconds()) {
+    return {.candidate = c, .verdict = Verdict::kBoundedOut,
+            .reason = "cannot beat " + core::format_seconds(so_far.best->summary->step_time) + ": its busiest lane needs " +
+                      core::format_seconds(core::Seconds(bound))};
+  }
+  return evaluate(c, machine, model);
 }
 
 }  // namespace
@@ -172,7 +146,8 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
   std::set<std::string> seen;
   for (const core::TrainingSpec& t : training_shapes(training, options)) {
     const core::Workload w(model, t.sequence_length);
-    const size_t n = core::partitions_of(w, 0).size();
+    const std::vector<core::Partition> parts = core::partitions_of(w, 0);
+    const size_t n = parts.size();
     const bool several = machine.gpu_count > 1;
     struct ParamChoice { Tier tier; core::ZeroStage stage; };
     std::vector<ParamChoice> params = {{Tier::kGpu, several ? core::ZeroStage::k2 : core::ZeroStage::k0}};
@@ -180,49 +155,31 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
     params.push_back({Tier::kCpu, core::ZeroStage::k3});
     if (machine.nvme_count > 0) params.push_back({Tier::kNvme, core::ZeroStage::k3});
     for (const ParamChoice& pc : params) {
+      const int64_t ranks = pc.stage >= core::ZeroStage::k1 ? machine.gpu_count : 1;
+      std::vector<int64_t> state_bytes;  // per rank, per partition: optimizer states (+ gradients on the GPU)
+      for (const core::Partition& part : parts) state_bytes.push_back(14 * part.params / ranks);
       Candidate base{.name = "",
                      .policy = {.stage = pc.stage, .activation_checkpointing = t.activation_checkpointing,
                                 .micro_batch = t.micro_batch, .gradient_accumulation = t.gradient_accumulation},
                      .training = t};
-      base.policy.partitions.assign(n, partition_policy(pc.tier, 0, 0, n));
-      const size_t gpu_max = most_that_fit(base, machine, w, pc.tier, 0, true);
-      for (size_t on_gpu : std::set<size_t>{gpu_max, gpu_max / 2, 0}) {
-        const size_t cpu_max = most_that_fit(base, machine, w, pc.tier, on_gpu, false);
-        const size_t on_cpu = machine.nvme_count > 0 ? cpu_max : n - on_gpu;
-        for (size_t j = 0; j < n; ++j) base.policy.partitions[j] = partition_policy(pc.tier, j, on_gpu, on_cpu);
-        const bool cpu_optimizer = on_gpu < n;
-        for (bool delayed : {false, true}) {
-          if (delayed && !cpu_optimizer) continue;
-          for (int depth : {2, 4}) {
-            Candidate c = base;
-            c.policy.delayed_update = delayed;
-            c.policy.h2d_prefetch_depth = depth;
-            c.policy.nvme_prefetch_depth = depth;
-            const size_t on_nvme = n - std::min(n, on_gpu + on_cpu);
-            c.name = describe(c, static_cast<int>(on_gpu), static_cast<int>(std::min(on_cpu, n - on_gpu)), static_cast<int>(on_nvme));
-            if (!seen.insert(c.name).second) continue;
-            const std::array<core::Bytes, 3> need = memory_floor(c, machine, w);
-            if (!fits(need, have)) {
-              Evaluation e{.candidate = c, .verdict = Verdict::kPruned};
-              for (Tier tier : core::kAllTiers) {
-                const size_t i = static_cast<size_t>(tier);
-                if (need[i] > have[i]) {
-                  e.reason = "memory model: " + std::string(core::to_string(tier)) + " needs at least " +
-                             core::format_bytes(need[i]) + " of " + core::format_bytes(have[i]) + " per rank";
-                  break;
-                }
-              }
-              consider(std::move(e));
-              continue;
+      for (size_t on_gpu : splits(state_bytes, 0, core::Bytes(int64_t{1} << 29), core::Bytes(int64_t{128} << 30))) {
+        std::vector<size_t> cpu_choices = splits(state_bytes, on_gpu, core::Bytes(int64_t{1} << 30), core::Bytes(int64_t{4} << 40));
+        if (machine.nvme_count == 0) cpu_choices = {n - on_gpu};  // no NVMe: everything else in RAM
+        for (size_t on_cpu : cpu_choices) {
+          base.policy.partitions.clear();
+          for (size_t j = 0; j < n; ++j) base.policy.partitions.push_back(partition_policy(pc.tier, j, on_gpu, on_cpu));
+          const bool cpu_optimizer = on_gpu < n;
+          for (bool delayed : {true, false}) {
+            if (delayed && !cpu_optimizer) continue;
+            for (int depth : {2, 4}) {
+              Candidate c = base;
+              c.policy.delayed_update = delayed;
+              c.policy.h2d_prefetch_depth = depth;
+              c.policy.nvme_prefetch_depth = depth;
+              c.name = describe(c, static_cast<int>(on_gpu), static_cast<int>(on_cpu), static_cast<int>(n - on_gpu - on_cpu));
+              if (!seen.insert(c.name).second) continue;
+              consider(screen(c, machine, model, w, have, result));
             }
-            const double bound = compute_bound_seconds(c, machine, w);
-            if (result.best && bound >= result.best->step_seconds()) {
-              consider({.candidate = c, .verdict = Verdict::kBoundedOut,
-                        .reason = "cannot beat " + core::format_seconds(result.best->summary->step_time) +
-                                  ": its GPU compute alone takes " + core::format_seconds(core::Seconds(bound))});
-              continue;
-            }
-            consider(evaluate_with_repair(c, machine, model, w, pc.tier, on_gpu, std::min(on_cpu, n - on_gpu)));
           }
         }
       }

@@ -30,6 +30,9 @@ Demand pcie_demand(const core::Op& op, const ModelContext& c);
 // device time (reads at the read rate, writes at the post-cache write rate)
 // and a byte of DRAM bandwidth.
 Demand nvme_demand(const core::Op& op, const ModelContext& c);
+// Bytes per second one rank can read (kNvmeRead) or write (kNvmeWrite)
+// when it has the drives' time to itself.
+double nvme_rank_rate(const ModelContext& c, core::Lane lane);
 // CPU Adam: its bytes of DRAM traffic, with the cores' FLOP rate as a
 // second limit (FLOPs per parameter from the cost parameters).
 Demand cpu_optimizer_demand(const core::Op& op, const ModelContext& c);

@@ -1,13 +1,12 @@
 #include "sim/lane_models.h"
 
 namespace stowage::sim {
-namespace {
 
 // Striped over the drives, shared by the ranks: each rank reads its own
 // slice (ZeRO-Infinity's bandwidth-centric partitioning), so a rank sees
 // drives x rate / ranks. Offload writes hundreds of GB per step, far past
 // any SLC cache, so writes run at the sustained rate where it is known.
-double rank_rate(const ModelContext& c, core::Lane lane) {
+double nvme_rank_rate(const ModelContext& c, core::Lane lane) {
   const core::NvmeSpec& n = c.machine.nvme;
   const core::BytesPerSecond per_drive = lane == core::Lane::kNvmeRead ? n.sequential_read
                                          : n.sustained_write            ? *n.sustained_write
@@ -15,11 +14,9 @@ double rank_rate(const ModelContext& c, core::Lane lane) {
   return per_drive.value() * c.params.nvme_efficiency * c.machine.nvme_count / c.ranks;
 }
 
-}  // namespace
-
 Demand nvme_demand(const core::Op& op, const ModelContext& c) {
   Demand d{.work = op.bytes.as_double(), .latency = to_sim_time(c.params.nvme_latency)};
-  d.per_unit[static_cast<size_t>(Resource::kNvme)] = 1.0 / rank_rate(c, op.lane);
+  d.per_unit[static_cast<size_t>(Resource::kNvme)] = 1.0 / nvme_rank_rate(c, op.lane);
   d.per_unit[static_cast<size_t>(Resource::kDram)] = 1;
   return d;
 }

@@ -15,6 +15,8 @@ namespace stowage::sim {
 struct Summary {
   // Steady-state step time: with two or more steps, the interval between the
   // first forward ops of the last two steps; with one step, its makespan.
+  // Work a step leaves running (NVMe writes, a delayed optimizer) shows in
+  // the next steps' waits, so a few steps are needed for a steady state.
   core::Seconds step_time;
   core::SimTime window_start = 0;  // the measured step: [window_start, window_start + step_time)
   double tokens_per_second = 0;

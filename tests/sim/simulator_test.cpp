@@ -25,7 +25,7 @@ Case simulate_placement(const std::string& machine_name, const std::string& mode
   const core::Workload w(must(bundled().model(model_name)), training.sequence_length);
   core::Policy policy = core::policy_for(core::standard_placement(which, machine.gpu_count), w, training);
   policy.delayed_update = delayed;
-  core::Schedule s = must(core::lower(policy, machine, w, training, {.steps = steps}));
+  core::Schedule s = must(core::lower(policy, machine, w, training, {.steps = steps > 0 ? steps : core::steady_state_steps(policy)}));
   Prediction p = simulate(s, machine);
   return {std::move(s), std::move(p)};
 }
@@ -71,9 +71,9 @@ TEST(Simulator, InvariantsHoldOnEveryBundledModel) {
 // in step t+1 waits for step t's optimizer, so the step is shorter by
 // exactly that gap.
 TEST(Simulator, DelayedUpdateShortensTheStepByTheOptimizerTail) {
-  const Case plain = simulate_placement("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload, 3);
+  const Case plain = simulate_placement("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload, 0);
   const Case delayed =
-      simulate_placement("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload, 3, true);
+      simulate_placement("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload, 0, true);
   // The GPU's idle gap at the step boundary in the plain run.
   core::SimTime last_backward_end = 0, next_forward_start = 0;
   for (const core::Op& op : plain.schedule.ops) {

@@ -1,0 +1,75 @@
+#include "planner/step_bound.h"
+
+#include <algorithm>
+
+#include "sim/lane_models.h"
+
+namespace stowage::planner {
+namespace {
+
+// GPU compute alone: forward, backward and recompute FLOPs per rank at the
+// card's rate and the cost model's matmul efficiency.
+double compute_seconds(const Candidate& c, const core::MachineSpec& m, const core::Workload& w,
+                       const sim::CostParameters& params) {
+  const double tokens = static_cast<double>(c.training.tokens_per_micro_batch() * c.training.gradient_accumulation);
+  const core::FlopsPerSecond rate =
+      c.training.precision == core::Precision::kBf16 && m.gpu.bf16_rate ? *m.gpu.bf16_rate : m.gpu.fp16_rate;
+  double recompute = 0;  // blocks only are recomputed
+  if (c.policy.activation_checkpointing) {
+    for (const core::Layer& l : w.layers()) {
+      if (l.kind == core::LayerKind::kBlock) recompute += l.forward_flops_per_token.count();
+    }
+  }
+  const double per_token = 3.0 * w.forward_flops_per_token().count() + recompute;
+  return per_token * tokens / (rate.value() * params.matmul_efficiency);
+}
+
+}  // namespace
+
+double step_lower_bound(const Candidate& c, const core::MachineSpec& m, const core::Workload& w) {
+  using core::Tier;
+  const sim::CostParameters params;
+  const sim::ModelContext context{.machine = m, .params = params, .ranks = m.gpu_count,
+                                  .pinned = c.policy.pinned_memory,
+                                  .bf16 = c.training.precision == core::Precision::kBf16};
+  const sim::Capacities cap = sim::capacities_for(context);
+  const core::Policy& p = c.policy;
+  const int g = m.gpu_count;
+  const double param_ranks = p.stage == core::ZeroStage::k3 ? g : 1;
+  const double state_ranks = p.stage >= core::ZeroStage::k1 ? g : 1;
+  const double grad_ranks = p.stage >= core::ZeroStage::k2 ? g : 1;
+  const double accum = static_cast<double>(c.training.gradient_accumulation);
+  double h2d = 0, d2h = 0, nvme_read = 0, nvme_write = 0, optimizer = 0;
+  const std::vector<core::Partition> parts = core::partitions_of(w, p.sub_group_params);
+  for (size_t j = 0; j < parts.size() && j < p.partitions.size(); ++j) {
+    const core::PartitionPolicy& pp = p.partitions[j];
+    const double n = static_cast<double>(parts[j].params);
+    if (pp.param16 != Tier::kGpu) h2d += 2 * n / param_ranks * 2 * accum;  // forward and backward
+    if (pp.param16 == Tier::kNvme) {
+      nvme_read += 2 * n / param_ranks * 2 * accum;
+      nvme_write += 2 * n / param_ranks;
+    }
+    if (pp.optimizer == core::OptimizerDevice::kCpu) {
+      optimizer += 28 * n / state_ranks;
+      if (pp.param16 == Tier::kGpu) h2d += 2 * n / state_ranks;  // updated parameters
+    }
+    if (pp.gradients == Tier::kCpu) d2h += 2 * n / grad_ranks * accum;
+    if (pp.optimizer_states == Tier::kNvme) {
+      nvme_read += 12 * n / state_ranks;
+      nvme_write += 12 * n / state_ranks;
+    }
+  }
+  auto at = [&](sim::Resource r) { return cap[static_cast<size_t>(r)]; };
+  double bound = compute_seconds(c, m, w, params);
+  bound = std::max(bound, h2d / at(sim::Resource::kPcieH2d));
+  bound = std::max(bound, d2h / at(sim::Resource::kPcieD2h));
+  if (nvme_read + nvme_write > 0 && m.nvme_count > 0) {
+    bound = std::max(bound, nvme_read / sim::nvme_rank_rate(context, core::Lane::kNvmeRead) +
+                                nvme_write / sim::nvme_rank_rate(context, core::Lane::kNvmeWrite));
+  }
+  const double dram = h2d + d2h + nvme_read + nvme_write + optimizer;
+  bound = std::max(bound, dram / at(sim::Resource::kDram));
+  return bound;
+}
+
+}  // namespace stowage::planner

@@ -1,0 +1,16 @@
+// A lower bound on a candidate's step time from its policy alone: no lane
+// can move or compute its step's work faster than its full capacity, and
+// host DRAM carries every DMA byte and the CPU optimizer's traffic. The
+// search skips candidates whose bound cannot beat the best plan found.
+#pragma once
+
+#include "core/machine_spec.h"
+#include "core/workload.h"
+#include "planner/candidate.h"
+
+namespace stowage::planner {
+
+// Seconds; the largest of the per-lane bounds.
+double step_lower_bound(const Candidate& c, const core::MachineSpec& machine, const core::Workload& workload);
+
+}  // namespace stowage::planner
