@@ -33,6 +33,7 @@ int run_stowage(int argc, const char* const* argv, std::ostream& out, std::ostre
   add(add_plan_command(app, context));
   add(add_fit_command(app, context));
   add(add_whatif_command(app, context));
+  add(add_export_command(app, context));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

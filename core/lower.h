@@ -17,6 +17,10 @@ namespace stowage::core {
 struct LowerOptions {
   int steps = 1;             // training steps to lower (>= 2 shows a delayed update overlapping)
   RuntimeBuffers buffers;    // reserves counted as resident memory
+  // Check the result with validate() (a bug in lowering becomes a
+  // diagnostic). The planner, lowering thousands of variants of one design,
+  // turns it off for speed; tests and the commands keep it on.
+  bool validate = true;
 };
 
 // The policy must have one PartitionPolicy per partition of the workload

@@ -37,6 +37,12 @@ std::array<core::Bytes, 3> memory_floor(const Candidate& c, const core::MachineS
   }
   // States read ahead from NVMe wait in host memory, prefetch-depth deep.
   put(Tier::kCpu, std::max(1, p.nvme_prefetch_depth) * 12 * largest_on_nvme / state_ranks);
+  // Layers gathered on the GPU for compute: up to the prefetch depth ahead
+  // plus the one in use, and one layer's full gradients before they leave.
+  const int64_t layer = workload.largest_layer_params();
+  const bool fetched = p.stage == core::ZeroStage::k3 || p.partitions.empty() || p.partitions.front().param16 != Tier::kGpu;
+  if (fetched) put(Tier::kGpu, (std::max(1, p.h2d_prefetch_depth) + 1) * 2 * layer / param_ranks);
+  put(Tier::kGpu, 2 * layer);
   const core::RuntimeBuffers reserves;
   put(Tier::kGpu, reserves.gpu_reserve.count());
   put(Tier::kCpu, reserves.host_reserve.count() / g);

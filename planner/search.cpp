@@ -66,13 +66,13 @@ PartitionPolicy partition_policy(Tier params, size_t j, size_t on_gpu, size_t on
 }
 
 // Byte budgets per rank for optimizer state kept on the GPU and in CPU RAM,
-// doubling from 512 MiB and 1 GiB. The splits they give depend on the model
+// growing fourfold from 512 MiB and 1 GiB. The splits they give depend on the model
 // alone, never on the machine, so a machine with more memory considers every
 // candidate a smaller one did: more hardware never yields a slower plan.
 std::vector<size_t> splits(const std::vector<int64_t>& bytes_per_partition, size_t first, core::Bytes smallest,
                            core::Bytes largest) {
   std::set<size_t> out{0, bytes_per_partition.size() - first};
-  for (core::Bytes budget = smallest; budget <= largest; budget = budget * 2) {
+  for (core::Bytes budget = smallest; budget <= largest; budget = budget * 4) {
     int64_t used = 0;
     size_t k = 0;
     while (first + k < bytes_per_partition.size() && used + bytes_per_partition[first + k] <= budget.count()) {
@@ -88,29 +88,34 @@ std::vector<size_t> splits(const std::vector<int64_t>& bytes_per_partition, size
 
 namespace {
 
-// Drops a candidate that cannot fit (memory floor) or cannot win (step
-// bound) before paying for a simulation; simulates the rest.
-Evaluation screen(const Candidate& c, const core::MachineSpec& machine, const core::ModelSpec& model,
-                  const core::Workload& w, const std::array<core::Bytes, 3>& have, const PlanResult& so_far) {
+// Candidates that could beat the best by less than this fraction are not
+// simulated: the cost model is not that precise, and compute-bound plans
+// differ by fractions of a percent (175B on a DGX has hundreds within 0.5 %).
+constexpr double kResolution = 0.005;
+
+// A candidate the memory model's floor rules out, with by how much.
+std::optional<Evaluation> too_big(const Candidate& c, const core::MachineSpec& machine, const core::Workload& w,
+                                  const std::array<core::Bytes, 3>& have) {
   const std::array<core::Bytes, 3> need = memory_floor(c, machine, w);
   for (Tier tier : core::kAllTiers) {
     const size_t i = static_cast<size_t>(tier);
     if (need[i] > have[i]) {
       const int scale = tier == Tier::kGpu ? 1 : machine.gpu_count;  // host tiers: the whole machine
-      return {.candidate = c, .verdict = Verdict::kPruned,
-              .reason = "memory model: " + std::string(core::to_string(tier)) + " needs at least " +
-                        core::format_bytes(need[i]) + " of " + core::format_bytes(have[i]) + " per rank",
-              .overflow = tier, .overflow_bytes = (need[i] - have[i]) * scale, .capacity = have[i] * scale};
+      return Evaluation{.candidate = c, .verdict = Verdict::kPruned,
+                        .reason = "memory model: " + std::string(core::to_string(tier)) + " needs at least " +
+                                  core::format_bytes(need[i]) + " of " + core::format_bytes(have[i]) + " per rank",
+                        .overflow = tier, .overflow_bytes = (need[i] - have[i]) * scale, .capacity = have[i] * scale};
     }
   }
-  const double bound = step_lower_bound(c, machine, w);
-  if (so_far.best && bound >= so_far.best->step_seconds()) {
-    return {.candidate = c, .verdict = Verdict::kBoundedOut,
-            .reason = "cannot beat " + core::format_seconds(so_far.best->summary->step_time) + ": its busiest lane needs " +
-                      core::format_seconds(core::Seconds(bound))};
-  }
-  return evaluate(c, machine, model);
+  return std::nullopt;
 }
+
+// A candidate that may fit, with the least its step can take.
+struct Bounded {
+  double bound;
+  size_t order;  // generation order, to break ties deterministically
+  Candidate candidate;
+};
 
 }  // namespace
 
@@ -144,6 +149,7 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
     }
   }
   std::set<std::string> seen;
+  std::vector<Bounded> open;  // candidates that may fit, to simulate in order of promise
   for (const core::TrainingSpec& t : training_shapes(training, options)) {
     const core::Workload w(model, t.sequence_length);
     const std::vector<core::Partition> parts = core::partitions_of(w, 0);
@@ -178,12 +184,31 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
               c.policy.nvme_prefetch_depth = depth;
               c.name = describe(c, static_cast<int>(on_gpu), static_cast<int>(on_cpu), static_cast<int>(n - on_gpu - on_cpu));
               if (!seen.insert(c.name).second) continue;
-              consider(screen(c, machine, model, w, have, result));
+              if (std::optional<Evaluation> pruned = too_big(c, machine, w, have)) {
+                consider(std::move(*pruned));
+              } else {
+                open.push_back({step_lower_bound(c, machine, w), open.size(), std::move(c)});
+              }
             }
           }
         }
       }
     }
+  }
+  // Branch and bound: simulate the most promising first (lowest bound); once
+  // a bound comes within the search's resolution of the best step found, no
+  // later candidate can win by more than that.
+  std::sort(open.begin(), open.end(), [](const Bounded& a, const Bounded& b) {
+    return a.bound != b.bound ? a.bound < b.bound : a.order < b.order;
+  });
+  for (Bounded& b : open) {
+    if (result.best && b.bound >= result.best->step_seconds() * (1 - kResolution)) {
+      consider({.candidate = std::move(b.candidate), .verdict = Verdict::kBoundedOut,
+                .reason = "cannot beat " + core::format_seconds(result.best->summary->step_time) +
+                          ": its busiest lane needs " + core::format_seconds(core::Seconds(b.bound))});
+      continue;
+    }
+    consider(evaluate(b.candidate, machine, model));
   }
   return result;
 }

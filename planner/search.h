@@ -1,6 +1,8 @@
 // The planner: searches the policy space for the fastest plan that fits,
 // scoring candidates with the simulator. Deterministic: the same inputs
 // consider the same candidates in the same order and choose the same plan.
+// Candidates that could beat the best found by less than 0.5 % are skipped,
+// so the plan is within 0.5 % of the best in the space searched.
 #pragma once
 
 #include <optional>

@@ -7,21 +7,27 @@
 namespace stowage::planner {
 namespace {
 
-// GPU compute alone: forward, backward and recompute FLOPs per rank at the
-// card's rate and the cost model's matmul efficiency.
-double compute_seconds(const Candidate& c, const core::MachineSpec& m, const core::Workload& w,
-                       const sim::CostParameters& params) {
-  const double tokens = static_cast<double>(c.training.tokens_per_micro_batch() * c.training.gradient_accumulation);
-  const core::FlopsPerSecond rate =
-      c.training.precision == core::Precision::kBf16 && m.gpu.bf16_rate ? *m.gpu.bf16_rate : m.gpu.fp16_rate;
-  double recompute = 0;  // blocks only are recomputed
-  if (c.policy.activation_checkpointing) {
-    for (const core::Layer& l : w.layers()) {
-      if (l.kind == core::LayerKind::kBlock) recompute += l.forward_flops_per_token.count();
-    }
+// The GPU compute lane's total work: the forward, recompute and backward
+// ops lowering makes for each layer and micro-step, costed by the simulator's
+// own model (the lane runs them one at a time, so their sum bounds the step).
+double compute_seconds(const Candidate& c, const core::Workload& w, const sim::ModelContext& context) {
+  const int64_t tokens = c.training.tokens_per_micro_batch();
+  const bool ckpt = c.policy.activation_checkpointing;
+  double total_ns = 0;
+  for (const core::Layer& l : w.layers()) {
+    const double fwd = l.forward_flops_per_token.count() * static_cast<double>(tokens);
+    const core::Bytes params(2 * l.param_count());
+    const core::Bytes saved = (ckpt ? l.checkpoint_bytes_per_token : l.activation_bytes_per_token) * tokens;
+    const core::Bytes full = l.activation_bytes_per_token * tokens;
+    auto cost = [&](double flops, core::Bytes bytes) {
+      const core::Op op{.kind = core::OpKind::kForward, .lane = core::Lane::kGpuCompute, .bytes = bytes, .flops = core::Flops(flops)};
+      return static_cast<double>(sim::gpu_compute_demand(op, context).fixed);
+    };
+    double per_micro = cost(fwd, params + saved) + cost(2 * fwd, params * 2 + full);
+    if (ckpt && l.kind == core::LayerKind::kBlock) per_micro += cost(fwd, params + full);
+    total_ns += per_micro * static_cast<double>(c.training.gradient_accumulation);
   }
-  const double per_token = 3.0 * w.forward_flops_per_token().count() + recompute;
-  return per_token * tokens / (rate.value() * params.matmul_efficiency);
+  return total_ns * 1e-9;
 }
 
 }  // namespace
@@ -60,7 +66,7 @@ double step_lower_bound(const Candidate& c, const core::MachineSpec& m, const co
     }
   }
   auto at = [&](sim::Resource r) { return cap[static_cast<size_t>(r)]; };
-  double bound = compute_seconds(c, m, w, params);
+  double bound = compute_seconds(c, w, context);
   bound = std::max(bound, h2d / at(sim::Resource::kPcieH2d));
   bound = std::max(bound, d2h / at(sim::Resource::kPcieD2h));
   if (nvme_read + nvme_write > 0 && m.nvme_count > 0) {

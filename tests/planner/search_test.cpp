@@ -49,6 +49,8 @@ TEST(Search, Llama13bOnTheWorkstationFitsAndAllGpuDoesNot) {
 // More CPU RAM or more NVMe drives never make the chosen plan slower: the
 // candidates depend on the model alone (byte budgets, not capacities), the
 // old plan still fits, and each candidate is no slower with more of either.
+// Up to the search's 0.5 % resolution: a candidate within it of the best is
+// not simulated, on either machine.
 TEST(Search, MoreRamOrDrivesNeverMakeThePlanSlower) {
   const core::MachineSpec base = must(bundled().machine("workstation-24gb-1nvme"));
   const core::NvmeSpec spare = must(bundled().nvme("samsung-990-pro-4tb"));
@@ -58,7 +60,7 @@ TEST(Search, MoreRamOrDrivesNeverMakeThePlanSlower) {
   for (const MachineChange& c : changes) {
     const PlanResult after = plan_for(apply(base, c, spare), "llama-2-13b");
     ASSERT_TRUE(after.best.has_value()) << describe(c);
-    EXPECT_LE(after.best->step_seconds(), before * (1 + 1e-9)) << describe(c);
+    EXPECT_LE(after.best->step_seconds(), before * 1.005) << describe(c);
   }
 }
 
