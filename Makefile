@@ -25,8 +25,11 @@ configure: deps
 build: configure
 	@cmake --build --preset $(PRESET) -j $(JOBS)
 
+# The main job: plan the default model on the default machine, write the
+# plan and its simulated timeline, and compare with the standard baselines.
 run: build
-	$(STOWAGE) memory --machine $(DEFAULT_MACHINE) --model $(DEFAULT_MODEL)
+	$(STOWAGE) plan --machine $(DEFAULT_MACHINE) --model $(DEFAULT_MODEL) \
+	  -o $(BUILD_DIR)/plan.yaml --trace $(BUILD_DIR)/plan-trace.json
 
 test: build
 	ctest --preset $(PRESET) -j $(JOBS)

@@ -66,13 +66,13 @@ PartitionPolicy partition_policy(Tier params, size_t j, size_t on_gpu, size_t on
 }
 
 // Byte budgets per rank for optimizer state kept on the GPU and in CPU RAM,
-// growing fourfold from 512 MiB and 1 GiB. The splits they give depend on the model
+// doubling from 512 MiB and 1 GiB. The splits they give depend on the model
 // alone, never on the machine, so a machine with more memory considers every
 // candidate a smaller one did: more hardware never yields a slower plan.
 std::vector<size_t> splits(const std::vector<int64_t>& bytes_per_partition, size_t first, core::Bytes smallest,
                            core::Bytes largest) {
   std::set<size_t> out{0, bytes_per_partition.size() - first};
-  for (core::Bytes budget = smallest; budget <= largest; budget = budget * 4) {
+  for (core::Bytes budget = smallest; budget <= largest; budget = budget * 2) {
     int64_t used = 0;
     size_t k = 0;
     while (first + k < bytes_per_partition.size() && used + bytes_per_partition[first + k] <= budget.count()) {

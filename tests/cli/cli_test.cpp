@@ -226,3 +226,100 @@ TEST(CliSimulate, TraceToAnUnwritablePlaceFailsCleanly) {
 
 }  // namespace
 }  // namespace stowage::cli
+
+namespace stowage::cli {
+namespace {
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("stowage-cli-plan-" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+  [[nodiscard]] std::string file(const char* name) const { return (path / name).string(); }
+};
+
+// The check: on the 24 GB workstation Llama-2-13B gets a plan that
+// fits, a predicted step time, and a baseline table where all-GPU does not fit.
+TEST(CliPlan, Llama13bOnTheWorkstation) {
+  const TempDir dir;
+  const std::string plan = dir.file("plan.yaml"), trace = dir.file("trace.json");
+  const Outcome o = stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "-o", plan,
+                             "--trace", trace});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("chosen: "), std::string::npos);
+  EXPECT_NE(o.out.find("step time"), std::string::npos);
+  EXPECT_NE(o.out.find("all-gpu                        NO"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("why: "), std::string::npos);
+  EXPECT_TRUE(fs::exists(plan));
+  EXPECT_TRUE(fs::exists(trace));
+  // The written plan simulates to the predicted step time.
+  const Outcome sim = stowage({"simulate", plan, "--json"});
+  ASSERT_EQ(sim.code, kExitOk) << sim.err;
+  const Outcome json = stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "-o", "",
+                                "--json"});
+  const nlohmann::json planned = nlohmann::json::parse(json.out);
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(sim.out)["step_time_s"].get<double>(),
+                   planned["chosen"]["step_time_s"].get<double>());
+  EXPECT_FALSE(planned["baselines"][0]["fits"].get<bool>());
+}
+
+// The check: a 1T-parameter GPT on the DGX-2 either fits or says
+// exactly why not.
+TEST(CliPlan, OneTrillionOnTheDgx2SaysWhy) {
+  const Outcome o = stowage({"plan", "--machine", "dgx-2", "--model", "gpt-1t", "-o", ""});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const bool fits = o.out.find("chosen: ") != std::string::npos;
+  const bool why = o.out.find("NOTHING FITS. The closest candidate") != std::string::npos &&
+                   o.out.find("Changes that would make it fit") != std::string::npos;
+  EXPECT_TRUE(fits || why) << o.out;
+}
+
+// The check: the exported DeepSpeed config parses as JSON and
+// carries the plan's choices.
+TEST(CliExport, DeepSpeedJsonParsesAndCarriesThePlan) {
+  const TempDir dir;
+  const std::string plan = dir.file("plan.yaml");
+  ASSERT_EQ(stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "-o", plan}).code, kExitOk);
+  const Outcome o = stowage({"export", "deepspeed", plan});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const nlohmann::json ds = nlohmann::json::parse(o.out);
+  EXPECT_EQ(ds["zero_optimization"]["stage"], 3);
+  EXPECT_EQ(ds["zero_optimization"]["offload_param"]["device"], "cpu");
+  EXPECT_TRUE(ds.contains("aio"));
+  EXPECT_FALSE(ds["aio"].contains("thread_count"));
+  const Outcome acc = stowage({"export", "accelerate", plan});
+  ASSERT_EQ(acc.code, kExitOk) << acc.err;
+  EXPECT_NE(acc.out.find("distributed_type: DEEPSPEED"), std::string::npos);
+}
+
+TEST(CliWhatif, AddingDrivesShowsBothSides) {
+  const TempDir dir;
+  const std::string plan = dir.file("plan.yaml");
+  ASSERT_EQ(stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-7b", "-o", plan}).code, kExitOk);
+  const Outcome o = stowage({"whatif", plan, "--add-nvme", "3", "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["change"], "add 3 NVMe drives");
+  EXPECT_LE(j["after"]["chosen"]["step_time_s"].get<double>(), j["before"]["chosen"]["step_time_s"].get<double>() * 1.005);
+}
+
+TEST(CliWhatif, BadRamIsAUsageError) {
+  const TempDir dir;
+  const std::string plan = dir.file("plan.yaml");
+  ASSERT_EQ(stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "gpt2", "-o", plan}).code, kExitOk);
+  const Outcome o = stowage({"whatif", plan, "--ram", "lots"});
+  EXPECT_EQ(o.code, kExitUsage);
+  EXPECT_NE(o.err.find("--ram"), std::string::npos);
+}
+
+TEST(CliFit, LargestLlamaOnTheWorkstation) {
+  const Outcome o = stowage({"fit", "--machine", "workstation-24gb-1nvme", "--family", "llama"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  // Llama-3.1-405B and the 70Bs do not fit in 128 GiB of RAM (their 16-bit
+  // gradients alone exceed it); 13B is the largest Llama that trains here
+  // (Llama-3-8B and 13B both fit; 13B has more parameters).
+  EXPECT_NE(o.out.find("largest llama model that trains on"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(": llama-2-13b"), std::string::npos) << o.out;
+}
+
+}  // namespace
+}  // namespace stowage::cli
