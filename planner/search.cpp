@@ -97,17 +97,25 @@ constexpr double kResolution = 0.005;
 std::optional<Evaluation> too_big(const Candidate& c, const core::MachineSpec& machine, const core::Workload& w,
                                   const std::array<core::Bytes, 3>& have) {
   const std::array<core::Bytes, 3> need = memory_floor(c, machine, w);
+  // Report the tier that is short by the largest factor: it is what stops
+  // this candidate, and what makes it close to fitting or far from it.
+  std::optional<Tier> worst;
+  double worst_ratio = 1;
   for (Tier tier : core::kAllTiers) {
     const size_t i = static_cast<size_t>(tier);
-    if (need[i] > have[i]) {
-      const int scale = tier == Tier::kGpu ? 1 : machine.gpu_count;  // host tiers: the whole machine
-      return Evaluation{.candidate = c, .verdict = Verdict::kPruned,
-                        .reason = "memory model: " + std::string(core::to_string(tier)) + " needs at least " +
-                                  core::format_bytes(need[i]) + " of " + core::format_bytes(have[i]) + " per rank",
-                        .overflow = tier, .overflow_bytes = (need[i] - have[i]) * scale, .capacity = have[i] * scale};
+    const double ratio = need[i].as_double() / std::max(1.0, have[i].as_double());
+    if (need[i] > have[i] && ratio > worst_ratio) {
+      worst = tier;
+      worst_ratio = ratio;
     }
   }
-  return std::nullopt;
+  if (!worst) return std::nullopt;
+  const size_t i = static_cast<size_t>(*worst);
+  const int scale = *worst == Tier::kGpu ? 1 : machine.gpu_count;  // host tiers: the whole machine
+  return Evaluation{.candidate = c, .verdict = Verdict::kPruned,
+                    .reason = "memory model: " + std::string(core::to_string(*worst)) + " needs at least " +
+                              core::format_bytes(need[i]) + " of " + core::format_bytes(have[i]) + " per rank",
+                    .overflow = worst, .overflow_bytes = (need[i] - have[i]) * scale, .capacity = have[i] * scale};
 }
 
 // A candidate that may fit, with the least its step can take.
