@@ -6,6 +6,7 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/output_file.h"
+#include "cli/profile_inputs.h"
 #include "core/plan_file.h"
 #include "planner/accelerate_export.h"
 #include "planner/deepspeed_export.h"
@@ -21,20 +22,13 @@ int run_export(const Context& context, const ExportArgs& a) {
   const core::ProfileCatalog catalog = context.catalog();
   auto plan = core::load_plan(a.plan);
   if (!plan) return report(context, plan.error());
-  auto machine = catalog.machine(plan->machine);
-  auto model = catalog.model(plan->model);
-  auto training = catalog.training(plan->training);
-  core::Diagnostics problems;
-  for (const core::Diagnostics* d : {machine ? nullptr : &machine.error(), model ? nullptr : &model.error(),
-                                     training ? nullptr : &training.error()}) {
-    if (d != nullptr) problems.insert(problems.end(), d->begin(), d->end());
-  }
-  if (!problems.empty()) return report(context, problems);
-  const core::TrainingSpec effective = core::effective_training(*training, plan->policy);
-  const core::Workload workload(*model, effective.sequence_length);
+  auto in = load_inputs(catalog, plan->machine, plan->model, plan->training);
+  if (!in) return report(context, in.error());
+  const core::TrainingSpec effective = core::effective_training(in->training, plan->policy);
+  const core::Workload workload(in->model, effective.sequence_length);
   const planner::ExportOptions options{.nvme_path = a.nvme_path};
-  auto exported = a.format == "deepspeed" ? planner::export_deepspeed(*plan, *machine, workload, *training, options)
-                                          : planner::export_accelerate(*plan, *machine, workload, *training, options);
+  auto exported = a.format == "deepspeed" ? planner::export_deepspeed(*plan, in->machine, workload, in->training, options)
+                                          : planner::export_accelerate(*plan, in->machine, workload, in->training, options);
   if (!exported) return report(context, exported.error());
   for (const std::string& note : exported->not_expressible) {
     *context.err << "note: " << a.format << " cannot express: " << note << '\n';

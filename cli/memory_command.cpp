@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "cli/profile_inputs.h"
 #include "cli/text_table.h"
 #include "core/memory_estimate.h"
 #include "core/placement.h"
@@ -113,45 +114,40 @@ std::vector<core::Placement> chosen_placements(const std::string& which, int gpu
 }
 
 int run_memory(const Context& context, const MemoryArgs& args) {
-  const core::ProfileCatalog catalog = context.catalog();
-  auto machine = catalog.machine(args.machine);
-  auto model = catalog.model(args.model);
-  auto training = catalog.training(args.training);
-  core::Diagnostics problems;
-  for (const core::Diagnostics* d : {machine ? nullptr : &machine.error(), model ? nullptr : &model.error(),
-                                     training ? nullptr : &training.error()}) {
-    if (d != nullptr) problems.insert(problems.end(), d->begin(), d->end());
-  }
-  if (!problems.empty()) return report(context, problems);
-  if (args.batch > 0) training->micro_batch = args.batch;
-  if (args.seq > 0) training->sequence_length = args.seq;
+  auto inputs = load_inputs(context.catalog(), args.machine, args.model, args.training);
+  if (!inputs) return report(context, inputs.error());
+  const core::MachineSpec& machine = inputs->machine;
+  const core::ModelSpec& model = inputs->model;
+  core::TrainingSpec& training = inputs->training;
+  if (args.batch > 0) training.micro_batch = args.batch;
+  if (args.seq > 0) training.sequence_length = args.seq;
 
-  const core::Workload workload(*model, training->sequence_length);
+  const core::Workload workload(model, training.sequence_length);
   const core::MemoryOptions options{
       .convention = args.convention == "deepspeed" ? core::Convention::kDeepSpeedEstimator : core::Convention::kStowage,
       .scope = args.model_states_only ? core::Scope::kModelStates : core::Scope::kEverything};
   std::vector<core::MemoryEstimate> estimates;
-  for (const core::Placement& p : chosen_placements(args.placement, machine->gpu_count)) {
-    estimates.push_back(core::estimate_memory(workload, *machine, *training, p, options));
+  for (const core::Placement& p : chosen_placements(args.placement, machine.gpu_count)) {
+    estimates.push_back(core::estimate_memory(workload, machine, training, p, options));
   }
 
   std::ostream& out = *context.out;
   if (args.as_json) {
     json placements = json::array();
     for (const auto& e : estimates) placements.push_back(to_json(e));
-    out << json{{"machine", machine->name}, {"model", model->name}, {"training", training->name},
-                {"params", workload.total_params()}, {"micro_batch", training->micro_batch},
-                {"sequence_length", training->sequence_length}, {"convention", args.convention},
+    out << json{{"machine", machine.name}, {"model", model.name}, {"training", training.name},
+                {"params", workload.total_params()}, {"micro_batch", training.micro_batch},
+                {"sequence_length", training.sequence_length}, {"convention", args.convention},
                 {"scope", args.model_states_only ? "model_states" : "everything"},
                 {"placements", placements}}.dump(2)
         << '\n';
     return kExitOk;
   }
-  out << "Memory for " << model->label << " (" << grouped(workload.total_params()) << " parameters) on "
-      << machine->label << '\n'
-      << "  training: " << training->micro_batch << " x " << training->sequence_length << " tokens per micro-batch, "
-      << (training->precision == core::Precision::kBf16 ? "bf16" : "fp16") << ", activation checkpointing "
-      << (training->activation_checkpointing ? "on" : "off") << '\n'
+  out << "Memory for " << model.label << " (" << grouped(workload.total_params()) << " parameters) on "
+      << machine.label << '\n'
+      << "  training: " << training.micro_batch << " x " << training.sequence_length << " tokens per micro-batch, "
+      << (training.precision == core::Precision::kBf16 ? "bf16" : "fp16") << ", activation checkpointing "
+      << (training.activation_checkpointing ? "on" : "off") << '\n'
       << "  accounting: " << (options.convention == core::Convention::kStowage ? "stowage" : "deepspeed estimator")
       << (args.model_states_only ? ", model states only" : ", model states + activations + buffers")
       << "; GPU figures are per GPU, CPU and NVMe per machine\n";

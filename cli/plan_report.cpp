@@ -96,17 +96,11 @@ void print_explain(std::ostream& out, const planner::PlanResult& r) {
 
 core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
                                           const std::string& model, const std::string& training) {
-  auto m = catalog.machine(machine);
-  auto x = catalog.model(model);
-  auto t = catalog.training(training);
+  auto inputs = load_inputs(catalog, machine, model, training);
+  if (!inputs) return std::unexpected(inputs.error());
   auto spare = catalog.nvme(kSpareDrive);
-  core::Diagnostics problems;
-  for (const core::Diagnostics* d : {m ? nullptr : &m.error(), x ? nullptr : &x.error(), t ? nullptr : &t.error(),
-                                     spare ? nullptr : &spare.error()}) {
-    if (d != nullptr) problems.insert(problems.end(), d->begin(), d->end());
-  }
-  if (!problems.empty()) return std::unexpected(problems);
-  return PlanInputs{*m, *x, *t, machine, model, training, *spare};
+  if (!spare) return std::unexpected(spare.error());
+  return PlanInputs{{std::move(*inputs)}, *spare};
 }
 
 void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResult& r, bool explain) {

@@ -7,17 +7,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/profile_inputs.h"
 #include "core/plan_file.h"
 #include "core/profile_catalog.h"
 #include "planner/search.h"
 
 namespace stowage::cli {
 
-struct PlanInputs {
-  core::MachineSpec machine;
-  core::ModelSpec model;
-  core::TrainingSpec training;
-  std::string machine_name, model_name, training_name;  // as the plan file records them
+struct PlanInputs : ProfileInputs {
   core::NvmeSpec spare_drive;  // suggested when a machine has no NVMe
 };
 

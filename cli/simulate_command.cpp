@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/output_file.h"
+#include "cli/profile_inputs.h"
 #include "cli/text_table.h"
 #include "core/chrome_trace.h"
 #include "core/lower.h"
@@ -48,16 +49,10 @@ core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const Simula
     plan = std::move(*p);
     machine = plan->machine, model = plan->model, training = plan->training;
   }
-  auto m = catalog.machine(machine);
-  auto x = catalog.model(model);
-  auto t = catalog.training(training);
-  core::Diagnostics problems;
-  for (const core::Diagnostics* d : {m ? nullptr : &m.error(), x ? nullptr : &x.error(), t ? nullptr : &t.error()}) {
-    if (d != nullptr) problems.insert(problems.end(), d->begin(), d->end());
-  }
-  if (!problems.empty()) return std::unexpected(problems);
-  Setup s{.machine = *m, .model = *x, .training = *t, .machine_name = machine, .model_name = model,
-          .training_name = training};
+  auto in = load_inputs(catalog, machine, model, training);
+  if (!in) return std::unexpected(in.error());
+  Setup s{.machine = in->machine, .model = in->model, .training = in->training, .machine_name = machine,
+          .model_name = model, .training_name = training};
   const core::Workload workload(s.model, s.training.sequence_length);
   if (plan) {
     s.policy = plan->policy;

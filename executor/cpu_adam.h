@@ -1,0 +1,80 @@
+// The CPU optimizer step: Adam or AdamW on fp32 master weights and moments,
+// fused with writing the bf16/fp16 parameter copy the device trains with.
+// This is the kernel the executor runs for a partition whose optimizer
+// state the plan keeps on a host tier (issue 5, item 4). Its float64 twin is
+// executor/adam_reference.h.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "core/training_spec.h"
+
+namespace stowage::executor {
+
+// The optimizer's hyperparameters, in the words of the training profile.
+// kAdam adds weight_decay * param to the gradient (L2); kAdamW multiplies the
+// parameter by (1 - lr * weight_decay) before the update (decoupled), as in
+// torch.optim.Adam and torch.optim.AdamW. amsgrad and maximize are not offered.
+struct AdamHyper {
+  core::AdamConfig config;
+  core::OptimizerKind optimizer = core::OptimizerKind::kAdamW;
+};
+
+// Instruction set of the step's inner loop. kAuto takes the widest one this
+// CPU supports. All of them give the same bits (see adam_step).
+enum class Isa { kAuto, kScalar, kAvx2, kAvx512 };
+
+struct AdamOptions {
+  int threads = 1;         // >= 1; 1 runs on the calling thread, no thread is started
+  Isa isa = Isa::kAuto;
+};
+
+// Whether this CPU (and OS) can run `isa`. kAuto and kScalar: always.
+[[nodiscard]] bool isa_supported(Isa isa);
+
+// kAuto resolved: kAvx512 if supported, else kAvx2, else kScalar.
+[[nodiscard]] Isa best_isa();
+
+[[nodiscard]] std::string_view isa_name(Isa isa);  // "auto", "scalar", "avx2", "avx512"
+
+// One optimizer step over n = master.size() parameters, in place.
+//
+//   master, m, v  [n] fp32: master weights, first and second moments; updated.
+//   grad          [n] fp32: the gradient as produced, still multiplied by the
+//                 loss scale; unscaled here by multiplying with
+//                 float(1 / grad_scale), as torch.cuda.amp.GradScaler does
+//                 (exact for the power-of-two scales dynamic scaling uses).
+//   param16       [n] written: master rounded to `precision` (bf16 or fp16,
+//                 round to nearest even, NaN kept NaN), bit patterns.
+//   step          1-based: the t of the bias corrections 1 - beta^t. The
+//                 caller owns the counter; nothing here remembers it.
+//   grad_scale    > 0, finite; 1 for bf16. Skipping a step whose gradients
+//                 overflowed is the loss scaler's decision, not made here.
+//
+// Algorithm: PyTorch's documented torch.optim.Adam / torch.optim.AdamW
+// (https://pytorch.org/docs/stable/generated/torch.optim.Adam.html, .AdamW.html),
+// with the denominator computed as PyTorch's implementation does:
+// denom = sqrt(v) / sqrt(1 - beta2^t) + eps, param -= lr / (1 - beta1^t) * m / denom.
+//
+// A pure function of its arguments: the result depends neither on
+// options.threads nor on options.isa, bit for bit. Every path performs the
+// same IEEE float operations in the same order without fused multiply-add
+// (the library is built with -ffp-contract=off); sqrt and division are
+// correctly rounded in SSE, AVX2 and AVX-512 alike. The step is bound by
+// memory bandwidth, so FMA would buy no speed.
+//
+// Threads: splits the range into options.threads contiguous chunks whose
+// bounds are multiples of 64 elements, and uses fewer threads for small n.
+// The spans must not overlap each other; the call returns when all are written.
+//
+// Throws std::invalid_argument (the project has no STOWAGE_CHECK yet) when
+// the lengths differ, step < 1, grad_scale is not positive and finite, a
+// hyperparameter is out of PyTorch's accepted range, threads < 1, or the
+// requested ISA is not supported here. Nothing is written when it throws.
+void adam_step(std::span<float> master, std::span<const float> grad, std::span<float> m,
+               std::span<float> v, std::span<uint16_t> param16, core::Precision precision,
+               const AdamHyper& hyper, int64_t step, float grad_scale, const AdamOptions& options);
+
+}  // namespace stowage::executor
