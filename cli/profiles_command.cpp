@@ -89,23 +89,30 @@ Summary summarize(const core::TrainingSpec& t) {
            {"activation_checkpointing", t.activation_checkpointing}}};
 }
 
-template <class Load>
-bool list_kind(const core::ProfileCatalog& catalog, ProfileKind kind, Load load, TextTable& table,
-               json& out, core::Diagnostics& problems) {
+// What the listing collects: the table for people, the JSON for scripts,
+// and the problems of profiles that failed to load.
+struct Listing {
+  TextTable table{{Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft}};
+  json out = json::array();
+  core::Diagnostics problems;
+};
+
+template <class Spec>
+void list_kind(const core::ProfileCatalog& catalog, ProfileKind kind,
+               core::Result<Spec> (core::ProfileCatalog::*load)(std::string_view) const, Listing& listing) {
   for (const std::string& name : catalog.names(kind)) {
-    auto spec = load(name);
+    core::Result<Spec> spec = (catalog.*load)(name);
     if (!spec) {
-      problems.insert(problems.end(), spec.error().begin(), spec.error().end());
+      listing.problems.insert(listing.problems.end(), spec.error().begin(), spec.error().end());
       continue;
     }
     const Summary s = summarize(*spec);
-    table.row({std::string(core::format_word(kind)), name, spec->label, s.line});
+    listing.table.row({std::string(core::format_word(kind)), name, spec->label, s.line});
     json entry = {{"kind", core::format_word(kind)}, {"name", name}, {"label", spec->label},
                   {"source", spec->source}, {"summary", s.line}};
     entry["figures"] = s.figures;
-    out.push_back(entry);
+    listing.out.push_back(entry);
   }
-  return true;
 }
 
 }  // namespace
@@ -119,23 +126,22 @@ CommandBody add_profiles_command(CLI::App& app, Context& context) {
   sub->add_flag("--json", *as_json, "Print JSON (docs/json.md)");
   return [&context, kind, as_json]() {
     const core::ProfileCatalog catalog = context.catalog();
-    TextTable table({Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft});
-    json out = json::array();
-    core::Diagnostics problems;
-    auto wanted = [&](ProfileKind k) { return kind->empty() || *kind == core::format_word(k); };
-    auto by = [&](auto loader) { return [&, loader](const std::string& n) { return (catalog.*loader)(n); }; };
-    if (wanted(ProfileKind::kGpu)) list_kind(catalog, ProfileKind::kGpu, by(&core::ProfileCatalog::gpu), table, out, problems);
-    if (wanted(ProfileKind::kNvme)) list_kind(catalog, ProfileKind::kNvme, by(&core::ProfileCatalog::nvme), table, out, problems);
-    if (wanted(ProfileKind::kHost)) list_kind(catalog, ProfileKind::kHost, by(&core::ProfileCatalog::host), table, out, problems);
-    if (wanted(ProfileKind::kMachine)) list_kind(catalog, ProfileKind::kMachine, by(&core::ProfileCatalog::machine), table, out, problems);
-    if (wanted(ProfileKind::kModel)) list_kind(catalog, ProfileKind::kModel, by(&core::ProfileCatalog::model), table, out, problems);
-    if (wanted(ProfileKind::kTraining)) list_kind(catalog, ProfileKind::kTraining, by(&core::ProfileCatalog::training), table, out, problems);
+    Listing listing;
+    auto each = [&](ProfileKind k, auto load) {
+      if (kind->empty() || *kind == core::format_word(k)) list_kind(catalog, k, load, listing);
+    };
+    each(ProfileKind::kGpu, &core::ProfileCatalog::gpu);
+    each(ProfileKind::kNvme, &core::ProfileCatalog::nvme);
+    each(ProfileKind::kHost, &core::ProfileCatalog::host);
+    each(ProfileKind::kMachine, &core::ProfileCatalog::machine);
+    each(ProfileKind::kModel, &core::ProfileCatalog::model);
+    each(ProfileKind::kTraining, &core::ProfileCatalog::training);
     if (*as_json) {
-      *context.out << out.dump(2) << '\n';
+      *context.out << listing.out.dump(2) << '\n';
     } else {
-      table.print(*context.out);
+      listing.table.print(*context.out);
     }
-    return problems.empty() ? kExitOk : report(context, problems);
+    return listing.problems.empty() ? kExitOk : report(context, listing.problems);
   };
 }
 

@@ -1,0 +1,376 @@
+// adam_step: validation, per-step constants, the three inner loops (scalar,
+// AVX2, AVX-512F) chosen at run time, and the split over threads.
+//
+// Bit-identity across paths rests on three things: every path performs the
+// same float operations in the same order (compare update_one with the two
+// vector loops line by line); no multiply-add is fused (-ffp-contract=off in
+// executor/CMakeLists.txt, also GCC's default under -std=c++23); and SSE,
+// AVX2 and AVX-512 sqrt and division are correctly rounded (IEEE 754).
+#include "executor/cpu_adam.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__)
+// GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized on their own
+// _mm512_undefined_* placeholders (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
+
+namespace stowage::executor {
+namespace {
+
+using core::OptimizerKind;
+using core::Precision;
+
+// Chunk bounds are multiples of 64 elements (256 B of fp32, 128 B of
+// 16-bit), so with 64-byte aligned arrays no two threads share a cache line.
+constexpr size_t kChunkAlign = 64;
+// Below this many elements per thread (1.9 MiB of traffic at 30 B each,
+// ~0.2 ms at 10 GB/s) starting a thread (~20 us) is not worth it.
+constexpr size_t kMinElementsPerThread = size_t{1} << 16;
+
+// The arrays of one contiguous range of parameters.
+struct Chunk {
+  float* master;
+  const float* grad;
+  float* m;
+  float* v;
+  uint16_t* param16;
+  size_t n;
+};
+
+Chunk slice(const Chunk& all, size_t begin, size_t end) {
+  return {all.master + begin, all.grad + begin, all.m + begin, all.v + begin, all.param16 + begin, end - begin};
+}
+
+// The step's scalars, computed in double once per call and rounded to float,
+// as PyTorch turns Python-float hyperparameters into float32 operands.
+struct StepConstants {
+  float inv_grad_scale;         // 1 / grad_scale
+  float weight_decay;           // kAdam: g += weight_decay * param
+  float decay_factor;           // kAdamW: param *= 1 - lr * weight_decay
+  float beta1;
+  float one_minus_beta1;
+  float beta2;
+  float one_minus_beta2;
+  float step_size;              // lr / (1 - beta1^t)
+  float sqrt_bias_correction2;  // sqrt(1 - beta2^t)
+  float eps;
+};
+
+StepConstants constants_for(const AdamHyper& hyper, int64_t step, float grad_scale) {
+  const core::AdamConfig& a = hyper.config;
+  const double t = static_cast<double>(step);
+  const double bias_correction1 = 1.0 - std::pow(a.beta1, t);
+  const double bias_correction2 = 1.0 - std::pow(a.beta2, t);
+  return {
+      .inv_grad_scale = static_cast<float>(1.0 / static_cast<double>(grad_scale)),
+      .weight_decay = static_cast<float>(a.weight_decay),
+      .decay_factor = static_cast<float>(1.0 - a.learning_rate * a.weight_decay),
+      .beta1 = static_cast<float>(a.beta1),
+      .one_minus_beta1 = static_cast<float>(1.0 - a.beta1),
+      .beta2 = static_cast<float>(a.beta2),
+      .one_minus_beta2 = static_cast<float>(1.0 - a.beta2),
+      .step_size = static_cast<float>(a.learning_rate / bias_correction1),
+      .sqrt_bias_correction2 = static_cast<float>(std::sqrt(bias_correction2)),
+      .eps = static_cast<float>(a.eps),
+  };
+}
+
+// fp32 -> bf16, round to nearest even; a NaN stays a (quiet) NaN instead of
+// carrying into the exponent and becoming infinity.
+inline uint16_t bf16_bits(float x) {
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x0040u);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+// fp32 -> IEEE binary16, round to nearest even, as F16C's VCVTPS2PH does:
+// overflow to infinity, gradual underflow to subnormals, NaN quieted with
+// the top 10 payload bits kept.
+inline uint16_t fp16_bits(float x) {
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  const uint32_t sign = (bits >> 16) & 0x8000u;
+  const uint32_t abs = bits & 0x7fffffffu;
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
+  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
+  uint32_t result = 0;
+  uint32_t rest = 0;   // the bits shifted out
+  uint32_t half = 0;   // the value of rest that is exactly half a unit
+  if (abs >= 0x38800000u) {  // >= 2^-14: normal half; rebias the exponent by 127 - 15
+    result = (abs >> 13) - (112u << 10);
+    rest = abs & 0x1fffu;
+    half = 0x1000u;
+  } else if (abs > 0x33000000u) {  // (2^-25, 2^-14): subnormal half, units of 2^-24
+    const uint32_t shift = 126u - (abs >> 23);  // 14..24
+    const uint32_t significand = (abs & 0x7fffffu) | 0x800000u;
+    result = significand >> shift;
+    rest = significand & ((1u << shift) - 1u);
+    half = 1u << (shift - 1u);
+  } else {
+    return static_cast<uint16_t>(sign);  // <= 2^-25 rounds to zero (2^-25 itself ties to even 0)
+  }
+  if (rest > half || (rest == half && (result & 1u) != 0)) ++result;  // a carry into the exponent is right
+  return static_cast<uint16_t>(sign | result);
+}
+
+template <Precision kPrecision>
+inline uint16_t to_half(float x) {
+  if constexpr (kPrecision == Precision::kBf16) return bf16_bits(x);
+  else return fp16_bits(x);
+}
+
+// One element of PyTorch's Adam/AdamW; returns the new master weight and
+// updates the moments. The vector loops below repeat exactly these operations.
+template <OptimizerKind kOptimizer>
+inline float update_one(const StepConstants& c, float param, float grad, float& m, float& v) {
+  float g = grad * c.inv_grad_scale;
+  if constexpr (kOptimizer == OptimizerKind::kAdam) g = g + c.weight_decay * param;
+  else param = param * c.decay_factor;
+  m = c.beta1 * m + c.one_minus_beta1 * g;
+  v = c.beta2 * v + c.one_minus_beta2 * (g * g);
+  const float denom = std::sqrt(v) / c.sqrt_bias_correction2 + c.eps;
+  return param - c.step_size * (m / denom);
+}
+
+template <OptimizerKind kOptimizer, Precision kPrecision>
+void run_scalar(const StepConstants& c, const Chunk& x) {
+  for (size_t i = 0; i < x.n; ++i) {
+    const float param = update_one<kOptimizer>(c, x.master[i], x.grad[i], x.m[i], x.v[i]);
+    x.master[i] = param;
+    x.param16[i] = to_half<kPrecision>(param);
+  }
+}
+
+#if defined(__x86_64__)
+
+// bf16_bits on 8 lanes; returns the 8 results packed as 16-bit.
+__attribute__((target("avx2"))) inline __m128i bf16_avx2(__m256 x) {
+  const __m256i bits = _mm256_castps_si256(x);
+  const __m256i high = _mm256_srli_epi32(bits, 16);
+  const __m256i lsb = _mm256_and_si256(high, _mm256_set1_epi32(1));
+  const __m256i biased = _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff)), lsb);
+  const __m256i rounded = _mm256_srli_epi32(biased, 16);
+  const __m256i quiet_nan = _mm256_or_si256(high, _mm256_set1_epi32(0x40));
+  const __m256i is_nan = _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  const __m256i r = _mm256_blendv_epi8(rounded, quiet_nan, is_nan);
+  // Every lane is < 2^16, so unsigned saturation packs without changing it.
+  return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+
+template <Precision kPrecision>
+__attribute__((target("avx2,f16c"))) inline __m128i to_half_avx2(__m256 x) {
+  if constexpr (kPrecision == Precision::kBf16) return bf16_avx2(x);
+  else return _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+template <OptimizerKind kOptimizer, Precision kPrecision>
+__attribute__((target("avx2,f16c"))) void run_avx2(const StepConstants& c, const Chunk& x) {
+  const __m256 inv_grad_scale = _mm256_set1_ps(c.inv_grad_scale);
+  const __m256 weight_decay = _mm256_set1_ps(c.weight_decay);
+  const __m256 decay_factor = _mm256_set1_ps(c.decay_factor);
+  const __m256 beta1 = _mm256_set1_ps(c.beta1), one_minus_beta1 = _mm256_set1_ps(c.one_minus_beta1);
+  const __m256 beta2 = _mm256_set1_ps(c.beta2), one_minus_beta2 = _mm256_set1_ps(c.one_minus_beta2);
+  const __m256 step_size = _mm256_set1_ps(c.step_size);
+  const __m256 sqrt_bc2 = _mm256_set1_ps(c.sqrt_bias_correction2), eps = _mm256_set1_ps(c.eps);
+  size_t i = 0;
+  for (; i + 8 <= x.n; i += 8) {
+    __m256 param = _mm256_loadu_ps(x.master + i);
+    __m256 g = _mm256_mul_ps(_mm256_loadu_ps(x.grad + i), inv_grad_scale);
+    if constexpr (kOptimizer == OptimizerKind::kAdam) g = _mm256_add_ps(g, _mm256_mul_ps(weight_decay, param));
+    else param = _mm256_mul_ps(param, decay_factor);
+    const __m256 m = _mm256_add_ps(_mm256_mul_ps(beta1, _mm256_loadu_ps(x.m + i)), _mm256_mul_ps(one_minus_beta1, g));
+    const __m256 v = _mm256_add_ps(_mm256_mul_ps(beta2, _mm256_loadu_ps(x.v + i)),
+                                   _mm256_mul_ps(one_minus_beta2, _mm256_mul_ps(g, g)));
+    const __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(v), sqrt_bc2), eps);
+    param = _mm256_sub_ps(param, _mm256_mul_ps(step_size, _mm256_div_ps(m, denom)));
+    _mm256_storeu_ps(x.m + i, m);
+    _mm256_storeu_ps(x.v + i, v);
+    _mm256_storeu_ps(x.master + i, param);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(x.param16 + i), to_half_avx2<kPrecision>(param));
+  }
+  run_scalar<kOptimizer, kPrecision>(c, slice(x, i, x.n));  // the < 8 left over: same bits
+}
+
+// bf16_bits on 16 lanes. Not VCVTNEPS2BF16 (AVX512_BF16): it treats
+// subnormal inputs as zero, which the scalar path does not.
+__attribute__((target("avx512f"))) inline __m256i bf16_avx512(__m512 x) {
+  const __m512i bits = _mm512_castps_si512(x);
+  const __m512i high = _mm512_srli_epi32(bits, 16);
+  const __m512i lsb = _mm512_and_si512(high, _mm512_set1_epi32(1));
+  const __m512i biased = _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7fff)), lsb);
+  const __m512i rounded = _mm512_srli_epi32(biased, 16);
+  const __m512i quiet_nan = _mm512_or_si512(high, _mm512_set1_epi32(0x40));
+  const __mmask16 is_nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(is_nan, rounded, quiet_nan));
+}
+
+template <Precision kPrecision>
+__attribute__((target("avx512f"))) inline __m256i to_half_avx512(__m512 x) {
+  if constexpr (kPrecision == Precision::kBf16) return bf16_avx512(x);
+  else return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+template <OptimizerKind kOptimizer, Precision kPrecision>
+__attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const Chunk& x) {
+  const __m512 inv_grad_scale = _mm512_set1_ps(c.inv_grad_scale);
+  const __m512 weight_decay = _mm512_set1_ps(c.weight_decay);
+  const __m512 decay_factor = _mm512_set1_ps(c.decay_factor);
+  const __m512 beta1 = _mm512_set1_ps(c.beta1), one_minus_beta1 = _mm512_set1_ps(c.one_minus_beta1);
+  const __m512 beta2 = _mm512_set1_ps(c.beta2), one_minus_beta2 = _mm512_set1_ps(c.one_minus_beta2);
+  const __m512 step_size = _mm512_set1_ps(c.step_size);
+  const __m512 sqrt_bc2 = _mm512_set1_ps(c.sqrt_bias_correction2), eps = _mm512_set1_ps(c.eps);
+  size_t i = 0;
+  for (; i + 16 <= x.n; i += 16) {
+    __m512 param = _mm512_loadu_ps(x.master + i);
+    __m512 g = _mm512_mul_ps(_mm512_loadu_ps(x.grad + i), inv_grad_scale);
+    if constexpr (kOptimizer == OptimizerKind::kAdam) g = _mm512_add_ps(g, _mm512_mul_ps(weight_decay, param));
+    else param = _mm512_mul_ps(param, decay_factor);
+    const __m512 m = _mm512_add_ps(_mm512_mul_ps(beta1, _mm512_loadu_ps(x.m + i)), _mm512_mul_ps(one_minus_beta1, g));
+    const __m512 v = _mm512_add_ps(_mm512_mul_ps(beta2, _mm512_loadu_ps(x.v + i)),
+                                   _mm512_mul_ps(one_minus_beta2, _mm512_mul_ps(g, g)));
+    const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(v), sqrt_bc2), eps);
+    param = _mm512_sub_ps(param, _mm512_mul_ps(step_size, _mm512_div_ps(m, denom)));
+    _mm512_storeu_ps(x.m + i, m);
+    _mm512_storeu_ps(x.v + i, v);
+    _mm512_storeu_ps(x.master + i, param);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x.param16 + i), to_half_avx512<kPrecision>(param));
+  }
+  run_scalar<kOptimizer, kPrecision>(c, slice(x, i, x.n));  // the < 16 left over: same bits
+}
+
+#endif  // __x86_64__
+
+using ChunkKernel = void (*)(const StepConstants&, const Chunk&);
+
+template <OptimizerKind kOptimizer, Precision kPrecision>
+ChunkKernel kernel_for(Isa isa) {
+#if defined(__x86_64__)
+  if (isa == Isa::kAvx512) return &run_avx512<kOptimizer, kPrecision>;
+  if (isa == Isa::kAvx2) return &run_avx2<kOptimizer, kPrecision>;
+#endif
+  (void)isa;
+  return &run_scalar<kOptimizer, kPrecision>;
+}
+
+// `isa` is resolved and supported here.
+ChunkKernel select_kernel(Isa isa, OptimizerKind optimizer, Precision precision) {
+  const bool bf16 = precision == Precision::kBf16;
+  if (optimizer == OptimizerKind::kAdam) {
+    return bf16 ? kernel_for<OptimizerKind::kAdam, Precision::kBf16>(isa)
+                : kernel_for<OptimizerKind::kAdam, Precision::kFp16>(isa);
+  }
+  return bf16 ? kernel_for<OptimizerKind::kAdamW, Precision::kBf16>(isa)
+              : kernel_for<OptimizerKind::kAdamW, Precision::kFp16>(isa);
+}
+
+// Runs `kernel` over `all` split into at most `threads` chunks, the last on
+// the calling thread. If a thread cannot be started, the calling thread
+// does the remaining chunks itself: slower, but the same bits and never a
+// half-updated partition.
+void run_chunks(ChunkKernel kernel, const StepConstants& c, const Chunk& all, int threads) {
+  const size_t by_size = std::max<size_t>(1, all.n / kMinElementsPerThread);
+  const size_t workers = std::min(static_cast<size_t>(threads), by_size);
+  if (workers <= 1) {
+    kernel(c, all);
+    return;
+  }
+  const size_t per = (all.n + workers - 1) / workers;
+  const size_t chunk = (per + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
+  std::vector<std::jthread> started;  // joined when this returns
+  started.reserve(workers - 1);
+  size_t begin = 0;
+  for (; begin + chunk < all.n && started.size() + 1 < workers; begin += chunk) {
+    try {
+      started.emplace_back(kernel, std::cref(c), slice(all, begin, begin + chunk));
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  kernel(c, slice(all, begin, all.n));
+}
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("adam_step: " + what);
+}
+
+void validate(size_t n, std::span<const float> grad, std::span<float> m, std::span<float> v,
+              std::span<uint16_t> param16, const AdamHyper& hyper, int64_t step, float grad_scale,
+              const AdamOptions& options) {
+  const auto same = [n](size_t k) { return k == n; };
+  require(same(grad.size()) && same(m.size()) && same(v.size()) && same(param16.size()),
+          "master, grad, m, v and param16 must have the same length (master has " + std::to_string(n) + ")");
+  require(step >= 1, "step is 1-based, got " + std::to_string(step));
+  require(std::isfinite(grad_scale) && grad_scale > 0, "grad_scale must be positive and finite");
+  // The ranges torch.optim.Adam's constructor accepts (NaN fails each test).
+  const core::AdamConfig& a = hyper.config;
+  require(a.learning_rate >= 0, "learning_rate must be >= 0");
+  require(a.eps >= 0, "eps must be >= 0");
+  require(a.beta1 >= 0 && a.beta1 < 1, "beta1 must be in [0, 1)");
+  require(a.beta2 >= 0 && a.beta2 < 1, "beta2 must be in [0, 1)");
+  require(a.weight_decay >= 0, "weight_decay must be >= 0");
+  require(options.threads >= 1, "threads must be >= 1, got " + std::to_string(options.threads));
+  require(isa_supported(options.isa),
+          "this CPU does not support the requested instruction set " + std::string(isa_name(options.isa)));
+}
+
+}  // namespace
+
+bool isa_supported(Isa isa) {
+  switch (isa) {
+    case Isa::kAuto:
+    case Isa::kScalar:
+      return true;
+#if defined(__x86_64__)
+    // __builtin_cpu_supports also checks that the OS saves the YMM/ZMM state.
+    case Isa::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    case Isa::kAvx512:
+      return __builtin_cpu_supports("avx512f");
+#else
+    case Isa::kAvx2:
+    case Isa::kAvx512:
+      return false;
+#endif
+  }
+  return false;
+}
+
+Isa best_isa() {
+  if (isa_supported(Isa::kAvx512)) return Isa::kAvx512;
+  if (isa_supported(Isa::kAvx2)) return Isa::kAvx2;
+  return Isa::kScalar;
+}
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kAuto: return "auto";
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
+  }
+  return "unknown";
+}
+
+void adam_step(std::span<float> master, std::span<const float> grad, std::span<float> m,
+               std::span<float> v, std::span<uint16_t> param16, core::Precision precision,
+               const AdamHyper& hyper, int64_t step, float grad_scale, const AdamOptions& options) {
+  validate(master.size(), grad, m, v, param16, hyper, step, grad_scale, options);
+  const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
+  const Chunk all{master.data(), grad.data(), m.data(), v.data(), param16.data(), master.size()};
+  run_chunks(select_kernel(isa, hyper.optimizer, precision), constants_for(hyper, step, grad_scale), all,
+             options.threads);
+}
+
+}  // namespace stowage::executor
