@@ -473,6 +473,7 @@ Result<Schedule> Lowering::finish() {
   }
   s.steps = options_.steps;
   s.bf16 = training_.precision == Precision::kBf16;
+  s.pinned = policy_.pinned_memory;
   // NVMe queues keep as many reads (and writes) in flight as the prefetch depth.
   s.lane_slots[static_cast<size_t>(Lane::kNvmeRead)] = std::max(1, policy_.nvme_prefetch_depth);
   s.lane_slots[static_cast<size_t>(Lane::kNvmeWrite)] = std::max(1, policy_.nvme_prefetch_depth);

@@ -98,6 +98,9 @@ struct Schedule {
   std::array<int, kLaneCount> lane_slots{1, 1, 1, 1, 1, 1, 1};
   // Is the step's compute in bf16 (else fp16)? Picks the GPU's matmul rate.
   bool bf16 = true;
+  // Are host buffers page-locked? Pageable copies go through a bounce
+  // buffer at about half the rate.
+  bool pinned = true;
 
   [[nodiscard]] const Op& op(OpId id) const { return ops[static_cast<size_t>(id)]; }
 };

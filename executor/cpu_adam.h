@@ -60,10 +60,8 @@ struct AdamOptions {
 //
 // A pure function of its arguments: the result depends neither on
 // options.threads nor on options.isa, bit for bit. Every path performs the
-// same IEEE float operations in the same order without fused multiply-add
-// (the library is built with -ffp-contract=off); sqrt and division are
-// correctly rounded in SSE, AVX2 and AVX-512 alike. The step is bound by
-// memory bandwidth, so FMA would buy no speed.
+// same correctly rounded IEEE float operations (multiply, explicit fused
+// multiply-add, divide, sqrt) in the same order; see cpu_adam.cpp.
 //
 // Threads: splits the range into options.threads contiguous chunks whose
 // bounds are multiples of 64 elements, and uses fewer threads for small n.

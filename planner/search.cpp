@@ -125,6 +125,43 @@ struct Bounded {
   Candidate candidate;
 };
 
+// The best plan's layers split into sub-groups of `group` parameters, each
+// sub-group placed as its layer was.
+Candidate with_sub_groups(const Candidate& c, const core::Workload& w, int64_t group) {
+  Candidate out = c;
+  const std::vector<core::Partition> before = core::partitions_of(w, c.policy.sub_group_params);
+  std::vector<core::PartitionPolicy> by_layer(w.layers().size());
+  for (size_t j = 0; j < before.size(); ++j) by_layer[static_cast<size_t>(before[j].layer)] = c.policy.partitions[j];
+  out.policy.sub_group_params = group;
+  out.policy.partitions.clear();
+  for (const core::Partition& p : core::partitions_of(w, group)) out.policy.partitions.push_back(by_layer[static_cast<size_t>(p.layer)]);
+  out.name += ", sub-groups of " + std::to_string(group);
+  return out;
+}
+
+// Knobs that matter less than placement are tuned around the best plan only:
+// the number of pinned staging buffers, and splitting big layers into
+// sub-groups so optimizer I/O starts sooner.
+template <class Consider>
+void refine(PlanResult& result, const core::MachineSpec& machine, const core::ModelSpec& model, Consider& consider) {
+  if (!result.best || result.best->candidate.policy.partitions.empty()) return;
+  const Candidate best = result.best->candidate;
+  const core::Workload w(model, best.training.sequence_length);
+  std::vector<Candidate> variants;
+  for (int buffers : {2, 8}) {
+    Candidate c = best;
+    c.policy.staging_buffers = buffers;
+    c.name += ", " + std::to_string(buffers) + " staging buffers";
+    variants.push_back(c);
+  }
+  const bool offloads = std::any_of(best.policy.partitions.begin(), best.policy.partitions.end(),
+                                    [](const PartitionPolicy& p) { return p.optimizer == OptimizerDevice::kCpu; });
+  if (offloads && best.policy.sub_group_params == 0) {
+    for (int64_t parts : {2, 4}) variants.push_back(with_sub_groups(best, w, (w.largest_layer_params() + parts - 1) / parts));
+  }
+  for (const Candidate& c : variants) consider(evaluate(c, machine, model));
+}
+
 }  // namespace
 
 std::vector<Candidate> baseline_candidates(const core::MachineSpec& machine, const core::Workload& workload,
@@ -218,6 +255,7 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
     }
     consider(evaluate(b.candidate, machine, model));
   }
+  refine(result, machine, model, consider);
   return result;
 }
 

@@ -6,7 +6,7 @@ namespace stowage::sim {
 
 Prediction simulate(const core::Schedule& schedule, const core::MachineSpec& machine, const SimulateOptions& options) {
   const ModelContext context{.machine = machine, .params = options.params, .ranks = schedule.ranks,
-                             .pinned = options.pinned, .bf16 = schedule.bf16};
+                             .pinned = schedule.pinned, .bf16 = schedule.bf16};
   std::vector<Demand> demands;
   demands.reserve(schedule.ops.size());
   for (const core::Op& op : schedule.ops) demands.push_back(demand_of(op, context));

@@ -19,7 +19,6 @@ struct Prediction {
 
 struct SimulateOptions {
   CostParameters params;
-  bool pinned = true;  // host buffers page-locked
 };
 
 Prediction simulate(const core::Schedule& schedule, const core::MachineSpec& machine,
