@@ -63,9 +63,7 @@ struct StepConstants {
   float inv_grad_scale;         // 1 / grad_scale
   float weight_decay;           // kAdam: g += weight_decay * param
   float lr_weight_decay;        // kAdamW: param -= lr * weight_decay * param
-  float beta1;
   float one_minus_beta1;
-  float beta2;
   float one_minus_beta2;
   float step_size;              // lr / (1 - beta1^t)
   float sqrt_bias_correction2;  // sqrt(1 - beta2^t)
@@ -81,9 +79,7 @@ StepConstants constants_for(const AdamHyper& hyper, int64_t step, float grad_sca
       .inv_grad_scale = static_cast<float>(1.0 / static_cast<double>(grad_scale)),
       .weight_decay = static_cast<float>(a.weight_decay),
       .lr_weight_decay = static_cast<float>(a.learning_rate * a.weight_decay),
-      .beta1 = static_cast<float>(a.beta1),
       .one_minus_beta1 = static_cast<float>(1.0 - a.beta1),
-      .beta2 = static_cast<float>(a.beta2),
       .one_minus_beta2 = static_cast<float>(1.0 - a.beta2),
       .step_size = static_cast<float>(a.learning_rate / bias_correction1),
       .sqrt_bias_correction2 = static_cast<float>(std::sqrt(bias_correction2)),
@@ -145,8 +141,8 @@ template <OptimizerKind kOptimizer>
 inline float update_one(const StepConstants& c, float param, float grad, float& m, float& v) {
   float g = grad * c.inv_grad_scale;
   if constexpr (kOptimizer == OptimizerKind::kAdam) g = std::fma(c.weight_decay, param, g);
-  m = std::fma(c.beta1, m, c.one_minus_beta1 * g);
-  v = std::fma(c.beta2, v, c.one_minus_beta2 * (g * g));
+  m = std::fma(c.one_minus_beta1, g - m, m);
+  v = std::fma(c.one_minus_beta2, std::fma(g, g, -v), v);
   const float denom = std::sqrt(v) / c.sqrt_bias_correction2 + c.eps;
   const float ratio = m / denom;
   if constexpr (kOptimizer == OptimizerKind::kAdam) return std::fma(-c.step_size, ratio, param);
@@ -203,8 +199,8 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, c
   const __m256 inv_grad_scale = _mm256_set1_ps(c.inv_grad_scale);
   const __m256 weight_decay = _mm256_set1_ps(c.weight_decay);
   const __m256 lr_weight_decay = _mm256_set1_ps(c.lr_weight_decay);
-  const __m256 beta1 = _mm256_set1_ps(c.beta1), one_minus_beta1 = _mm256_set1_ps(c.one_minus_beta1);
-  const __m256 beta2 = _mm256_set1_ps(c.beta2), one_minus_beta2 = _mm256_set1_ps(c.one_minus_beta2);
+  const __m256 one_minus_beta1 = _mm256_set1_ps(c.one_minus_beta1);
+  const __m256 one_minus_beta2 = _mm256_set1_ps(c.one_minus_beta2);
   const __m256 step_size = _mm256_set1_ps(c.step_size);
   const __m256 sqrt_bc2 = _mm256_set1_ps(c.sqrt_bias_correction2), eps = _mm256_set1_ps(c.eps);
   size_t i = 0;
@@ -212,8 +208,9 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, c
     const __m256 param = _mm256_loadu_ps(x.master + i);
     __m256 g = _mm256_mul_ps(_mm256_loadu_ps(x.grad + i), inv_grad_scale);
     if constexpr (kOptimizer == OptimizerKind::kAdam) g = _mm256_fmadd_ps(weight_decay, param, g);
-    const __m256 m = _mm256_fmadd_ps(beta1, _mm256_loadu_ps(x.m + i), _mm256_mul_ps(one_minus_beta1, g));
-    const __m256 v = _mm256_fmadd_ps(beta2, _mm256_loadu_ps(x.v + i), _mm256_mul_ps(one_minus_beta2, _mm256_mul_ps(g, g)));
+    const __m256 m_old = _mm256_loadu_ps(x.m + i), v_old = _mm256_loadu_ps(x.v + i);
+    const __m256 m = _mm256_fmadd_ps(one_minus_beta1, _mm256_sub_ps(g, m_old), m_old);
+    const __m256 v = _mm256_fmadd_ps(one_minus_beta2, _mm256_fmsub_ps(g, g, v_old), v_old);
     const __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(v), sqrt_bc2), eps);
     const __m256 ratio = _mm256_div_ps(m, denom);
     __m256 updated;
@@ -251,8 +248,8 @@ __attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const
   const __m512 inv_grad_scale = _mm512_set1_ps(c.inv_grad_scale);
   const __m512 weight_decay = _mm512_set1_ps(c.weight_decay);
   const __m512 lr_weight_decay = _mm512_set1_ps(c.lr_weight_decay);
-  const __m512 beta1 = _mm512_set1_ps(c.beta1), one_minus_beta1 = _mm512_set1_ps(c.one_minus_beta1);
-  const __m512 beta2 = _mm512_set1_ps(c.beta2), one_minus_beta2 = _mm512_set1_ps(c.one_minus_beta2);
+  const __m512 one_minus_beta1 = _mm512_set1_ps(c.one_minus_beta1);
+  const __m512 one_minus_beta2 = _mm512_set1_ps(c.one_minus_beta2);
   const __m512 step_size = _mm512_set1_ps(c.step_size);
   const __m512 sqrt_bc2 = _mm512_set1_ps(c.sqrt_bias_correction2), eps = _mm512_set1_ps(c.eps);
   size_t i = 0;
@@ -260,8 +257,9 @@ __attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const
     const __m512 param = _mm512_loadu_ps(x.master + i);
     __m512 g = _mm512_mul_ps(_mm512_loadu_ps(x.grad + i), inv_grad_scale);
     if constexpr (kOptimizer == OptimizerKind::kAdam) g = _mm512_fmadd_ps(weight_decay, param, g);
-    const __m512 m = _mm512_fmadd_ps(beta1, _mm512_loadu_ps(x.m + i), _mm512_mul_ps(one_minus_beta1, g));
-    const __m512 v = _mm512_fmadd_ps(beta2, _mm512_loadu_ps(x.v + i), _mm512_mul_ps(one_minus_beta2, _mm512_mul_ps(g, g)));
+    const __m512 m_old = _mm512_loadu_ps(x.m + i), v_old = _mm512_loadu_ps(x.v + i);
+    const __m512 m = _mm512_fmadd_ps(one_minus_beta1, _mm512_sub_ps(g, m_old), m_old);
+    const __m512 v = _mm512_fmadd_ps(one_minus_beta2, _mm512_fmsub_ps(g, g, v_old), v_old);
     const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(v), sqrt_bc2), eps);
     const __m512 ratio = _mm512_div_ps(m, denom);
     __m512 updated;

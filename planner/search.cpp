@@ -141,12 +141,14 @@ Candidate with_sub_groups(const Candidate& c, const core::Workload& w, int64_t g
 
 // Knobs that matter less than placement are tuned around the best plan only:
 // the number of pinned staging buffers, and splitting big layers into
-// sub-groups so optimizer I/O starts sooner.
+// sub-groups so optimizer I/O starts sooner. Only when the plan leaves room:
+// a step within 5 % of its lower bound has nothing left for them to win.
 template <class Consider>
 void refine(PlanResult& result, const core::MachineSpec& machine, const core::ModelSpec& model, Consider& consider) {
   if (!result.best || result.best->candidate.policy.partitions.empty()) return;
   const Candidate best = result.best->candidate;
   const core::Workload w(model, best.training.sequence_length);
+  if (result.best->step_seconds() <= 1.05 * step_lower_bound(best, machine, w)) return;
   std::vector<Candidate> variants;
   for (int buffers : {2, 8}) {
     Candidate c = best;
