@@ -3,12 +3,15 @@
 namespace stowage::core {
 
 std::string Diagnostic::to_string() const {
-  std::string out = where.file.empty() ? std::string("<input>") : where.file;
-  if (where.line > 0) {
+  // A problem not in any file (an unknown profile name on the command line)
+  // has no location to show.
+  std::string out = where.file;
+  if (!out.empty() && where.line > 0) {
     out += ":" + std::to_string(where.line);
     if (where.column > 0) out += ":" + std::to_string(where.column);
   }
-  out += ": " + what;
+  if (!out.empty()) out += ": ";
+  out += what;
   if (!expected.empty()) out += " (" + expected + ")";
   return out;
 }

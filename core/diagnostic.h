@@ -22,7 +22,8 @@ struct Diagnostic {
   std::string what;      // "unknown key 'memroy'"
   std::string expected;  // "did you mean 'memory'?"; may be empty
 
-  // "file:line:column: what (expected)"; omits parts that are unknown.
+  // "file:line:column: what (expected)"; omits parts that are unknown, and
+  // the location entirely for a problem outside any file.
   [[nodiscard]] std::string to_string() const;
 };
 

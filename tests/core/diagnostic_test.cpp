@@ -12,7 +12,7 @@ TEST(Diagnostic, PrintsFileLineColumnWhatAndExpected) {
 
 TEST(Diagnostic, OmitsUnknownLineAndEmptyExpectation) {
   EXPECT_EQ((Diagnostic{{"a.yaml", 0, 0}, "cannot read file", ""}).to_string(), "a.yaml: cannot read file");
-  EXPECT_EQ((Diagnostic{{"", 0, 0}, "unknown gpu profile 'x'", ""}).to_string(), "<input>: unknown gpu profile 'x'");
+  EXPECT_EQ((Diagnostic{{"", 0, 0}, "unknown gpu profile 'x'", ""}).to_string(), "unknown gpu profile 'x'");
 }
 
 TEST(Diagnostic, JoinsSeveralWithNewlines) {
