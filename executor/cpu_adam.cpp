@@ -22,12 +22,17 @@
 #include <vector>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 // GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized on their own
 // _mm512_undefined_* placeholders (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #endif
 
 namespace stowage::executor {
@@ -54,15 +59,16 @@ struct Chunk {
 };
 
 Chunk slice(const Chunk& all, size_t begin, size_t end) {
-  return {all.master + begin, all.grad + begin, all.m + begin, all.v + begin, all.param16 + begin, end - begin};
+  return {all.master + begin, all.grad + begin,    all.m + begin,
+          all.v + begin,      all.param16 + begin, end - begin};
 }
 
 // The step's scalars, computed in double once per call and rounded to float,
 // as PyTorch turns Python-float hyperparameters into float32 operands.
 struct StepConstants {
-  float inv_grad_scale;         // 1 / grad_scale
-  float weight_decay;           // kAdam: g += weight_decay * param
-  float lr_weight_decay;        // kAdamW: param -= lr * weight_decay * param
+  float inv_grad_scale;   // 1 / grad_scale
+  float weight_decay;     // kAdam: g += weight_decay * param
+  float lr_weight_decay;  // kAdamW: param -= lr * weight_decay * param
   float one_minus_beta1;
   float one_minus_beta2;
   float step_size;              // lr / (1 - beta1^t)
@@ -105,13 +111,13 @@ inline uint16_t fp16_bits(float x) {
   if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
   uint32_t result = 0;
-  uint32_t rest = 0;   // the bits shifted out
-  uint32_t half = 0;   // the value of rest that is exactly half a unit
+  uint32_t rest = 0;         // the bits shifted out
+  uint32_t half = 0;         // the value of rest that is exactly half a unit
   if (abs >= 0x38800000u) {  // >= 2^-14: normal half; rebias the exponent by 127 - 15
     result = (abs >> 13) - (112u << 10);
     rest = abs & 0x1fffu;
     half = 0x1000u;
-  } else if (abs > 0x33000000u) {  // (2^-25, 2^-14): subnormal half, units of 2^-24
+  } else if (abs > 0x33000000u) {               // (2^-25, 2^-14): subnormal half, units of 2^-24
     const uint32_t shift = 126u - (abs >> 23);  // 14..24
     const uint32_t significand = (abs & 0x7fffffu) | 0x800000u;
     result = significand >> shift;
@@ -126,12 +132,20 @@ inline uint16_t fp16_bits(float x) {
 
 template <Precision kPrecision>
 inline uint16_t to_half(float x) {
-  if constexpr (kPrecision == Precision::kBf16) return bf16_bits(x);
-  else return fp16_bits(x);
+  if constexpr (kPrecision == Precision::kBf16)
+    return bf16_bits(x);
+  else
+    return fp16_bits(x);
 }
 
 // One element of PyTorch's Adam/AdamW; returns the new master weight and
 // updates the moments. The vector loops below repeat exactly these operations.
+//
+// The moments move as PyTorch's implementation moves m (exp_avg.lerp_):
+// m + (1 - beta1) * (g - m), whose weights sum to exactly 1. The textbook
+// beta2 * v + (1 - beta2) * g^2 with both factors rounded to float does not:
+// float(0.999) + float(0.001) = 1 + 1.3e-8, which biases v's steady state by
+// 1.3e-8 / 0.001 = 1.3e-5.
 //
 // AdamW's decay and the Adam update reach the parameter together, in one
 // rounding: param - (lr*wd*param + step_size*ratio). Multiplying by a rounded
@@ -145,8 +159,10 @@ inline float update_one(const StepConstants& c, float param, float grad, float& 
   v = std::fma(c.one_minus_beta2, std::fma(g, g, -v), v);
   const float denom = std::sqrt(v) / c.sqrt_bias_correction2 + c.eps;
   const float ratio = m / denom;
-  if constexpr (kOptimizer == OptimizerKind::kAdam) return std::fma(-c.step_size, ratio, param);
-  else return param - std::fma(c.lr_weight_decay, param, c.step_size * ratio);
+  if constexpr (kOptimizer == OptimizerKind::kAdam)
+    return std::fma(-c.step_size, ratio, param);
+  else
+    return param - std::fma(c.lr_weight_decay, param, c.step_size * ratio);
 }
 
 template <OptimizerKind kOptimizer, Precision kPrecision>
@@ -190,8 +206,10 @@ __attribute__((target("avx2"))) inline __m128i bf16_avx2(__m256 x) {
 
 template <Precision kPrecision>
 __attribute__((target("avx2,f16c"))) inline __m128i to_half_avx2(__m256 x) {
-  if constexpr (kPrecision == Precision::kBf16) return bf16_avx2(x);
-  else return _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  if constexpr (kPrecision == Precision::kBf16)
+    return bf16_avx2(x);
+  else
+    return _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
 template <OptimizerKind kOptimizer, Precision kPrecision>
@@ -214,8 +232,11 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, c
     const __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(v), sqrt_bc2), eps);
     const __m256 ratio = _mm256_div_ps(m, denom);
     __m256 updated;
-    if constexpr (kOptimizer == OptimizerKind::kAdam) updated = _mm256_fnmadd_ps(step_size, ratio, param);
-    else updated = _mm256_sub_ps(param, _mm256_fmadd_ps(lr_weight_decay, param, _mm256_mul_ps(step_size, ratio)));
+    if constexpr (kOptimizer == OptimizerKind::kAdam)
+      updated = _mm256_fnmadd_ps(step_size, ratio, param);
+    else
+      updated =
+          _mm256_sub_ps(param, _mm256_fmadd_ps(lr_weight_decay, param, _mm256_mul_ps(step_size, ratio)));
     _mm256_storeu_ps(x.m + i, m);
     _mm256_storeu_ps(x.v + i, v);
     _mm256_storeu_ps(x.master + i, updated);
@@ -239,8 +260,10 @@ __attribute__((target("avx512f"))) inline __m256i bf16_avx512(__m512 x) {
 
 template <Precision kPrecision>
 __attribute__((target("avx512f"))) inline __m256i to_half_avx512(__m512 x) {
-  if constexpr (kPrecision == Precision::kBf16) return bf16_avx512(x);
-  else return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  if constexpr (kPrecision == Precision::kBf16)
+    return bf16_avx512(x);
+  else
+    return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
 template <OptimizerKind kOptimizer, Precision kPrecision>
@@ -263,8 +286,11 @@ __attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const
     const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(v), sqrt_bc2), eps);
     const __m512 ratio = _mm512_div_ps(m, denom);
     __m512 updated;
-    if constexpr (kOptimizer == OptimizerKind::kAdam) updated = _mm512_fnmadd_ps(step_size, ratio, param);
-    else updated = _mm512_sub_ps(param, _mm512_fmadd_ps(lr_weight_decay, param, _mm512_mul_ps(step_size, ratio)));
+    if constexpr (kOptimizer == OptimizerKind::kAdam)
+      updated = _mm512_fnmadd_ps(step_size, ratio, param);
+    else
+      updated =
+          _mm512_sub_ps(param, _mm512_fmadd_ps(lr_weight_decay, param, _mm512_mul_ps(step_size, ratio)));
     _mm512_storeu_ps(x.m + i, m);
     _mm512_storeu_ps(x.v + i, v);
     _mm512_storeu_ps(x.master + i, updated);
@@ -348,6 +374,15 @@ void validate(size_t n, std::span<const float> grad, std::span<float> m, std::sp
           "this CPU does not support the requested instruction set " + std::string(isa_name(options.isa)));
 }
 
+#if defined(__x86_64__)
+// CPUID leaf 1, ECX bit 29 (Intel SDM vol. 2A, CPUID). Asked directly because
+// clang 16's __builtin_cpu_supports does not know "f16c".
+bool has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+#endif
+
 }  // namespace
 
 bool isa_supported(Isa isa) {
@@ -358,7 +393,7 @@ bool isa_supported(Isa isa) {
 #if defined(__x86_64__)
     // __builtin_cpu_supports also checks that the OS saves the YMM/ZMM state.
     case Isa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
     case Isa::kAvx512:
       return __builtin_cpu_supports("avx512f");
 #else
@@ -378,17 +413,21 @@ Isa best_isa() {
 
 std::string_view isa_name(Isa isa) {
   switch (isa) {
-    case Isa::kAuto: return "auto";
-    case Isa::kScalar: return "scalar";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
+    case Isa::kAuto:
+      return "auto";
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
   }
   return "unknown";
 }
 
-void adam_step(std::span<float> master, std::span<const float> grad, std::span<float> m,
-               std::span<float> v, std::span<uint16_t> param16, core::Precision precision,
-               const AdamHyper& hyper, int64_t step, float grad_scale, const AdamOptions& options) {
+void adam_step(std::span<float> master, std::span<const float> grad, std::span<float> m, std::span<float> v,
+               std::span<uint16_t> param16, core::Precision precision, const AdamHyper& hyper, int64_t step,
+               float grad_scale, const AdamOptions& options) {
   validate(master.size(), grad, m, v, param16, hyper, step, grad_scale, options);
   const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
   const Chunk all{master.data(), grad.data(), m.data(), v.data(), param16.data(), master.size()};
