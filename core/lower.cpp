@@ -33,7 +33,22 @@ class Lowering {
  public:
   Lowering(const Policy& p, const MachineSpec& m, const Workload& w, const TrainingSpec& t, const LowerOptions& o)
       : policy_(p), machine_(m), workload_(w), training_(effective_training(t, p)), options_(o),
-        partitions_(partitions_of(w, p.sub_group_params)), ranks_(m.gpu_count) {}
+        partitions_(partitions_of(w, p.sub_group_params)), ranks_(m.gpu_count) {
+    // Sizes and names looked up for every op, computed once.
+    for (const Layer& l : w.layers()) layer_params_.push_back(l.param_count());
+    for (const Partition& part : partitions_) {
+      const std::string& layer = w.layers()[static_cast<size_t>(part.layer)].name;
+      const bool whole = part.first_param == 0 && part.params == layer_params_[static_cast<size_t>(part.layer)];
+      partition_names_.push_back(whole ? layer
+                                       : layer + "[" + std::to_string(part.first_param) + "+" +
+                                             std::to_string(part.params) + "]");
+    }
+    // Roughly ten ops per partition and layer per micro-step.
+    const size_t estimate = 10 * (partitions_.size() + layer_params_.size()) *
+                            static_cast<size_t>(o.steps * std::max<int64_t>(1, training_.gradient_accumulation));
+    ops_.reserve(estimate);
+    keys_.reserve(estimate);
+  }
 
   Result<Schedule> run();
 
@@ -50,9 +65,7 @@ class Lowering {
   [[nodiscard]] int param_ranks() const { return policy_.stage == ZeroStage::k3 ? ranks_ : 1; }
   [[nodiscard]] int state_ranks() const { return policy_.stage >= ZeroStage::k1 ? ranks_ : 1; }
   [[nodiscard]] int grad_ranks() const { return policy_.stage >= ZeroStage::k2 ? ranks_ : 1; }
-  [[nodiscard]] Bytes layer_param16(int layer) const {
-    return Bytes(2 * workload_.layers()[static_cast<size_t>(layer)].param_count());
-  }
+  [[nodiscard]] Bytes layer_param16(int layer) const { return Bytes(2 * layer_params_[static_cast<size_t>(layer)]); }
   [[nodiscard]] const PartitionPolicy& pp(int j) const { return policy_.partitions[static_cast<size_t>(j)]; }
   [[nodiscard]] int64_t state_params(int j) const { return partitions_[static_cast<size_t>(j)].params / state_ranks(); }
   [[nodiscard]] Bytes param_shard(int j) const {
@@ -61,13 +74,7 @@ class Lowering {
   [[nodiscard]] Bytes grad_shard(int j) const {
     return Bytes(2 * partitions_[static_cast<size_t>(j)].params / grad_ranks());
   }
-  [[nodiscard]] std::string pname(int j) const {
-    const Partition& p = partitions_[static_cast<size_t>(j)];
-    const std::string& layer = workload_.layers()[static_cast<size_t>(p.layer)].name;
-    return p.first_param == 0 && p.params == workload_.layers()[static_cast<size_t>(p.layer)].param_count()
-               ? layer
-               : layer + "[" + std::to_string(p.first_param) + "+" + std::to_string(p.params) + "]";
-  }
+  [[nodiscard]] const std::string& pname(int j) const { return partition_names_[static_cast<size_t>(j)]; }
 
   OpId add(Op op, Key key) {
     op.id = static_cast<OpId>(ops_.size());
@@ -95,6 +102,8 @@ class Lowering {
   const LowerOptions& options_;
   std::vector<Partition> partitions_;
   int ranks_;
+  std::vector<int64_t> layer_params_;         // by layer
+  std::vector<std::string> partition_names_;  // by partition: "layers.3" or "layers.3[0+300000]"
 
   std::vector<Op> ops_;
   std::vector<int64_t> keys_;
