@@ -9,6 +9,7 @@
 #include "core/chrome_trace.h"
 #include "core/lower.h"
 #include "planner/advice.h"
+#include "planner/memory_floor.h"
 #include "planner/nvme_wear.h"
 #include "sim/simulator.h"
 
@@ -26,7 +27,7 @@ std::string seconds(double s) { return core::format_seconds(core::Seconds(s)); }
 
 std::string peak(const Evaluation& e, const core::MachineSpec& m, Tier t) {
   if (!e.summary) return "-";
-  const int scale = t == Tier::kGpu ? 1 : m.gpu_count;
+  const int scale = core::ranks_in_scope(t, m.gpu_count);
   return core::format_bytes(e.summary->peak_memory[static_cast<size_t>(t)] * scale);
 }
 
@@ -117,9 +118,8 @@ void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResu
     t.row({"throughput", tokens(b) + " tokens/s"});
     t.row({"model FLOP/s", core::format_flops_rate(core::FlopsPerSecond(s.model_flops_per_second_per_gpu)) + " per GPU (6·N·T)"});
     for (Tier tier : core::kAllTiers) {
-      const int scale = tier == Tier::kGpu ? 1 : in.machine.gpu_count;
-      const core::Bytes cap = tier == Tier::kGpu ? in.machine.gpu.memory
-                              : tier == Tier::kCpu ? in.machine.host.dram : in.machine.total_nvme_capacity();
+      const int scale = core::ranks_in_scope(tier, in.machine.gpu_count);
+      const core::Bytes cap = planner::rank_capacity(in.machine)[static_cast<size_t>(tier)] * scale;
       t.row({"peak " + std::string(core::to_string(tier)),
              core::format_bytes(s.peak_memory[static_cast<size_t>(tier)] * scale) + " of " + core::format_bytes(cap) +
                  (tier == Tier::kGpu ? " per GPU" : "")});
@@ -168,7 +168,7 @@ json plan_json(const PlanInputs& in, const planner::PlanResult& r) {
       j["model_flops_per_second_per_gpu"] = e.summary->model_flops_per_second_per_gpu;
       j["bounding_lane"] = core::to_string(e.summary->bounding_lane);
       for (Tier t : core::kAllTiers) {
-        const int scale = t == Tier::kGpu ? 1 : in.machine.gpu_count;
+        const int scale = core::ranks_in_scope(t, in.machine.gpu_count);
         j["peak_bytes"][std::string(core::to_string(t))] = (e.summary->peak_memory[static_cast<size_t>(t)] * scale).count();
       }
     }
@@ -193,7 +193,7 @@ core::PlanFile to_plan_file(const PlanInputs& in, const Evaluation& chosen) {
                            .model_tflops_per_gpu = s.model_flops_per_second_per_gpu / 1e12,
                            .bounding_lane = std::string(core::to_string(s.bounding_lane))};
   for (Tier t : core::kAllTiers) {
-    const int scale = t == Tier::kGpu ? 1 : in.machine.gpu_count;
+    const int scale = core::ranks_in_scope(t, in.machine.gpu_count);
     f.peak_memory[static_cast<size_t>(t)] = s.peak_memory[static_cast<size_t>(t)] * scale;
   }
   // The plan may have changed the micro-batch or checkpointing: the policy

@@ -91,7 +91,7 @@ void print_summary(std::ostream& out, const Setup& s, const core::Schedule& sche
   t.row({"lane busy", busy});
   for (Tier tier : core::kAllTiers) {
     const size_t i = static_cast<size_t>(tier);
-    const int scale = tier == Tier::kGpu ? 1 : schedule.ranks;  // host tiers: the whole machine
+    const int scale = core::ranks_in_scope(tier, schedule.ranks);
     t.row({"peak " + std::string(core::to_string(tier)), core::format_bytes(sum.peak_memory[i] * scale) + " of " +
                                                           core::format_bytes(schedule.capacity[i] * scale) +
                                                           (tier == Tier::kGpu ? " per GPU" : " per machine")});
@@ -124,7 +124,7 @@ json summary_json(const core::Schedule& schedule, const sim::Prediction& p) {
   json lanes = json::object(), peak = json::object(), path = json::array();
   for (core::Lane lane : core::kAllLanes) lanes[std::string(core::to_string(lane))] = s.lane_busy[static_cast<size_t>(lane)];
   for (Tier t : core::kAllTiers) {
-    const int scale = t == Tier::kGpu ? 1 : schedule.ranks;
+    const int scale = core::ranks_in_scope(t, schedule.ranks);
     peak[std::string(core::to_string(t))] = {
         {"peak_bytes", (s.peak_memory[static_cast<size_t>(t)] * scale).count()},
         {"capacity_bytes", (schedule.capacity[static_cast<size_t>(t)] * scale).count()},
@@ -172,7 +172,7 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
                                    .model_tflops_per_gpu = sum.model_flops_per_second_per_gpu / 1e12,
                                    .bounding_lane = std::string(core::to_string(sum.bounding_lane))};
     for (Tier t : core::kAllTiers) {
-      const int scale = t == Tier::kGpu ? 1 : schedule->ranks;
+      const int scale = core::ranks_in_scope(t, schedule->ranks);
       figures.peak_memory[static_cast<size_t>(t)] = sum.peak_memory[static_cast<size_t>(t)] * scale;
     }
     const core::PlanFile plan{.machine = setup->machine_name, .model = setup->model_name,

@@ -21,7 +21,7 @@ struct Key {
 // Positions within one layer's slot of a pass, in issue order.
 enum Sub : int {
   kSubReadParams = 0, kSubUpload, kSubGather, kSubRecompute, kSubCompute, kSubReduce, kSubOffload,
-  kSubPrefetchUpload, kSubReadStates, kSubOptimizer, kSubWriteStates, kSubPublish, kSubGatherUpdate,
+  kSubReadStates, kSubOptimizer, kSubWriteStates, kSubPublish, kSubGatherUpdate,
 };
 
 constexpr int kForwardPhase = 0;

@@ -167,12 +167,6 @@ void write_predicted(std::string& out, const PredictedFigures& f) {
 
 // ----------------------------------------------------------------- reading
 
-// Copies a read value into a field when present.
-template <class T, class U>
-void assign(T& field, const std::optional<U>& value) {
-  if (value) field = static_cast<T>(*value);
-}
-
 PartitionPolicy read_partition(YamlMap& m) {
   PartitionPolicy p;
   assign(p.param16, m.choice<Tier>("param16", Need::kRequired, kTierWords));

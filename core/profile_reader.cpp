@@ -27,12 +27,6 @@ constexpr Bounds<BytesPerSecond> kDramBandwidth{BytesPerSecond(1e9), BytesPerSec
 constexpr Bounds<int64_t> kDimension{1, 1'000'000};
 constexpr Bounds<int64_t> kSmallCount{1, 10'000};
 
-// Copies a read value into a spec field when present.
-template <class T, class U>
-void assign(T& field, const std::optional<U>& value) {
-  if (value) field = static_cast<T>(*value);
-}
-
 // The shared frame of every reader: parse, check `format`, read the common
 // fields, let `fill` read the rest, report unknown keys, collect the result.
 template <class Spec, class Fill>

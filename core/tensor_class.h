@@ -24,6 +24,10 @@ inline constexpr std::array<TensorClass, 7> kAllTensorClasses = {
 enum class Tier { kGpu, kCpu, kNvme };
 inline constexpr std::array<Tier, 3> kAllTiers = {Tier::kGpu, Tier::kCpu, Tier::kNvme};
 
+// Memory figures are reported per GPU for the gpu tier and per machine for
+// the host tiers all ranks share: a per-rank figure times this.
+[[nodiscard]] constexpr int ranks_in_scope(Tier t, int ranks) { return t == Tier::kGpu ? 1 : ranks; }
+
 enum class DType { kBf16, kFp16, kFp32 };
 
 [[nodiscard]] constexpr std::string_view to_string(TensorClass c) {

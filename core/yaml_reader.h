@@ -33,6 +33,12 @@ struct Bounds {
   T max;
 };
 
+// Copies a value a getter read into a spec field, when there is one.
+template <class T, class U>
+void assign(T& field, const std::optional<U>& value) {
+  if (value) field = static_cast<T>(*value);
+}
+
 class YamlMap {
  public:
   // `node` must outlive the YamlMap. `path` names the map inside the file

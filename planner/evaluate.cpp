@@ -25,7 +25,7 @@ Evaluation evaluate(const Candidate& candidate, const core::MachineSpec& machine
     e.verdict = Verdict::kOverflows;
     e.overflow = p.engine.overflow->tier;
     const size_t t = static_cast<size_t>(*e.overflow);
-    const int scale = *e.overflow == core::Tier::kGpu ? 1 : schedule->ranks;
+    const int scale = core::ranks_in_scope(*e.overflow, schedule->ranks);
     e.overflow_bytes = (p.engine.peak[t] - schedule->capacity[t]) * scale;
     e.capacity = schedule->capacity[t] * scale;
     e.overflow_op = schedule->op(p.engine.overflow->op).name;

@@ -111,7 +111,7 @@ std::optional<Evaluation> too_big(const Candidate& c, const core::MachineSpec& m
   }
   if (!worst) return std::nullopt;
   const size_t i = static_cast<size_t>(*worst);
-  const int scale = *worst == Tier::kGpu ? 1 : machine.gpu_count;  // host tiers: the whole machine
+  const int scale = core::ranks_in_scope(*worst, machine.gpu_count);
   return Evaluation{.candidate = c, .verdict = Verdict::kPruned,
                     .reason = "memory model: " + std::string(core::to_string(*worst)) + " needs at least " +
                               core::format_bytes(need[i]) + " of " + core::format_bytes(have[i]) + " per rank",
