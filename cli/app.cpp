@@ -34,6 +34,7 @@ int run_stowage(int argc, const char* const* argv, std::ostream& out, std::ostre
   add(add_fit_command(app, context));
   add(add_whatif_command(app, context));
   add(add_export_command(app, context));
+  add(add_run_command(app, context));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

@@ -32,6 +32,7 @@ CommandBody add_plan_command(CLI::App& app, Context& context);
 CommandBody add_fit_command(CLI::App& app, Context& context);
 CommandBody add_whatif_command(CLI::App& app, Context& context);
 CommandBody add_export_command(CLI::App& app, Context& context);
+CommandBody add_run_command(CLI::App& app, Context& context);
 
 // Prints diagnostics to the error stream; returns kExitBadInput.
 int report(const Context& context, const core::Diagnostics& diagnostics);

@@ -1,0 +1,103 @@
+// The backend seam: what the executor needs from a machine to run a
+// schedule's ops - memory on a tier, copies between tiers, a compute op, an
+// optimizer step, events to order lanes, and block I/O. The CPU backend
+// (executor/cpu_backend.h) runs anywhere; a CUDA backend plugs in here too.
+// FaultyBackend (executor/faulty_backend.h) fails a chosen call, for tests.
+//
+// Calls are made from the executor's lane threads, one thread per lane (as
+// CUDA streams are one queue each). A backend must accept concurrent calls
+// from different lanes; calls from one lane arrive in order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/diagnostic.h"
+#include "core/schedule.h"
+#include "core/tensor_class.h"
+#include "executor/cpu_adam.h"
+
+namespace stowage::executor {
+
+// Memory on one tier. Device memory (Tier::kGpu) may not be addressable
+// from the host on a real GPU; only the backend dereferences `data`.
+struct Buffer {
+  std::byte* data = nullptr;
+  int64_t bytes = 0;
+  core::Tier tier = core::Tier::kCpu;
+  std::string what;  // "param16 layers.3": who holds it, for messages and traces
+
+  [[nodiscard]] explicit operator bool() const { return data != nullptr || bytes == 0; }
+  template <class T>
+  [[nodiscard]] std::span<T> as() const {
+    return {reinterpret_cast<T*>(data), static_cast<size_t>(bytes) / sizeof(T)};
+  }
+};
+
+// The kinds of backend call, for fault injection and statistics.
+enum class CallKind : uint8_t { kAllocate, kCopy, kCompute, kOptimizer, kBlockRead, kBlockWrite };
+inline constexpr int kCallKindCount = 6;
+[[nodiscard]] std::string_view to_string(CallKind kind);
+
+// One optimizer step on a partition, in the backend's memory. The gradient
+// is 16-bit (the partition's grad16) and is widened by the backend.
+struct OptimizerWork {
+  std::span<float> master, m, v;
+  std::span<const uint16_t> grad16;
+  std::span<uint16_t> param16_out;
+  core::Precision precision = core::Precision::kBf16;
+  AdamHyper hyper;
+  int64_t step = 1;        // 1-based, for the bias corrections
+  float grad_scale = 1.0f;  // the loss scale the gradients still carry
+};
+
+// Block I/O: the bytes of a named region on a tier-3 store.
+struct BlockIo {
+  std::string region;  // "states layers.3"
+  std::span<std::byte> data;
+};
+
+// Completes when everything a lane had issued before `record` has finished.
+struct Event {
+  core::Lane lane = core::Lane::kGpuCompute;
+  uint64_t sequence = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  [[nodiscard]] virtual std::string_view name() const = 0;
+
+  // Memory. allocate fails with a diagnostic naming `what`, the bytes asked,
+  // the tier's use and its cap when the tier cannot hold it.
+  [[nodiscard]] virtual core::Result<Buffer> allocate(core::Tier tier, int64_t bytes, std::string what) = 0;
+  virtual void release(Buffer& buffer) = 0;  // idempotent; leaves buffer empty
+  [[nodiscard]] virtual int64_t in_use(core::Tier tier) const = 0;
+  [[nodiscard]] virtual int64_t capacity(core::Tier tier) const = 0;
+
+  // A copy of `bytes` between buffers on any tiers, on `lane`.
+  [[nodiscard]] virtual core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset,
+                                                const Buffer& src, int64_t src_offset, int64_t bytes) = 0;
+  // A compute op (a layer's forward or backward) on `lane`. On the CPU the
+  // kernel runs on the calling thread; `what` names it in errors.
+  [[nodiscard]] virtual core::Result<void> compute(core::Lane lane, std::string_view what,
+                                                   const std::function<void()>& kernel) = 0;
+  [[nodiscard]] virtual core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) = 0;
+
+  // Ordering between lanes. The executor's lanes already run in order, so
+  // the CPU backend's events complete at record time; a GPU's do not.
+  [[nodiscard]] virtual Event record(core::Lane lane) = 0;
+  virtual void wait(const Event& event) = 0;
+
+  // NVMe. A region is reserved once, then written and read whole.
+  [[nodiscard]] virtual core::Result<void> reserve_region(const std::string& region, int64_t bytes) = 0;
+  [[nodiscard]] virtual core::Result<void> block_write(core::Lane lane, const BlockIo& io) = 0;
+  [[nodiscard]] virtual core::Result<void> block_read(core::Lane lane, const BlockIo& io) = 0;
+};
+
+}  // namespace stowage::executor

@@ -1,0 +1,179 @@
+#include "executor/cpu_backend.h"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "core/units.h"
+#include "executor/model/half_convert.h"
+#include "executor/nvme/io_error.h"
+
+namespace stowage::executor {
+namespace {
+
+constexpr int64_t kPage = 4096;
+
+int64_t round_up(int64_t bytes, int64_t to) { return (bytes + to - 1) / to * to; }
+
+std::string describe(core::Tier tier, int64_t bytes) {
+  return std::string(core::to_string(tier)) + " " + core::format_bytes(core::Bytes(bytes));
+}
+
+}  // namespace
+
+std::string_view to_string(CallKind kind) {
+  switch (kind) {
+    case CallKind::kAllocate: return "allocate";
+    case CallKind::kCopy: return "copy";
+    case CallKind::kCompute: return "compute";
+    case CallKind::kOptimizer: return "optimizer";
+    case CallKind::kBlockRead: return "block-read";
+    case CallKind::kBlockWrite: return "block-write";
+  }
+  return "";
+}
+
+core::Result<std::unique_ptr<CpuBackend>> CpuBackend::create(CpuBackendOptions options) {
+  std::unique_ptr<CpuBackend> backend(new CpuBackend(std::move(options)));
+  if (backend->options_.nvme) {
+    auto store = BlockStore::open(*backend->options_.nvme);
+    if (!store) return std::unexpected(store.error());
+    backend->store_.emplace(std::move(*store));
+  }
+  return backend;
+}
+
+CpuBackend::~CpuBackend() = default;
+
+core::Result<Buffer> CpuBackend::allocate(core::Tier tier, int64_t bytes, std::string what) {
+  if (tier == core::Tier::kNvme) {
+    return core::fail({{}, "cannot allocate '" + what + "' on nvme", "nvme holds regions (reserve_region)"});
+  }
+  const size_t t = static_cast<size_t>(tier);
+  const int64_t cap = options_.capacity[t];
+  // Reserve first, so that two lanes cannot both squeeze under the cap.
+  const int64_t before = in_use_[t].fetch_add(bytes);
+  if (cap > 0 && before + bytes > cap) {
+    in_use_[t].fetch_sub(bytes);
+    return core::fail({{}, std::string(core::to_string(tier)) + " memory exhausted: '" + what + "' needs " +
+                               core::format_bytes(core::Bytes(bytes)) + " with " +
+                               core::format_bytes(core::Bytes(before)) + " of " +
+                               core::format_bytes(core::Bytes(cap)) + " in use",
+                       tier == core::Tier::kGpu ? "a plan that offloads more, or a larger --device-memory"
+                                                : "a plan that needs less host memory"});
+  }
+  Buffer b{.bytes = bytes, .tier = tier, .what = std::move(what)};
+  if (bytes == 0) return b;
+  const int64_t rounded = round_up(bytes, kPage);
+  b.data = static_cast<std::byte*>(std::aligned_alloc(kPage, static_cast<size_t>(rounded)));
+  if (b.data == nullptr) {
+    in_use_[t].fetch_sub(bytes);
+    return core::fail({{}, "out of host memory allocating " + describe(tier, bytes) + " for '" + b.what + "'", ""});
+  }
+  // Host tiers are pinned where allowed: a refused mlock (RLIMIT_MEMLOCK)
+  // leaves the buffer pageable, which the run reports once.
+  if (tier == core::Tier::kCpu && options_.lock_host_memory && locked_.load()) {
+    if (mlock(b.data, static_cast<size_t>(rounded)) != 0) locked_.store(false);
+  }
+  return b;
+}
+
+void CpuBackend::release(Buffer& buffer) {
+  if (buffer.data != nullptr) {
+    if (buffer.tier == core::Tier::kCpu && options_.lock_host_memory) {
+      munlock(buffer.data, static_cast<size_t>(round_up(buffer.bytes, kPage)));
+    }
+    std::free(buffer.data);
+  }
+  if (buffer.data != nullptr || buffer.bytes > 0) in_use_[static_cast<size_t>(buffer.tier)].fetch_sub(buffer.bytes);
+  buffer.data = nullptr;
+  buffer.bytes = 0;
+}
+
+int64_t CpuBackend::in_use(core::Tier tier) const { return in_use_[static_cast<size_t>(tier)].load(); }
+int64_t CpuBackend::capacity(core::Tier tier) const { return options_.capacity[static_cast<size_t>(tier)]; }
+
+core::Result<void> CpuBackend::copy(core::Lane, const Buffer& dst, int64_t dst_offset, const Buffer& src,
+                                    int64_t src_offset, int64_t bytes) {
+  if (dst_offset < 0 || src_offset < 0 || bytes < 0 || dst_offset + bytes > dst.bytes ||
+      src_offset + bytes > src.bytes) {
+    return core::fail({{}, "copy of " + std::to_string(bytes) + " bytes from '" + src.what + "' to '" + dst.what +
+                               "' is out of bounds (a bug in stowage)", ""});
+  }
+  if (bytes > 0) std::memcpy(dst.data + dst_offset, src.data + src_offset, static_cast<size_t>(bytes));
+  return {};
+}
+
+core::Result<void> CpuBackend::compute(core::Lane, std::string_view, const std::function<void()>& kernel) {
+  kernel();
+  return {};
+}
+
+core::Result<void> CpuBackend::optimizer_step(core::Lane, const OptimizerWork& work) {
+  // The gradient arrives in 16 bits and is widened exactly (bf16 and fp16
+  // both embed in fp32), once per step, in a buffer reused per thread.
+  thread_local std::vector<float> grad32;
+  grad32.resize(work.grad16.size());
+  const bool bf16 = work.precision == core::Precision::kBf16;
+  for (size_t i = 0; i < grad32.size(); ++i) grad32[i] = bf16 ? model::bf16_to_float(work.grad16[i]) : model::fp16_to_float(work.grad16[i]);
+  try {
+    adam_step(work.master, grad32, work.m, work.v, work.param16_out, work.precision, work.hyper, work.step,
+              work.grad_scale, {.threads = options_.optimizer_threads});
+  } catch (const std::exception& e) {
+    return core::fail({{}, std::string("optimizer step failed: ") + e.what(), ""});
+  }
+  return {};
+}
+
+Event CpuBackend::record(core::Lane lane) { return {.lane = lane}; }
+void CpuBackend::wait(const Event&) {}
+
+core::Result<void> CpuBackend::reserve_region(const std::string& region, int64_t bytes) {
+  if (!store_) return core::fail({{}, "the plan keeps '" + region + "' on NVMe but no NVMe directory was given", "--nvme-dir DIR"});
+  Extent extent;
+  try {
+    extent = store_->reserve(region, core::Bytes(bytes));
+  } catch (const IoError& e) {
+    return core::fail({{}, e.what(), ""});
+  }
+  std::lock_guard lock(regions_mutex_);
+  regions_[region] = extent;
+  in_use_[static_cast<size_t>(core::Tier::kNvme)].fetch_add(bytes);
+  return {};
+}
+
+core::Result<void> CpuBackend::block_write(core::Lane, const BlockIo& io) {
+  Extent extent;
+  {
+    std::lock_guard lock(regions_mutex_);
+    auto it = regions_.find(io.region);
+    if (it == regions_.end()) return core::fail({{}, "no NVMe region '" + io.region + "' (a bug in stowage)", ""});
+    extent = it->second;
+  }
+  try {
+    store_->write(extent, io.data);
+  } catch (const IoError& e) {
+    return core::fail({{}, e.what(), ""});
+  }
+  return {};
+}
+
+core::Result<void> CpuBackend::block_read(core::Lane, const BlockIo& io) {
+  Extent extent;
+  {
+    std::lock_guard lock(regions_mutex_);
+    auto it = regions_.find(io.region);
+    if (it == regions_.end()) return core::fail({{}, "no NVMe region '" + io.region + "' (a bug in stowage)", ""});
+    extent = it->second;
+  }
+  try {
+    store_->read(extent, io.data);
+  } catch (const IoError& e) {
+    return core::fail({{}, e.what(), ""});
+  }
+  return {};
+}
+
+}  // namespace stowage::executor

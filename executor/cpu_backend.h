@@ -1,0 +1,65 @@
+// The CPU backend: runs a schedule on this machine alone. "GPU memory" is
+// host memory under a cap (the plan's GPU capacity, or less with
+// --device-memory), so an infeasible plan fails here exactly as it would on
+// the GPU; host tiers are page-aligned and page-locked where the system
+// allows (mlock); copies are memcpy on the calling lane's thread; compute
+// runs the model's kernels (OpenBLAS); the optimizer is executor/cpu_adam;
+// NVMe is an io_uring + O_DIRECT block store (executor/nvme/).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <map>
+#include <optional>
+
+#include "executor/backend.h"
+#include "executor/nvme/block_store.h"
+
+namespace stowage::executor {
+
+struct CpuBackendOptions {
+  std::array<int64_t, 3> capacity{};  // bytes per tier (gpu, cpu, nvme); 0 = no cap
+  bool lock_host_memory = true;       // mlock host-tier buffers (pinned memory)
+  int optimizer_threads = 1;          // threads of each optimizer step
+  std::optional<BlockStoreOptions> nvme;  // absent: no NVMe tier
+};
+
+class CpuBackend final : public Backend {
+ public:
+  static core::Result<std::unique_ptr<CpuBackend>> create(CpuBackendOptions options);
+  ~CpuBackend() override;
+
+  [[nodiscard]] std::string_view name() const override { return "cpu"; }
+  [[nodiscard]] core::Result<Buffer> allocate(core::Tier tier, int64_t bytes, std::string what) override;
+  void release(Buffer& buffer) override;
+  [[nodiscard]] int64_t in_use(core::Tier tier) const override;
+  [[nodiscard]] int64_t capacity(core::Tier tier) const override;
+  [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset, const Buffer& src,
+                                        int64_t src_offset, int64_t bytes) override;
+  [[nodiscard]] core::Result<void> compute(core::Lane lane, std::string_view what,
+                                           const std::function<void()>& kernel) override;
+  [[nodiscard]] core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) override;
+  [[nodiscard]] Event record(core::Lane lane) override;
+  void wait(const Event& event) override;
+  [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override;
+  [[nodiscard]] core::Result<void> block_write(core::Lane lane, const BlockIo& io) override;
+  [[nodiscard]] core::Result<void> block_read(core::Lane lane, const BlockIo& io) override;
+
+  // Whether host buffers could be locked (false when RLIMIT_MEMLOCK refused).
+  [[nodiscard]] bool host_memory_locked() const { return locked_.load(); }
+  [[nodiscard]] const BlockStore* block_store() const { return store_ ? &*store_ : nullptr; }
+
+ private:
+  explicit CpuBackend(CpuBackendOptions options) : options_(std::move(options)) {}
+
+  CpuBackendOptions options_;
+  std::optional<BlockStore> store_;
+  std::mutex regions_mutex_;
+  std::map<std::string, Extent> regions_;
+  std::array<std::atomic<int64_t>, 3> in_use_{};
+  std::atomic<bool> locked_{true};
+};
+
+}  // namespace stowage::executor

@@ -1,0 +1,75 @@
+// A backend that fails on purpose: it forwards every call to another
+// backend, except the Nth call of one kind, which fails with a chosen
+// message (an I/O error, device memory exhausted...). Tests use it to check
+// that a failing op stops the run with a clear message and loses nothing.
+#pragma once
+
+#include <atomic>
+
+#include "executor/backend.h"
+
+namespace stowage::executor {
+
+struct Fault {
+  CallKind kind = CallKind::kBlockWrite;
+  int64_t nth = 1;  // 1-based: the first call of `kind` is 1
+  std::string message = "injected fault";
+};
+
+class FaultyBackend final : public Backend {
+ public:
+  FaultyBackend(Backend& inner, Fault fault) : inner_(inner), fault_(std::move(fault)) {}
+
+  [[nodiscard]] std::string_view name() const override { return "faulty"; }
+  // Calls of each kind so far, failed ones included.
+  [[nodiscard]] int64_t calls(CallKind kind) const { return calls_[static_cast<size_t>(kind)].load(); }
+
+  [[nodiscard]] core::Result<Buffer> allocate(core::Tier tier, int64_t bytes, std::string what) override {
+    if (auto f = trip(CallKind::kAllocate, what); !f) return std::unexpected(f.error());
+    return inner_.allocate(tier, bytes, std::move(what));
+  }
+  void release(Buffer& buffer) override { inner_.release(buffer); }
+  [[nodiscard]] int64_t in_use(core::Tier tier) const override { return inner_.in_use(tier); }
+  [[nodiscard]] int64_t capacity(core::Tier tier) const override { return inner_.capacity(tier); }
+  [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset, const Buffer& src,
+                                        int64_t src_offset, int64_t bytes) override {
+    if (auto f = trip(CallKind::kCopy, dst.what); !f) return f;
+    return inner_.copy(lane, dst, dst_offset, src, src_offset, bytes);
+  }
+  [[nodiscard]] core::Result<void> compute(core::Lane lane, std::string_view what,
+                                           const std::function<void()>& kernel) override {
+    if (auto f = trip(CallKind::kCompute, what); !f) return f;
+    return inner_.compute(lane, what, kernel);
+  }
+  [[nodiscard]] core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) override {
+    if (auto f = trip(CallKind::kOptimizer, "optimizer"); !f) return f;
+    return inner_.optimizer_step(lane, work);
+  }
+  [[nodiscard]] Event record(core::Lane lane) override { return inner_.record(lane); }
+  void wait(const Event& event) override { inner_.wait(event); }
+  [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override {
+    return inner_.reserve_region(region, bytes);
+  }
+  [[nodiscard]] core::Result<void> block_write(core::Lane lane, const BlockIo& io) override {
+    if (auto f = trip(CallKind::kBlockWrite, io.region); !f) return f;
+    return inner_.block_write(lane, io);
+  }
+  [[nodiscard]] core::Result<void> block_read(core::Lane lane, const BlockIo& io) override {
+    if (auto f = trip(CallKind::kBlockRead, io.region); !f) return f;
+    return inner_.block_read(lane, io);
+  }
+
+ private:
+  core::Result<void> trip(CallKind kind, std::string_view what) {
+    const int64_t n = ++calls_[static_cast<size_t>(kind)];
+    if (kind != fault_.kind || n != fault_.nth) return {};
+    return core::fail({{}, fault_.message + " (" + std::string(to_string(kind)) + " call " + std::to_string(n) +
+                               ", '" + std::string(what) + "')", ""});
+  }
+
+  Backend& inner_;
+  Fault fault_;
+  std::array<std::atomic<int64_t>, kCallKindCount> calls_{};
+};
+
+}  // namespace stowage::executor

@@ -1,0 +1,143 @@
+#include "executor/gpt_compute.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace stowage::executor {
+
+struct GptCompute::Micro {
+  std::vector<int32_t> inputs, targets;
+  std::vector<std::vector<float>> x;  // x[l]: output of layer l (0 = embedding)
+  std::vector<model::BlockSaved> saved;  // by layer
+  model::FinalSaved final_saved;
+  std::vector<float> tied;    // the token embedding the head uses
+  std::vector<float> d_tied;  // the head's gradient for it
+  std::vector<float> flow;    // d loss / d (output of the layer being back-propagated)
+};
+
+namespace {
+
+int64_t bytes_of(const std::vector<float>& v) { return static_cast<int64_t>(v.size() * sizeof(float)); }
+
+int64_t bytes_of(const model::BlockSaved& s) {
+  return bytes_of(s.attn_norm_mean) + bytes_of(s.attn_norm_rstd) + bytes_of(s.attn_norm_out) + bytes_of(s.q) +
+         bytes_of(s.k) + bytes_of(s.v) + bytes_of(s.probs) + bytes_of(s.attn_out) + bytes_of(s.mid) +
+         bytes_of(s.mlp_norm_mean) + bytes_of(s.mlp_norm_rstd) + bytes_of(s.mlp_norm_out) + bytes_of(s.hidden_pre) +
+         bytes_of(s.hidden);
+}
+
+}  // namespace
+
+GptCompute::GptCompute(const model::GptModel& model, model::MicroBatch micro_batch, BatchSource batches,
+                       bool checkpointing)
+    : model_(model), mb_(micro_batch), batches_(std::move(batches)), checkpointing_(checkpointing) {}
+
+GptCompute::~GptCompute() = default;
+
+GptCompute::Micro& GptCompute::micro_state(int64_t step, int micro) {
+  std::lock_guard lock(mutex_);
+  auto& m = micros_[{step, micro}];
+  if (!m) {
+    m = std::make_unique<Micro>();
+    m->inputs.resize(static_cast<size_t>(mb_.tokens()));
+    m->targets.resize(static_cast<size_t>(mb_.tokens()));
+    batches_(step, micro, m->inputs, m->targets);
+    m->x.resize(static_cast<size_t>(model_.layer_count()));
+    m->saved.resize(static_cast<size_t>(model_.layer_count()));
+  }
+  return *m;
+}
+
+int64_t GptCompute::forward(int64_t step, int micro, int layer, std::span<const float> params) {
+  Micro& m = micro_state(step, micro);
+  const auto l = static_cast<size_t>(layer);
+  const size_t width = static_cast<size_t>(mb_.tokens() * model_.shape().d_model);
+  switch (model_.layer_kind(layer)) {
+    case core::LayerKind::kEmbedding: {
+      m.x[l].resize(width);
+      model_.embedding_forward(params, m.inputs, mb_, m.x[l]);
+      std::span<const float> table = model_.token_embedding(params);
+      m.tied.assign(table.begin(), table.end());
+      return bytes_of(m.x[l]) + bytes_of(m.tied);
+    }
+    case core::LayerKind::kBlock: {
+      m.x[l].resize(width);
+      model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], m.x[l]);
+      if (!checkpointing_) return bytes_of(m.x[l]) + bytes_of(m.saved[l]);
+      m.saved[l] = {};  // rebuilt by recompute
+      return bytes_of(m.x[l]);
+    }
+    case core::LayerKind::kFinal: {
+      const float loss = model_.final_forward(params, m.tied, m.x[l - 1], m.targets, mb_, m.final_saved);
+      std::lock_guard lock(mutex_);
+      losses_[{step, micro}] = loss;
+      return bytes_of(m.final_saved.norm_mean) + bytes_of(m.final_saved.norm_rstd) +
+             bytes_of(m.final_saved.norm_out) + bytes_of(m.final_saved.probs);
+    }
+  }
+  return 0;
+}
+
+int64_t GptCompute::recompute(int64_t step, int micro, int layer, std::span<const float> params) {
+  Micro& m = micro_state(step, micro);
+  const auto l = static_cast<size_t>(layer);
+  if (model_.layer_kind(layer) != core::LayerKind::kBlock) return 0;
+  std::vector<float> out(m.x[l].size());
+  model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], out);
+  return bytes_of(m.saved[l]);
+}
+
+void GptCompute::backward(int64_t step, int micro, int layer, std::span<const float> params, std::span<float> grads,
+                          float loss_scale) {
+  Micro& m = micro_state(step, micro);
+  const auto l = static_cast<size_t>(layer);
+  switch (model_.layer_kind(layer)) {
+    case core::LayerKind::kFinal: {
+      m.flow.assign(m.x[l - 1].size(), 0.0f);
+      m.d_tied.assign(m.tied.size(), 0.0f);
+      model_.final_backward(params, m.tied, m.x[l - 1], m.targets, m.final_saved, loss_scale, m.flow, grads,
+                            m.d_tied);
+      m.final_saved = {};
+      return;
+    }
+    case core::LayerKind::kBlock: {
+      if (m.saved[l].batch != mb_) throw std::logic_error("backward of a block before its forward or recompute");
+      model_.block_backward(params, m.x[l - 1], m.saved[l], m.flow, m.flow, grads);
+      m.saved[l] = {};
+      m.x[l] = {};
+      return;
+    }
+    case core::LayerKind::kEmbedding: {
+      model_.embedding_backward(m.inputs, mb_, m.flow, grads);
+      std::span<float> table = model_.token_embedding(grads);
+      for (size_t i = 0; i < table.size(); ++i) table[i] += m.d_tied[i];
+      std::lock_guard lock(mutex_);
+      micros_.erase({step, micro});  // the micro-batch is done
+      return;
+    }
+  }
+}
+
+double GptCompute::loss(int64_t step, int micro) const {
+  std::lock_guard lock(mutex_);
+  auto it = losses_.find({step, micro});
+  return it == losses_.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
+}
+
+double GptCompute::evaluate(const std::vector<std::vector<float>>& params, std::span<const int32_t> inputs,
+                            std::span<const int32_t> targets) const {
+  const size_t width = static_cast<size_t>(mb_.tokens() * model_.shape().d_model);
+  std::vector<float> x(width), y(width);
+  model_.embedding_forward(params[0], inputs, mb_, x);
+  model::BlockSaved saved;
+  const int last = model_.layer_count() - 1;
+  for (int l = 1; l < last; ++l) {
+    model_.block_forward(params[static_cast<size_t>(l)], x, mb_, saved, y);
+    std::swap(x, y);
+  }
+  model::FinalSaved final_saved;
+  return model_.final_forward(params[static_cast<size_t>(last)], model_.token_embedding(params[0]), x, targets, mb_,
+                              final_saved);
+}
+
+}  // namespace stowage::executor

@@ -1,0 +1,68 @@
+// The interpreter: runs one lowered schedule on a backend, op by op, one
+// thread per lane (as a GPU runs one queue per CUDA stream), each lane in
+// the schedule's issue order and every op after its dependencies. It gives
+// each op kind its meaning on real memory - a layer's forward or backward,
+// a copy over "PCIe", a block read or write, an Adam step - and reports
+// every op's start and end and every allocation to a TimelineSink, so the
+// measured timeline has the same shape as the simulator's prediction.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/diagnostic.h"
+#include "core/schedule.h"
+#include "core/timeline.h"
+#include "executor/backend.h"
+#include "executor/layer_compute.h"
+#include "executor/loss_scaler.h"
+#include "executor/partition_homes.h"
+
+namespace stowage::executor {
+
+struct InterpretOptions {
+  int64_t first_step = 0;   // global number of the schedule's step 0 (after a resume)
+  int64_t time_origin_ns = 0;  // steady_clock time that is 0 on the timeline
+  core::OpId first_op = 0;  // added to op ids reported to the sink
+  core::Precision precision = core::Precision::kBf16;
+  AdamHyper hyper;
+  // The loss scaler as the schedule's step 0 finds it (fp16), and the
+  // optimizer steps skipped for overflow before it.
+  LossScaler scaler;
+  bool dynamic_scaling = false;
+  int64_t skipped_before = 0;
+  core::TimelineSink* sink = nullptr;  // may be null; called under a lock
+  // Called when a step's last op has finished, from the lane that ran it.
+  std::function<void(int64_t step)> step_done;
+};
+
+// Statistics of one run, per schedule step.
+struct StepTraffic {
+  std::array<int64_t, core::kLaneCount> bytes{};  // moved per lane
+};
+
+class Interpreter {
+ public:
+  Interpreter(const core::Schedule& schedule, Backend& backend, PartitionHomes& homes, LayerCompute& model,
+              InterpretOptions options);
+  ~Interpreter();
+
+  // Runs every op; the first failure stops all lanes and is returned with
+  // the op it happened in. Homes are left as the last finished ops left them.
+  [[nodiscard]] core::Result<void> run();
+
+  [[nodiscard]] const std::vector<StepTraffic>& traffic() const { return traffic_; }
+  // Whether any gradient of step s was not finite (fp16 overflow).
+  [[nodiscard]] bool overflowed(int step) const;
+  // The loss scaler after the schedule's last step.
+  [[nodiscard]] LossScaler final_scaler() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+  std::vector<StepTraffic> traffic_;
+};
+
+}  // namespace stowage::executor

@@ -1,0 +1,32 @@
+// What the executor's interpreter needs from the trained model: the forward,
+// recompute and backward of one layer for one micro-batch, on fp32 copies of
+// the layer's parameters. The interpreter owns where parameters and
+// gradients live and how they move; the model owns activations and data.
+// executor/gpt_compute.h implements it for the GPT of executor/model/.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace stowage::executor {
+
+class LayerCompute {
+ public:
+  virtual ~LayerCompute() = default;
+
+  // The micro-batch (step, micro) runs through `layer`. The last layer also
+  // computes the loss. Returns the bytes of activations it keeps for the
+  // backward pass, which the caller counts on the device tier.
+  virtual int64_t forward(int64_t step, int micro, int layer, std::span<const float> params) = 0;
+  // Rebuilds what backward needs from the layer's kept input (activation
+  // checkpointing); returns the bytes it rebuilt.
+  virtual int64_t recompute(int64_t step, int micro, int layer, std::span<const float> params) = 0;
+  // Adds d(loss * loss_scale)/d(params) into `grads` and passes the gradient
+  // on to the layer below; releases the layer's activations.
+  virtual void backward(int64_t step, int micro, int layer, std::span<const float> params, std::span<float> grads,
+                        float loss_scale) = 0;
+  // The loss of micro-batch (step, micro), once its last layer ran forward.
+  [[nodiscard]] virtual double loss(int64_t step, int micro) const = 0;
+};
+
+}  // namespace stowage::executor

@@ -1,0 +1,345 @@
+#include "executor/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+
+#include "core/lower.h"
+#include "core/policy.h"
+#include "core/workload.h"
+#include "executor/checkpoint/checkpoint_reader.h"
+#include "executor/checkpoint/checkpoint_root.h"
+#include "executor/checkpoint/checkpoint_write_error.h"
+#include "executor/checkpoint/save_checkpoint.h"
+#include "executor/gpt_compute.h"
+#include "executor/interpreter.h"
+#include "executor/model/byte_corpus.h"
+#include "executor/model/half_convert.h"
+#include "executor/model/synthetic_text.h"
+#include "executor/partition_homes.h"
+
+namespace stowage::executor {
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Partition names as lowering gives them: the layer's, or a slice of it.
+std::vector<std::string> partition_names(const core::Workload& w, const std::vector<core::Partition>& parts) {
+  std::vector<std::string> names;
+  for (const core::Partition& p : parts) {
+    const core::Layer& layer = w.layers()[static_cast<size_t>(p.layer)];
+    const bool whole = p.first_param == 0 && p.params == layer.param_count();
+    names.push_back(whole ? layer.name
+                          : layer.name + "[" + std::to_string(p.first_param) + "+" + std::to_string(p.params) + "]");
+  }
+  return names;
+}
+
+std::span<const std::byte> bytes_of(std::span<const float> f) { return std::as_bytes(f); }
+
+// Collects the measured timeline of every segment into one, in the ids of
+// the concatenated schedule.
+class RunRecorder final : public core::TimelineSink {
+ public:
+  void grow(size_t ops) { timeline_.spans.resize(ops); }
+  void op_started(core::OpId op, core::SimTime at, int slot) override {
+    timeline_.spans[static_cast<size_t>(op)].start = at;
+    timeline_.spans[static_cast<size_t>(op)].slot = slot;
+  }
+  void op_finished(core::OpId op, core::SimTime at) override { timeline_.spans[static_cast<size_t>(op)].end = at; }
+  void memory_changed(core::Tier tier, core::SimTime at, core::Bytes in_use) override {
+    timeline_.memory.push_back({at, tier, in_use});
+  }
+  core::Timeline take() { return std::move(timeline_); }
+
+ private:
+  core::Timeline timeline_;
+};
+
+// The state of a run between segments: what a checkpoint holds.
+struct RunState {
+  int64_t step = 0;
+  LossScaler scaler;
+  int64_t skipped = 0;
+};
+
+class Trainer {
+ public:
+  Trainer(const core::PlanFile& plan, const core::MachineSpec& machine, const core::TrainingSpec& training,
+          const core::Workload& workload, const model::GptModel& model, const model::ByteCorpus& corpus,
+          Backend& backend, const TrainerOptions& options)
+      : plan_(plan), machine_(machine), training_(core::effective_training(training, plan.policy)),
+        profile_training_(training), workload_(workload), model_(model), corpus_(corpus), backend_(backend),
+        options_(options), parts_(core::partitions_of(workload, plan.policy.sub_group_params)),
+        names_(partition_names(workload, parts_)) {}
+
+  core::Result<TrainingRun> run();
+
+ private:
+  core::Result<void> initialise();
+  core::Result<void> restore(const std::filesystem::path& dir);
+  core::Result<std::string> save(int64_t step);
+  core::Result<void> segment(int64_t steps, TrainingRun& out);
+  core::Result<double> held_out_loss();
+  // Micro-batch `index` of a part of the data, a function of the seed.
+  void fill(model::CorpusPart part, int64_t index, std::span<int32_t> in, std::span<int32_t> target) const {
+    model::TokenBatch b = corpus_.sample(part, options_.seed, index, training_.micro_batch, training_.sequence_length);
+    std::copy(b.inputs.begin(), b.inputs.end(), in.begin());
+    std::copy(b.targets.begin(), b.targets.end(), target.begin());
+  }
+
+  const core::PlanFile& plan_;
+  const core::MachineSpec& machine_;
+  const core::TrainingSpec training_;
+  const core::TrainingSpec& profile_training_;
+  const core::Workload& workload_;
+  const model::GptModel& model_;
+  const model::ByteCorpus& corpus_;
+  Backend& backend_;
+  const TrainerOptions& options_;
+  std::vector<core::Partition> parts_;
+  std::vector<std::string> names_;
+  std::optional<PartitionHomes> homes_;
+  RunState state_;
+  RunRecorder recorder_;
+  int64_t origin_ns_ = 0;
+  int64_t last_step_ns_ = 0;
+  std::mutex report_mutex_;
+};
+
+core::Result<void> Trainer::initialise() {
+  // Every layer initialised in fp32, then each partition's slice becomes
+  // its master weights (moments zero) and, rounded, its 16-bit copies.
+  for (int l = 0; l < model_.layer_count(); ++l) {
+    std::vector<float> params(static_cast<size_t>(model_.layer_param_count(l)));
+    model_.init_parameters(l, params, options_.seed);
+    for (size_t j = 0; j < parts_.size(); ++j) {
+      if (parts_[j].layer != l) continue;
+      const size_t n = static_cast<size_t>(parts_[j].params);
+      std::span<const float> slice(params.data() + parts_[j].first_param, n);
+      std::vector<float> states(3 * n, 0.0f);
+      std::copy(slice.begin(), slice.end(), states.begin());
+      if (auto r = homes_->write_states(j, bytes_of(states)); !r) return r;
+      std::vector<uint16_t> half(n);
+      model::to_half(training_.precision, slice, half);
+      for (int v = 0; v < homes_->versions(); ++v) {
+        if (auto r = homes_->write_param16(j, static_cast<size_t>(v), std::as_bytes(std::span(half))); !r) return r;
+      }
+    }
+  }
+  state_.scaler = LossScaler::for_precision(training_.precision, training_.loss_scaling);
+  return {};
+}
+
+core::Result<std::string> Trainer::save(int64_t step) {
+  // Gather every home's bytes; blobs name the partition and what they hold.
+  std::vector<std::vector<std::byte>> data;
+  std::vector<BlobSource> blobs;
+  data.reserve(parts_.size() * 3);
+  for (size_t j = 0; j < parts_.size(); ++j) {
+    const PartitionHome& h = (*homes_)[j];
+    for (int v = 0; v < homes_->versions(); ++v) {
+      auto p = homes_->read_param16(j, static_cast<size_t>(v));
+      if (!p) return std::unexpected(p.error());
+      data.push_back(std::move(*p));
+      blobs.push_back({.name = "param16 " + names_[j] + " #" + std::to_string(v),
+                       .tier = std::string(core::to_string(h.policy.param16)), .content = std::span<const std::byte>(data.back())});
+    }
+    auto s = homes_->read_states(j);
+    if (!s) return std::unexpected(s.error());
+    data.push_back(std::move(*s));
+    blobs.push_back({.name = "states " + names_[j], .tier = std::string(core::to_string(h.policy.optimizer_states)),
+                     .content = std::span<const std::byte>(data.back())});
+  }
+  nlohmann::json meta = {{"step", step},
+                         {"plan", options_.plan_name},
+                         {"model", plan_.model},
+                         {"seed", options_.seed},
+                         {"partitions", names_},
+                         {"param16_versions", homes_->versions()},
+                         {"loss_scale", state_.scaler.scale},
+                         {"good_steps", state_.scaler.good_steps},
+                         {"skipped_steps", state_.skipped}};
+  try {
+    const auto dir = save_checkpoint(*options_.checkpoint_root, checkpoint_name(step), meta.dump(), blobs);
+    return dir.string();
+  } catch (const CheckpointWriteError& e) {
+    return core::fail({{}, std::string("checkpoint not written, the previous one is intact: ") + e.what(), ""});
+  }
+}
+
+core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
+  auto reader = CheckpointReader::open(dir);
+  if (!reader) return std::unexpected(reader.error());
+  if (auto v = reader->verify(); !v) return v;
+  nlohmann::json meta;
+  try {
+    meta = nlohmann::json::parse(reader->metadata_json());
+  } catch (const nlohmann::json::exception& e) {
+    return core::fail({{(dir / "manifest.json").string()}, std::string("bad metadata: ") + e.what(), ""});
+  }
+  const std::string where = (dir / "manifest.json").string();
+  if (!meta.contains("partitions") || meta["partitions"].get<std::vector<std::string>>() != names_ ||
+      meta.value("param16_versions", 0) != homes_->versions() || meta.value("seed", uint64_t{0}) != options_.seed) {
+    return core::fail({{where}, "the checkpoint was made for another plan, model or seed",
+                       "partitions " + nlohmann::json(names_).dump() + ", seed " + std::to_string(options_.seed)});
+  }
+  for (size_t j = 0; j < parts_.size(); ++j) {
+    for (int v = 0; v < homes_->versions(); ++v) {
+      std::vector<std::byte> bytes(static_cast<size_t>(2 * parts_[j].params));
+      if (auto r = reader->read_blob("param16 " + names_[j] + " #" + std::to_string(v), bytes); !r) return r;
+      if (auto r = homes_->write_param16(j, static_cast<size_t>(v), bytes); !r) return r;
+    }
+    std::vector<std::byte> states(static_cast<size_t>(12 * parts_[j].params));
+    if (auto r = reader->read_blob("states " + names_[j], states); !r) return r;
+    if (auto r = homes_->write_states(j, states); !r) return r;
+  }
+  state_.step = meta.value("step", int64_t{0});
+  state_.scaler = LossScaler::for_precision(training_.precision, training_.loss_scaling);
+  state_.scaler.scale = meta.value("loss_scale", state_.scaler.scale);
+  state_.scaler.good_steps = meta.value("good_steps", int64_t{0});
+  state_.skipped = meta.value("skipped_steps", int64_t{0});
+  return {};
+}
+
+core::Result<void> Trainer::segment(int64_t steps, TrainingRun& out) {
+  core::LowerOptions lower_options{.steps = static_cast<int>(steps)};
+  auto schedule = core::lower(plan_.policy, machine_, workload_, profile_training_, lower_options);
+  if (!schedule) return std::unexpected(schedule.error());
+  const auto first_op = static_cast<core::OpId>(out.schedule.ops.size());
+  recorder_.grow(out.schedule.ops.size() + schedule->ops.size());
+  const int64_t first_step = state_.step;
+  const int micros = static_cast<int>(training_.gradient_accumulation);
+  GptCompute compute(model_, {.batch = training_.micro_batch, .seq = training_.sequence_length},
+                     [this, micros](int64_t step, int micro, std::span<int32_t> in, std::span<int32_t> target) {
+                       fill(model::CorpusPart::kTrain, step * micros + micro, in, target);
+                     },
+                     plan_.policy.activation_checkpointing);
+  std::unique_ptr<Interpreter> interpreter;
+  InterpretOptions io{.first_step = first_step, .time_origin_ns = origin_ns_, .first_op = first_op,
+                      .precision = training_.precision,
+                      .hyper = {.config = training_.adam, .optimizer = training_.optimizer},
+                      .scaler = state_.scaler, .dynamic_scaling = training_.precision == core::Precision::kFp16,
+                      .skipped_before = state_.skipped, .sink = &recorder_};
+  io.step_done = [&](int64_t step) {
+    std::lock_guard lock(report_mutex_);
+    StepReport r{.step = step};
+    double sum = 0;
+    for (int m = 0; m < micros; ++m) sum += compute.loss(step, m);
+    r.loss = sum / micros;
+    const int64_t now = now_ns();
+    r.seconds = static_cast<double>(now - last_step_ns_) * 1e-9;
+    last_step_ns_ = now;
+    r.tokens_per_second = static_cast<double>(schedule->tokens_per_step) / std::max(r.seconds, 1e-9);
+    r.bytes = interpreter->traffic()[static_cast<size_t>(step - first_step)].bytes;
+    r.skipped = interpreter->overflowed(static_cast<int>(step - first_step));
+    out.losses.push_back(r.loss);
+    if (options_.on_step) options_.on_step(r);
+  };
+  interpreter = std::make_unique<Interpreter>(*schedule, backend_, *homes_, compute, io);
+  auto ran = interpreter->run();
+  if (!ran) return ran;
+  state_.scaler = interpreter->final_scaler();
+  for (int s = 0; s < schedule->steps; ++s) state_.skipped += interpreter->overflowed(s) ? 1 : 0;
+  state_.step += steps;
+  // Append the segment to the run's schedule.
+  core::Schedule& all = out.schedule;
+  if (all.ops.empty()) {
+    all = *schedule;
+    all.ops.clear();
+    all.steps = 0;
+  }
+  for (core::Op op : schedule->ops) {
+    op.id += first_op;
+    for (core::OpId& d : op.deps) d += first_op;
+    op.step += static_cast<int>(first_step - out.first_step);
+    all.ops.push_back(std::move(op));
+  }
+  all.steps += schedule->steps;
+  return {};
+}
+
+core::Result<double> Trainer::held_out_loss() {
+  // The master weights, rounded as the device would see them.
+  std::vector<std::vector<float>> layers(static_cast<size_t>(model_.layer_count()));
+  for (int l = 0; l < model_.layer_count(); ++l) layers[static_cast<size_t>(l)].resize(static_cast<size_t>(model_.layer_param_count(l)));
+  for (size_t j = 0; j < parts_.size(); ++j) {
+    auto states = homes_->read_states(j);
+    if (!states) return std::unexpected(states.error());
+    const size_t n = static_cast<size_t>(parts_[j].params);
+    std::span<const float> master(reinterpret_cast<const float*>(states->data()), n);
+    std::vector<uint16_t> half(n);
+    model::to_half(training_.precision, master, half);
+    model::from_half(training_.precision, half,
+                     std::span(layers[static_cast<size_t>(parts_[j].layer)]).subspan(static_cast<size_t>(parts_[j].first_param), n));
+  }
+  const model::MicroBatch mb{.batch = training_.micro_batch, .seq = training_.sequence_length};
+  GptCompute compute(model_, mb, {}, false);
+  std::vector<int32_t> in(static_cast<size_t>(mb.tokens())), target(in.size());
+  double sum = 0;
+  constexpr int kBatches = 8;
+  for (int b = 0; b < kBatches; ++b) {
+    fill(model::CorpusPart::kHeldOut, b, in, target);
+    sum += compute.evaluate(layers, in, target);
+  }
+  return sum / kBatches;
+}
+
+core::Result<TrainingRun> Trainer::run() {
+  auto homes = PartitionHomes::allocate(backend_, parts_, names_, plan_.policy);
+  if (!homes) return std::unexpected(homes.error());
+  homes_.emplace(std::move(*homes));
+  if (options_.resume) {
+    if (auto r = restore(*options_.resume); !r) return std::unexpected(r.error());
+  } else if (auto r = initialise(); !r) {
+    return std::unexpected(r.error());
+  }
+  TrainingRun out;
+  out.first_step = state_.step;
+  out.unigram_entropy = corpus_.train_unigram_entropy();
+  origin_ns_ = now_ns();
+  last_step_ns_ = origin_ns_;
+  const int64_t every = options_.checkpoint_every > 0 ? options_.checkpoint_every : options_.steps;
+  while (state_.step < options_.steps) {
+    const int64_t steps = std::min(every - state_.step % every, options_.steps - state_.step);
+    if (auto r = segment(steps, out); !r) return std::unexpected(r.error());
+    if (options_.checkpoint_root) {
+      auto dir = save(state_.step);
+      if (!dir) return std::unexpected(dir.error());
+      out.checkpoints.push_back(*dir);
+      if (options_.on_note) options_.on_note("checkpoint written: " + *dir);
+    }
+  }
+  out.seconds = static_cast<double>(now_ns() - origin_ns_) * 1e-9;
+  out.timeline = recorder_.take();
+  auto held_out = held_out_loss();
+  if (!held_out) return std::unexpected(held_out.error());
+  out.held_out_loss = *held_out;
+  return out;
+}
+
+}  // namespace
+
+core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineSpec& machine,
+                                const core::ModelSpec& model_spec, const core::TrainingSpec& training,
+                                Backend& backend, const TrainerOptions& options) {
+  const core::TrainingSpec effective = core::effective_training(training, plan.policy);
+  const core::Workload workload(model_spec, effective.sequence_length);
+  auto model = model::GptModel::create(workload);
+  if (!model) return std::unexpected(model.error());
+  const model::CorpusOptions corpus_options{.seq = effective.sequence_length};
+  auto corpus = options.data.empty()
+                    ? model::ByteCorpus::from_text(model::synthetic_text({}), "generated text (4 MiB)", corpus_options)
+                    : model::ByteCorpus::load(options.data, corpus_options);
+  if (!corpus) return std::unexpected(corpus.error());
+  if (options.steps < 1) return core::fail({{}, "--steps must be at least 1", ""});
+  Trainer trainer(plan, machine, training, workload, *model, *corpus, backend, options);
+  return trainer.run();
+}
+
+}  // namespace stowage::executor

@@ -1,0 +1,66 @@
+// A training run: the plan's policy lowered to schedules of a few steps
+// each, interpreted on a backend one after the other, with checkpoints
+// between them. Owns the model, the data, every partition's home and the
+// measured timeline of the whole run.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "core/machine_spec.h"
+#include "core/model_spec.h"
+#include "core/plan_file.h"
+#include "core/schedule.h"
+#include "core/timeline.h"
+#include "core/training_spec.h"
+#include "executor/backend.h"
+#include "executor/loss_scaler.h"
+
+namespace stowage::executor {
+
+// One finished step, as the progress line shows it.
+struct StepReport {
+  int64_t step = 0;          // global, 0-based
+  double loss = 0;           // mean over the step's micro-batches
+  double seconds = 0;        // since the previous step finished (the first: since the run began)
+  double tokens_per_second = 0;
+  std::array<int64_t, core::kLaneCount> bytes{};  // moved per lane in this step
+  bool skipped = false;      // fp16 overflow: the update was skipped
+};
+
+struct TrainerOptions {
+  int64_t steps = 100;        // global step to stop at (exclusive)
+  uint64_t seed = 1;          // parameters and data order
+  std::filesystem::path data;  // a text file of bytes; empty: the generated corpus
+  std::optional<std::filesystem::path> checkpoint_root;
+  int64_t checkpoint_every = 0;  // steps; 0: only at the end when a root is given
+  std::optional<std::filesystem::path> resume;  // a checkpoint directory
+  std::string plan_name;       // recorded in checkpoints
+  std::function<void(const StepReport&)> on_step;
+  std::function<void(const std::string&)> on_note;  // "checkpoint written to ..."
+};
+
+struct TrainingRun {
+  int64_t first_step = 0;            // where it began (after a resume)
+  std::vector<double> losses;        // by step from first_step
+  double held_out_loss = 0;          // after the last step
+  double unigram_entropy = 0;        // nats per byte of the training data
+  double seconds = 0;                // wall time of the steps
+  core::Schedule schedule;           // every segment's ops, ids renumbered in order
+  core::Timeline timeline;           // measured, in the schedule's ids
+  std::vector<std::string> checkpoints;  // directories written
+};
+
+// Runs the plan. Everything the plan or options get wrong comes back as
+// diagnostics before anything runs; a failure while running stops every
+// lane and names the op, and leaves the last checkpoint as it was.
+[[nodiscard]] core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineSpec& machine,
+                                              const core::ModelSpec& model, const core::TrainingSpec& training,
+                                              Backend& backend, const TrainerOptions& options);
+
+}  // namespace stowage::executor
