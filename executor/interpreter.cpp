@@ -229,21 +229,27 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
       if (!result) break;
       PartitionHome& h = homes[j];
       std::span<const float> slice = g32.subspan(static_cast<size_t>(h.part.first_param), static_cast<size_t>(h.params()));
-      bool finite = true;
-      for (float x : slice) finite &= std::isfinite(x);
-      if (!finite) overflow[static_cast<size_t>(op.step)].store(true);
+      // Overflow is judged on the 16-bit gradient the optimizer will read:
+      // an fp32 value above fp16's range is finite here and infinite there.
+      auto check = [&](std::span<const uint16_t> g) {
+        bool finite = true;
+        for (uint16_t x : g) finite &= std::isfinite(from_half(x, p));
+        if (!finite) overflow[static_cast<size_t>(op.step)].store(true);
+      };
       const bool accumulate = h.policy.gradients == Tier::kGpu && op.micro_step > 0;
       if (accumulate) {
         auto acc = flight[j].grads_device.back("grad16 " + h.name);
         if (!acc) { result = std::unexpected(acc.error()); break; }
         std::span<uint16_t> a = (*acc)->as<uint16_t>();
         for (size_t i = 0; i < slice.size(); ++i) a[i] = to_half(from_half(a[i], p) + from_half(to_half(slice[i], p), p), p);
+        check(a);
         continue;
       }
       auto out = allocate(Tier::kGpu, 2 * h.params(), "grad16 " + h.name);
       if (!out) { result = std::unexpected(out.error()); break; }
       std::span<uint16_t> o = out->as<uint16_t>();
       for (size_t i = 0; i < slice.size(); ++i) o[i] = to_half(slice[i], p);
+      check(o);
       (h.policy.gradients == Tier::kGpu ? flight[j].grads_device : flight[j].grads_out).push(std::move(*out));
     }
     release(*grads);

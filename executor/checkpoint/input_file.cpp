@@ -1,0 +1,77 @@
+#include "executor/checkpoint/input_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cerrno>
+#include <cstring>
+
+#include <utility>
+
+namespace stowage::executor {
+namespace {
+
+std::unexpected<core::Diagnostics> os_error(const std::filesystem::path& path, const char* what, int err) {
+  return core::fail({{path.string(), 0, 0}, std::string(what) + ": " + std::strerror(err), ""});
+}
+
+}  // namespace
+
+core::Result<InputFile> InputFile::open(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return os_error(path, "cannot open checkpoint file", errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return os_error(path, "cannot stat checkpoint file", err);
+  }
+  return InputFile(path, fd, static_cast<int64_t>(st.st_size));
+}
+
+InputFile::InputFile(std::filesystem::path path, int fd, int64_t size)
+    : path_(std::move(path)), fd_(fd), size_(size) {}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+InputFile::InputFile(InputFile&& other) noexcept
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), size_(other.size_) {}
+
+InputFile& InputFile::operator=(InputFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+    size_ = other.size_;
+  }
+  return *this;
+}
+
+core::Result<void> InputFile::read_at(int64_t offset, std::span<std::byte> out) const {
+  while (!out.empty()) {
+    const ssize_t n = ::pread(fd_, out.data(), out.size(), offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return os_error(path_, "cannot read checkpoint file", errno);
+    if (n == 0) {
+      return core::fail({{path_.string(), 0, 0},
+                         "file ends at byte " + std::to_string(offset) + " while more was expected",
+                         "a complete checkpoint file"});
+    }
+    out = out.subspan(static_cast<size_t>(n));
+    offset += n;
+  }
+  return {};
+}
+
+core::Result<std::string> read_text_file(const std::filesystem::path& path) {
+  auto file = InputFile::open(path);
+  if (!file) return std::unexpected(std::move(file.error()));
+  std::string text(static_cast<size_t>(file->size()), '\0');
+  auto bytes = std::as_writable_bytes(std::span(text));
+  if (auto read = file->read_at(0, bytes); !read) return std::unexpected(std::move(read.error()));
+  return text;
+}
+
+}  // namespace stowage::executor

@@ -1,0 +1,30 @@
+// Causal multi-head scaled dot-product attention (Vaswani et al. 2017,
+// arXiv:1706.03762 §3.2.1; GPT-2's masked self-attention): per sequence and
+// head, P = softmax(Q K^T / sqrt(head_dim)) with position t seeing
+// positions <= t, and Y = P V. The probabilities are kept for backward
+// (no flash-style recomputation: the CPU model favours plainness).
+#pragma once
+
+#include <cstdint>
+
+namespace stowage::executor::model {
+
+struct AttentionShape {
+  int64_t batch = 0;
+  int64_t seq = 0;
+  int64_t heads = 0;
+  int64_t head_dim = 0;
+  [[nodiscard]] int64_t width() const { return heads * head_dim; }
+};
+
+// q, k, v, y [batch * seq, heads * head_dim] (head h is columns
+// h*head_dim ..., the layout q_proj produces); probs [batch, heads, seq,
+// seq] written, zero above the diagonal.
+void causal_attention_forward(const float* q, const float* k, const float* v, float* probs, float* y,
+                              const AttentionShape& s);
+
+// From dy (y's shape): dq, dk, dv (q's shape) WRITTEN.
+void causal_attention_backward(const float* q, const float* k, const float* v, const float* probs, const float* dy,
+                               float* dq, float* dk, float* dv, const AttentionShape& s);
+
+}  // namespace stowage::executor::model

@@ -1,0 +1,307 @@
+// GptModel: size checks, then each layer's forward and backward as a
+// sequence of the kernels in linear.h, layer_norm.h, gelu.h,
+// causal_attention.h and cross_entropy.h. Initialisation is in
+// parameter_init.cpp.
+#include "executor/model/gpt_model.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "executor/model/causal_attention.h"
+#include "executor/model/cross_entropy.h"
+#include "executor/model/gelu.h"
+#include "executor/model/layer_norm.h"
+#include "executor/model/linear.h"
+
+namespace stowage::executor::model {
+namespace {
+
+using core::LayerKind;
+
+void require_size(size_t have, int64_t want, const char* what) {
+  if (have != static_cast<size_t>(want)) {
+    throw std::invalid_argument(std::string(what) + " holds " + std::to_string(have) + " floats, expected " +
+                                std::to_string(want));
+  }
+}
+
+void resize(std::vector<float>& v, int64_t n) { v.resize(static_cast<size_t>(n)); }
+
+std::vector<float> zeros(int64_t n) { return std::vector<float>(static_cast<size_t>(n), 0.0f); }
+
+void add_into(float* y, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+}  // namespace
+
+core::Result<GptModel> GptModel::create(const core::Workload& workload, const ModelOptions& options) {
+  core::Result<ModelShape> shape = model_shape_of(workload);
+  if (!shape) return std::unexpected(shape.error());
+  if (options.blas_threads < 1) {
+    return core::fail({.what = "blas_threads " + std::to_string(options.blas_threads), .expected = "at least 1"});
+  }
+  set_blas_threads(options.blas_threads);
+  std::vector<LayerKind> kinds;
+  for (const core::Layer& layer : workload.layers()) kinds.push_back(layer.kind);
+  return GptModel(*shape, std::move(kinds));
+}
+
+GptModel::GptModel(ModelShape shape, std::vector<LayerKind> kinds) : shape_(shape), kinds_(std::move(kinds)) {
+  const std::vector<TensorSlot> b = layer_slots(LayerKind::kBlock, shape_);
+  block_ = {offset_of(b, "attn_norm.weight"),   offset_of(b, "attn_norm.bias"),   offset_of(b, "attn.q_proj.weight"),
+            offset_of(b, "attn.q_proj.bias"),   offset_of(b, "attn.k_proj.weight"), offset_of(b, "attn.k_proj.bias"),
+            offset_of(b, "attn.v_proj.weight"), offset_of(b, "attn.v_proj.bias"), offset_of(b, "attn.o_proj.weight"),
+            offset_of(b, "attn.o_proj.bias"),   offset_of(b, "mlp_norm.weight"),  offset_of(b, "mlp_norm.bias"),
+            offset_of(b, "mlp.up_proj.weight"), offset_of(b, "mlp.up_proj.bias"), offset_of(b, "mlp.down_proj.weight"),
+            offset_of(b, "mlp.down_proj.bias")};
+  auto total = [&](LayerKind kind) {
+    const std::vector<TensorSlot> slots = layer_slots(kind, shape_);
+    return slots.back().offset + slots.back().elements();
+  };
+  embedding_params_ = total(LayerKind::kEmbedding);
+  block_params_ = total(LayerKind::kBlock);
+  final_params_ = total(LayerKind::kFinal);
+}
+
+LayerKind GptModel::layer_kind(int layer) const {
+  if (layer < 0 || layer >= layer_count()) throw std::out_of_range("layer " + std::to_string(layer) + " out of range");
+  return kinds_[static_cast<size_t>(layer)];
+}
+
+int64_t GptModel::param_count(LayerKind kind) const {
+  switch (kind) {
+    case LayerKind::kEmbedding: return embedding_params_;
+    case LayerKind::kBlock: return block_params_;
+    case LayerKind::kFinal: return final_params_;
+  }
+  throw std::logic_error("param_count: unknown layer kind");
+}
+
+int64_t GptModel::layer_param_count(int layer) const { return param_count(layer_kind(layer)); }
+
+std::span<const float> GptModel::token_embedding(std::span<const float> embedding_params) const {
+  require_size(embedding_params.size(), embedding_params_, "token_embedding: embedding layer");
+  return embedding_params.first(static_cast<size_t>(shape_.vocab * shape_.d_model));
+}
+
+std::span<float> GptModel::token_embedding(std::span<float> embedding_params) const {
+  require_size(embedding_params.size(), embedding_params_, "token_embedding: embedding layer");
+  return embedding_params.first(static_cast<size_t>(shape_.vocab * shape_.d_model));
+}
+
+void GptModel::check_batch(MicroBatch mb) const {
+  if (mb.batch < 1 || mb.seq < 1 || mb.seq > shape_.max_positions) {
+    throw std::invalid_argument("micro-batch of " + std::to_string(mb.batch) + " x " + std::to_string(mb.seq) +
+                                " tokens: expected batch >= 1 and 1 <= seq <= " +
+                                std::to_string(shape_.max_positions));
+  }
+}
+
+void GptModel::check_tokens(std::span<const int32_t> tokens, MicroBatch mb) const {
+  require_size(tokens.size(), mb.tokens(), "token ids");
+  for (int32_t t : tokens) {
+    if (t < 0 || t >= shape_.vocab) {
+      throw std::out_of_range("token " + std::to_string(t) + " outside the vocabulary [0, " +
+                              std::to_string(shape_.vocab) + ")");
+    }
+  }
+}
+
+// ---- embedding ----
+
+void GptModel::embedding_forward(std::span<const float> params, std::span<const int32_t> tokens, MicroBatch mb,
+                                 std::span<float> out) const {
+  check_batch(mb);
+  check_tokens(tokens, mb);
+  require_size(params.size(), embedding_params_, "embedding_forward: params");
+  require_size(out.size(), mb.tokens() * shape_.d_model, "embedding_forward: out");
+  const int64_t d = shape_.d_model;
+  const float* positions = params.data() + shape_.vocab * d;
+  for (int64_t i = 0; i < mb.tokens(); ++i) {
+    const float* token_row = params.data() + tokens[static_cast<size_t>(i)] * d;
+    const float* position_row = positions + (shape_.position_offset + i % mb.seq) * d;
+    float* o = out.data() + i * d;
+    for (int64_t c = 0; c < d; ++c) o[c] = token_row[c] + position_row[c];
+  }
+}
+
+void GptModel::embedding_backward(std::span<const int32_t> tokens, MicroBatch mb, std::span<const float> d_out,
+                                  std::span<float> d_params) const {
+  check_batch(mb);
+  check_tokens(tokens, mb);
+  require_size(d_out.size(), mb.tokens() * shape_.d_model, "embedding_backward: d_out");
+  require_size(d_params.size(), embedding_params_, "embedding_backward: d_params");
+  const int64_t d = shape_.d_model;
+  float* d_positions = d_params.data() + shape_.vocab * d;
+  for (int64_t i = 0; i < mb.tokens(); ++i) {
+    const float* g = d_out.data() + i * d;
+    add_into(d_params.data() + tokens[static_cast<size_t>(i)] * d, g, d);
+    add_into(d_positions + (shape_.position_offset + i % mb.seq) * d, g, d);
+  }
+}
+
+// ---- block ----
+
+void GptModel::block_forward(std::span<const float> params, std::span<const float> in, MicroBatch mb,
+                             BlockSaved& s, std::span<float> out) const {
+  check_batch(mb);
+  const int64_t n = mb.tokens();
+  const int64_t d = shape_.d_model;
+  const int64_t a = shape_.attention_width();
+  const int64_t f = shape_.ffn;
+  require_size(params.size(), block_params_, "block_forward: params");
+  require_size(in.size(), n * d, "block_forward: in");
+  require_size(out.size(), n * d, "block_forward: out");
+  s.batch = mb;
+  for (auto* v : {&s.attn_norm_mean, &s.attn_norm_rstd, &s.mlp_norm_mean, &s.mlp_norm_rstd}) resize(*v, n);
+  for (auto* v : {&s.attn_norm_out, &s.mid, &s.mlp_norm_out}) resize(*v, n * d);
+  for (auto* v : {&s.q, &s.k, &s.v, &s.attn_out}) resize(*v, n * a);
+  for (auto* v : {&s.hidden_pre, &s.hidden}) resize(*v, n * f);
+  resize(s.probs, mb.batch * shape_.heads * mb.seq * mb.seq);
+
+  const float* p = params.data();
+  const BlockOffsets& o = block_;
+  layer_norm_forward(in.data(), p + o.attn_norm_weight, p + o.attn_norm_bias, s.attn_norm_out.data(),
+                     s.attn_norm_mean.data(), s.attn_norm_rstd.data(), n, d);
+  const LinearShape qkv{.rows = n, .in = d, .out = a};
+  linear_forward(s.attn_norm_out.data(), p + o.q_weight, p + o.q_bias, s.q.data(), qkv);
+  linear_forward(s.attn_norm_out.data(), p + o.k_weight, p + o.k_bias, s.k.data(), qkv);
+  linear_forward(s.attn_norm_out.data(), p + o.v_weight, p + o.v_bias, s.v.data(), qkv);
+  const AttentionShape as{.batch = mb.batch, .seq = mb.seq, .heads = shape_.heads, .head_dim = shape_.head_dim};
+  causal_attention_forward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), s.attn_out.data(), as);
+  linear_forward(s.attn_out.data(), p + o.o_weight, p + o.o_bias, s.mid.data(), {.rows = n, .in = a, .out = d});
+  add_into(s.mid.data(), in.data(), n * d);
+
+  layer_norm_forward(s.mid.data(), p + o.mlp_norm_weight, p + o.mlp_norm_bias, s.mlp_norm_out.data(),
+                     s.mlp_norm_mean.data(), s.mlp_norm_rstd.data(), n, d);
+  linear_forward(s.mlp_norm_out.data(), p + o.up_weight, p + o.up_bias, s.hidden_pre.data(),
+                 {.rows = n, .in = d, .out = f});
+  gelu_forward(s.hidden_pre.data(), s.hidden.data(), n * f);
+  linear_forward(s.hidden.data(), p + o.down_weight, p + o.down_bias, out.data(), {.rows = n, .in = f, .out = d});
+  add_into(out.data(), s.mid.data(), n * d);
+}
+
+// d_mid += the MLP branch's gradient with respect to mid, from d_out.
+void GptModel::mlp_backward(const float* p, const BlockSaved& s, const float* d_out, float* d_mid,
+                            float* dp) const {
+  const int64_t n = s.batch.tokens();
+  const int64_t d = shape_.d_model;
+  const int64_t f = shape_.ffn;
+  const BlockOffsets& o = block_;
+  std::vector<float> d_hidden = zeros(n * f);
+  linear_backward(s.hidden.data(), p + o.down_weight, d_out, d_hidden.data(), dp + o.down_weight, dp + o.down_bias,
+                  {.rows = n, .in = f, .out = d});
+  std::vector<float> d_pre(d_hidden.size());
+  gelu_backward(s.hidden_pre.data(), d_hidden.data(), d_pre.data(), n * f);
+  std::vector<float> d_norm = zeros(n * d);
+  linear_backward(s.mlp_norm_out.data(), p + o.up_weight, d_pre.data(), d_norm.data(), dp + o.up_weight,
+                  dp + o.up_bias, {.rows = n, .in = d, .out = f});
+  layer_norm_backward(s.mid.data(), p + o.mlp_norm_weight, s.mlp_norm_mean.data(), s.mlp_norm_rstd.data(),
+                      d_norm.data(), d_mid, dp + o.mlp_norm_weight, dp + o.mlp_norm_bias, n, d);
+}
+
+// d_norm += the attention branch's gradient with respect to its normed
+// input, from d_mid.
+void GptModel::attention_backward(const float* p, const BlockSaved& s, const float* d_mid, float* d_norm,
+                                  float* dp) const {
+  const int64_t n = s.batch.tokens();
+  const int64_t d = shape_.d_model;
+  const int64_t a = shape_.attention_width();
+  const BlockOffsets& o = block_;
+  std::vector<float> d_attn = zeros(n * a);
+  linear_backward(s.attn_out.data(), p + o.o_weight, d_mid, d_attn.data(), dp + o.o_weight, dp + o.o_bias,
+                  {.rows = n, .in = a, .out = d});
+  std::vector<float> dq(d_attn.size());
+  std::vector<float> dk(d_attn.size());
+  std::vector<float> dv(d_attn.size());
+  const AttentionShape as{.batch = s.batch.batch, .seq = s.batch.seq, .heads = shape_.heads,
+                          .head_dim = shape_.head_dim};
+  causal_attention_backward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), d_attn.data(), dq.data(), dk.data(),
+                            dv.data(), as);
+  const LinearShape qkv{.rows = n, .in = d, .out = a};
+  const float* x = s.attn_norm_out.data();
+  linear_backward(x, p + o.q_weight, dq.data(), d_norm, dp + o.q_weight, dp + o.q_bias, qkv);
+  linear_backward(x, p + o.k_weight, dk.data(), d_norm, dp + o.k_weight, dp + o.k_bias, qkv);
+  linear_backward(x, p + o.v_weight, dv.data(), d_norm, dp + o.v_weight, dp + o.v_bias, qkv);
+}
+
+void GptModel::block_backward(std::span<const float> params, std::span<const float> in, const BlockSaved& s,
+                              std::span<const float> d_out, std::span<float> d_in,
+                              std::span<float> d_params) const {
+  const int64_t n = s.batch.tokens();
+  const int64_t d = shape_.d_model;
+  require_size(params.size(), block_params_, "block_backward: params");
+  require_size(d_params.size(), block_params_, "block_backward: d_params");
+  require_size(in.size(), n * d, "block_backward: in");
+  require_size(d_out.size(), n * d, "block_backward: d_out");
+  require_size(d_in.size(), n * d, "block_backward: d_in");
+  require_size(s.hidden.size(), n * shape_.ffn, "block_backward: saved state");
+  const float* p = params.data();
+  float* dp = d_params.data();
+  // The residual passes d_out through to mid; d_out is read only until
+  // d_in is written, which lets the two share memory.
+  std::vector<float> d_mid(d_out.begin(), d_out.end());
+  mlp_backward(p, s, d_out.data(), d_mid.data(), dp);
+  std::vector<float> d_norm = zeros(n * d);
+  attention_backward(p, s, d_mid.data(), d_norm.data(), dp);
+  std::copy(d_mid.begin(), d_mid.end(), d_in.begin());
+  layer_norm_backward(in.data(), p + block_.attn_norm_weight, s.attn_norm_mean.data(), s.attn_norm_rstd.data(),
+                      d_norm.data(), d_in.data(), dp + block_.attn_norm_weight, dp + block_.attn_norm_bias, n, d);
+}
+
+// ---- final: norm, tied head, loss ----
+
+float GptModel::final_forward(std::span<const float> params, std::span<const float> token_embedding,
+                              std::span<const float> in, std::span<const int32_t> targets, MicroBatch mb,
+                              FinalSaved& s) const {
+  check_batch(mb);
+  check_tokens(targets, mb);
+  const int64_t n = mb.tokens();
+  const int64_t d = shape_.d_model;
+  const int64_t v = shape_.vocab;
+  require_size(params.size(), final_params_, "final_forward: params");
+  require_size(token_embedding.size(), v * d, "final_forward: token_embedding");
+  require_size(in.size(), n * d, "final_forward: in");
+  s.batch = mb;
+  resize(s.norm_mean, n);
+  resize(s.norm_rstd, n);
+  resize(s.norm_out, n * d);
+  resize(s.probs, n * v);
+  layer_norm_forward(in.data(), params.data(), params.data() + d, s.norm_out.data(), s.norm_mean.data(),
+                     s.norm_rstd.data(), n, d);
+  linear_forward(s.norm_out.data(), token_embedding.data(), nullptr, s.probs.data(), {.rows = n, .in = d, .out = v});
+  const double total = softmax_cross_entropy_forward(s.probs.data(), targets.data(), n, v);
+  return static_cast<float>(total / static_cast<double>(n));
+}
+
+void GptModel::final_backward(std::span<const float> params, std::span<const float> token_embedding,
+                              std::span<const float> in, std::span<const int32_t> targets, const FinalSaved& s,
+                              float loss_scale, std::span<float> d_in, std::span<float> d_params,
+                              std::span<float> d_token_embedding) const {
+  const MicroBatch mb = s.batch;
+  check_tokens(targets, mb);
+  const int64_t n = mb.tokens();
+  const int64_t d = shape_.d_model;
+  const int64_t v = shape_.vocab;
+  require_size(params.size(), final_params_, "final_backward: params");
+  require_size(d_params.size(), final_params_, "final_backward: d_params");
+  require_size(token_embedding.size(), v * d, "final_backward: token_embedding");
+  require_size(d_token_embedding.size(), v * d, "final_backward: d_token_embedding");
+  require_size(in.size(), n * d, "final_backward: in");
+  require_size(d_in.size(), n * d, "final_backward: d_in");
+  require_size(s.probs.size(), n * v, "final_backward: saved state");
+  // The loss is a mean over n targets: each row's gradient carries 1 / n.
+  std::vector<float> d_logits(s.probs.size());
+  const float scale = static_cast<float>(static_cast<double>(loss_scale) / static_cast<double>(n));
+  softmax_cross_entropy_backward(s.probs.data(), targets.data(), scale, d_logits.data(), n, v);
+  std::vector<float> d_norm = zeros(n * d);
+  linear_backward(s.norm_out.data(), token_embedding.data(), d_logits.data(), d_norm.data(), d_token_embedding.data(),
+                  nullptr, {.rows = n, .in = d, .out = v});
+  std::fill(d_in.begin(), d_in.end(), 0.0f);
+  layer_norm_backward(in.data(), params.data(), s.norm_mean.data(), s.norm_rstd.data(), d_norm.data(), d_in.data(),
+                      d_params.data(), d_params.data() + d, n, d);
+}
+
+}  // namespace stowage::executor::model

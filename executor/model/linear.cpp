@@ -1,0 +1,52 @@
+// linear.h on cblas_sgemm. Row-major throughout: with W stored [out, in],
+// x W^T is sgemm(NoTrans, Trans) and the weight gradient dy^T x is
+// sgemm(Trans, NoTrans).
+#include "executor/model/linear.h"
+
+#include <cblas.h>
+
+#include <climits>
+#include <stdexcept>
+#include <string>
+
+namespace stowage::executor::model {
+
+int blas_int(int64_t n) {
+  if (n < 0 || n > INT_MAX) throw std::length_error("matrix dimension " + std::to_string(n) + " exceeds cblas's int");
+  return static_cast<int>(n);
+}
+
+void set_blas_threads(int threads) {
+  if (threads < 1) throw std::invalid_argument("set_blas_threads: threads must be >= 1");
+  openblas_set_num_threads(threads);
+}
+
+void linear_forward(const float* x, const float* w, const float* b, float* y, const LinearShape& s) {
+  const int rows = blas_int(s.rows);
+  const int in = blas_int(s.in);
+  const int out = blas_int(s.out);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in, 1.0f, x, in, w, in, 0.0f, y, out);
+  if (b == nullptr) return;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    float* row = y + r * s.out;
+    for (int64_t o = 0; o < s.out; ++o) row[o] += b[o];
+  }
+}
+
+void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, float* db,
+                     const LinearShape& s) {
+  const int rows = blas_int(s.rows);
+  const int in = blas_int(s.in);
+  const int out = blas_int(s.out);
+  // dx [rows, in] += dy [rows, out] W [out, in]
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, in, out, 1.0f, dy, out, w, in, 1.0f, dx, in);
+  // dw [out, in] += dy^T [out, rows] x [rows, in]
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, rows, 1.0f, dy, out, x, in, 1.0f, dw, in);
+  if (db == nullptr) return;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    const float* row = dy + r * s.out;
+    for (int64_t o = 0; o < s.out; ++o) db[o] += row[o];
+  }
+}
+
+}  // namespace stowage::executor::model

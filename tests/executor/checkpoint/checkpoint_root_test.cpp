@@ -1,0 +1,80 @@
+#include "executor/checkpoint/checkpoint_root.h"
+
+#include <gtest/gtest.h>
+
+#include "executor/checkpoint/save_checkpoint.h"
+#include "tests/executor/checkpoint/scratch_dir.h"
+
+namespace stowage::executor {
+namespace {
+
+using testing::entries_of;
+using testing::ScratchDir;
+
+void save_empty(const std::filesystem::path& root, const std::string& name) {
+  save_checkpoint(root, name, "{}", {});
+}
+
+TEST(CheckpointRoot, NamesCarryTheStep) {
+  EXPECT_EQ(checkpoint_name(0), "step-000000");
+  EXPECT_EQ(checkpoint_name(200), "step-000200");
+  EXPECT_EQ(checkpoint_name(1234567), "step-1234567");
+  EXPECT_EQ(checkpoint_step("step-000200"), 200);
+  EXPECT_EQ(checkpoint_step("step-1234567"), 1234567);
+  EXPECT_EQ(checkpoint_step("step-"), std::nullopt);
+  EXPECT_EQ(checkpoint_step("step-12a"), std::nullopt);
+  EXPECT_EQ(checkpoint_step("step--1"), std::nullopt);
+  EXPECT_EQ(checkpoint_step("step-000200.tmp-Xa81Qz"), std::nullopt);
+  EXPECT_EQ(checkpoint_step("latest"), std::nullopt);
+}
+
+// Newest by step number, not by name: "step-1000000" sorts before
+// "step-999999" as text.
+TEST(CheckpointRoot, FindLatestComparesStepNumbers) {
+  ScratchDir root;
+  save_empty(root.path(), checkpoint_name(999999));
+  save_empty(root.path(), checkpoint_name(1000000));
+  save_empty(root.path(), checkpoint_name(5));
+  const auto latest = find_latest(root.path());
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(*latest, root.path() / "step-1000000");
+}
+
+TEST(CheckpointRoot, MissingRootHasNoCheckpoint) {
+  ScratchDir scratch;
+  const auto latest = find_latest(scratch.path() / "never-created");
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(*latest, std::nullopt);
+}
+
+// A crash after writing step 300's manifest but before its rename leaves a
+// complete-looking temp dir; a step-named dir without manifest is not a
+// checkpoint either. Neither counts, and the next save removes the temp
+// dir (but not a directory it did not create).
+TEST(CheckpointRoot, LeftoversAreIgnoredAndCleanedByTheNextSave) {
+  ScratchDir root;
+  save_empty(root.path(), "step-000100");
+  save_empty(root.path(), "step-000300");
+  std::filesystem::rename(root.path() / "step-000300", root.path() / "step-000300.tmp-Xa81Qz");
+  std::filesystem::create_directory(root.path() / "step-000200");
+  EXPECT_EQ(*find_latest(root.path()), root.path() / "step-000100");
+
+  save_empty(root.path(), "step-000150");
+  EXPECT_EQ(entries_of(root.path()), (std::vector<std::string>{"step-000100", "step-000150", "step-000200"}));
+  EXPECT_EQ(*find_latest(root.path()), root.path() / "step-000150");
+}
+
+// Without RENAME_EXCHANGE, a replace moves the old checkpoint aside first;
+// a crash right then leaves only the aside copy, which is put back.
+TEST(CheckpointRoot, AsideCopyIsPutBackWhenItsReplacementNeverArrived) {
+  ScratchDir root;
+  save_empty(root.path(), "step-000100");
+  save_empty(root.path(), "step-000200");
+  std::filesystem::rename(root.path() / "step-000100", root.path() / "step-000100.old-Xa81Qz");
+  std::filesystem::copy(root.path() / "step-000200", root.path() / "step-000200.old-Qz81Xa");
+  remove_leftovers(root.path());
+  EXPECT_EQ(entries_of(root.path()), (std::vector<std::string>{"step-000100", "step-000200"}));
+}
+
+}  // namespace
+}  // namespace stowage::executor
