@@ -27,9 +27,17 @@ build: configure
 
 # The main job: plan the default model on the default machine, write the
 # plan and its simulated timeline, and compare with the standard baselines.
+# Then train the tiny GPT for real under an offloading plan (optimizer
+# states on NVMe, the device capped so that offload is needed), writing the
+# measured timeline beside the predicted one.
+TINY_STEPS ?= 60
 run: build
 	$(STOWAGE) plan --machine $(DEFAULT_MACHINE) --model $(DEFAULT_MODEL) \
 	  -o $(BUILD_DIR)/plan.yaml --trace $(BUILD_DIR)/plan-trace.json
+	@echo
+	$(STOWAGE) run plans/tiny-gpt-nvme.yaml --steps $(TINY_STEPS) --device-memory 100MiB \
+	  --nvme-dir $(BUILD_DIR)/nvme --trace $(BUILD_DIR)/tiny-measured.json \
+	  --predicted-trace $(BUILD_DIR)/tiny-predicted.json
 
 test: build
 	ctest --preset $(PRESET) -j $(JOBS)

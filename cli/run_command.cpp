@@ -264,6 +264,12 @@ int run_run(const Context& context, const RunArgs& a) {
     if (b > 0) lanes += (lanes.empty() ? "" : ", ") + std::string(core::to_string(lane)) + " " + std::to_string(static_cast<int>(b * 100 + 0.5)) + "%";
   }
   t.row({"lane busy", lanes});
+  std::array<int64_t, 3> peak{};
+  for (const core::MemorySample& m : run->timeline.memory) {
+    peak[static_cast<size_t>(m.tier)] = std::max(peak[static_cast<size_t>(m.tier)], m.bytes.count());
+  }
+  t.row({"peak memory", "gpu " + short_bytes(peak[0]) + " of " + short_bytes(device) + " cap, cpu " + short_bytes(peak[1]) +
+                            ", nvme " + short_bytes(peak[2])});
   out << '\n';
   t.print(out, 2);
   if (!a.trace.empty()) out << "\n  measured trace: " << a.trace << '\n';

@@ -544,6 +544,7 @@ Interpreter::~Interpreter() {
 
 core::Result<void> Interpreter::run() {
   State& s = *state_;
+  for (Tier tier : core::kAllTiers) s.memory_changed(tier);  // what rests on each tier as the run starts
   std::vector<std::jthread> lanes;
   for (Lane lane : core::kAllLanes) {
     const bool used = std::any_of(s.schedule.ops.begin(), s.schedule.ops.end(), [&](const Op& op) { return op.lane == lane; });
