@@ -39,8 +39,8 @@ struct RunArgs {
   std::string data;
   std::string device_memory;  // "32 MiB"; empty: the plan machine's GPU memory
   std::vector<std::string> nvme_dirs;
-  std::string block_size = "1 MiB";
-  int queue_depth = 8;
+  std::string block_size;  // empty: the plan's
+  int queue_depth = 0;     // 0: the plan's
   int threads = 1;
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
@@ -146,12 +146,14 @@ int run_run(const Context& context, const RunArgs& a) {
     return p.param16 == Tier::kNvme || p.optimizer_states == Tier::kNvme;
   });
   if (uses_nvme) {
-    auto block = core::parse_bytes(a.block_size);
+    auto block = a.block_size.empty() ? std::expected<core::Bytes, core::UnitError>(plan->policy.nvme_block_size)
+                                      : core::parse_bytes(a.block_size);
     if (!block) {
       *context.err << "error: --block-size '" << a.block_size << "' is not a size (expected e.g. '1 MiB')\n";
       return kExitUsage;
     }
-    executor::BlockStoreOptions nvme{.block_bytes = *block, .queue_depth = a.queue_depth};
+    executor::BlockStoreOptions nvme{.block_bytes = *block,
+                                     .queue_depth = a.queue_depth > 0 ? a.queue_depth : plan->policy.nvme_queue_depth};
     for (const std::string& d : a.nvme_dirs.empty() ? std::vector<std::string>{"stowage-nvme"} : a.nvme_dirs) {
       nvme.directories.emplace_back(d);
     }
@@ -290,8 +292,9 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
   sub->add_option("--device-memory", a->device_memory,
                   "Cap on device memory, e.g. '32 MiB' (default: the plan machine's GPU memory)");
   sub->add_option("--nvme-dir", a->nvme_dirs, "Directory on an NVMe drive; repeat to stripe (default: ./stowage-nvme)");
-  sub->add_option("--block-size", a->block_size, "NVMe I/O block size")->capture_default_str();
-  sub->add_option("--queue-depth", a->queue_depth, "NVMe requests in flight")->capture_default_str()->check(CLI::Range(1, 1024));
+  sub->add_option("--block-size", a->block_size, "NVMe I/O block size (default: the plan's nvme_block_size)");
+  sub->add_option("--queue-depth", a->queue_depth, "NVMe requests in flight (default: the plan's nvme_queue_depth)")
+      ->check(CLI::Range(1, 1024));
   sub->add_option("--threads", a->threads, "Threads of each CPU optimizer step")->capture_default_str()->check(CLI::Range(1, 256));
   sub->add_option("--checkpoint-dir", a->checkpoint_dir, "Where checkpoints go (step-NNNNNN directories)");
   sub->add_option("--checkpoint-every", a->checkpoint_every, "Steps between checkpoints (default: at the end)")

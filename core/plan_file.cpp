@@ -39,6 +39,8 @@ constexpr Bounds<int64_t> kSubGroupParams{0, 10'000'000'000'000};
 constexpr Bounds<int64_t> kPrefetchDepth{0, 64};
 constexpr Bounds<int64_t> kStagingBuffers{1, 1024};
 constexpr Bounds<Bytes> kStagingBufferSize{0_B, 1_TiB};
+constexpr Bounds<Bytes> kNvmeBlockSize{4_KiB, 256_MiB};
+constexpr Bounds<int64_t> kNvmeQueueDepth{1, 1024};
 constexpr Bounds<Bytes> kPeakMemory{0_B, Bytes(std::numeric_limits<int64_t>::max())};
 constexpr Bounds<Seconds> kStepTime{Seconds(0), Seconds(1e12)};
 constexpr Bounds<double> kTokensPerSecond{0, 1e18};
@@ -140,6 +142,8 @@ void write_policy(std::string& out, const Policy& p) {
   write_line(out, kIn, "staging_buffers", std::to_string(p.staging_buffers));
   write_line(out, kIn, "staging_buffer_size", exact_size(p.staging_buffer_size));
   write_line(out, kIn, "pinned_memory", yes_no(p.pinned_memory));
+  write_line(out, kIn, "nvme_block_size", exact_size(p.nvme_block_size));
+  write_line(out, kIn, "nvme_queue_depth", std::to_string(p.nvme_queue_depth));
   write_line(out, kIn, "delayed_update", yes_no(p.delayed_update));
   write_line(out, kIn, "activation_checkpointing", yes_no(p.activation_checkpointing));
   write_line(out, kIn, "micro_batch", std::to_string(p.micro_batch));
@@ -188,6 +192,11 @@ Policy read_policy(YamlMap& m) {
   assign(p.staging_buffers, m.integer("staging_buffers", Need::kRequired, kStagingBuffers));
   assign(p.staging_buffer_size, m.bytes("staging_buffer_size", Need::kRequired, kStagingBufferSize));
   assign(p.pinned_memory, m.boolean("pinned_memory", Need::kRequired));
+  assign(p.nvme_block_size, m.bytes("nvme_block_size", Need::kRequired, kNvmeBlockSize));
+  if (p.nvme_block_size.count() % 4096 != 0) {
+    m.report("nvme_block_size", std::to_string(p.nvme_block_size.count()) + " B is not a multiple of 4 KiB", "a multiple of 4096 bytes (O_DIRECT alignment), e.g. 1 MiB");
+  }
+  assign(p.nvme_queue_depth, m.integer("nvme_queue_depth", Need::kRequired, kNvmeQueueDepth));
   assign(p.delayed_update, m.boolean("delayed_update", Need::kRequired));
   assign(p.activation_checkpointing, m.boolean("activation_checkpointing", Need::kRequired));
   // 0: as the training profile says.

@@ -43,6 +43,11 @@ struct Policy {
   int staging_buffers = 4;      // pinned host buffers for PCIe transfers
   Bytes staging_buffer_size;    // each; 0 = the largest partition's param16
   bool pinned_memory = true;    // pinned host buffers (full-rate DMA) or pageable
+  // NVMe I/O as the executor issues it: the unit of transfer and checksum,
+  // and the block requests in flight per direction (DeepSpeed aio's
+  // block_size and queue_depth).
+  Bytes nvme_block_size = Bytes(int64_t{1} << 20);
+  int nvme_queue_depth = 8;
   bool delayed_update = false;  // one-step delayed parameter update (ZeRO-Offload DPU)
   bool activation_checkpointing = true;
   // The training shape the plan chose: sequences per micro-batch and

@@ -26,7 +26,6 @@ constexpr int kDefaultParamBuffers = 5;
 // pipelined swapper allocates len(state tensors) + 1 for the gradient).
 constexpr int kSwapBuffersPerSubGroup = 4;
 constexpr int64_t kAioBlockBytes = 1'048'576;
-constexpr int kDefaultQueueDepth = 8;
 
 size_t index_of(Tier t) {
   return static_cast<size_t>(t);
@@ -292,8 +291,8 @@ int64_t choose_sub_group_size(const Policy& policy, const core::Workload& worklo
 // never below DeepSpeed's default 8, which its aio tuning starts from.
 AioSettings choose_aio(const Policy& policy, const core::MachineSpec& machine, Notes& notes) {
   AioSettings aio;
-  aio.block_size = kAioBlockBytes;
-  aio.queue_depth = std::max(kDefaultQueueDepth, policy.nvme_prefetch_depth * kSwapBuffersPerSubGroup);
+  aio.block_size = policy.nvme_block_size.count();
+  aio.queue_depth = policy.nvme_queue_depth;
   aio.intra_op_parallelism = 1;
   if (machine.nvme_count > 1) {
     notes.push_back("DeepSpeed takes one nvme_path, so the machine's " + std::to_string(machine.nvme_count) +

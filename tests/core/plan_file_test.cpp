@@ -29,6 +29,8 @@ policy:
   staging_buffers: 4
   staging_buffer_size: 64 MiB
   pinned_memory: true
+  nvme_block_size: 512 KiB
+  nvme_queue_depth: 16
   delayed_update: false
   activation_checkpointing: true
   micro_batch: 0
@@ -192,7 +194,7 @@ TEST(PlanFile, UnknownKeySuggestsTheNearest) {
   EXPECT_EQ(d[0].to_string(),
             "plans/test.yaml:6:3: missing field 'policy.delayed_update' (a value for 'delayed_update')");
   EXPECT_EQ(d[1].to_string(),
-            "plans/test.yaml:13:3: unknown key 'policy.delayed_updte' (did you mean 'delayed_update'?)");
+            "plans/test.yaml:15:3: unknown key 'policy.delayed_updte' (did you mean 'delayed_update'?)");
 }
 
 TEST(PlanFile, WrongTierWordSuggestsTheNearest) {
@@ -200,7 +202,7 @@ TEST(PlanFile, WrongTierWordSuggestsTheNearest) {
   ASSERT_EQ(d.size(), 1u);
   // "    - {param16: " is 16 characters, so the value starts in column 17.
   EXPECT_EQ(d[0].to_string(),
-            "plans/test.yaml:19:17: policy.partitions[1].param16: unknown value 'cpuu' "
+            "plans/test.yaml:21:17: policy.partitions[1].param16: unknown value 'cpuu' "
             "(did you mean 'cpu'? one of: gpu, cpu, nvme)");
 }
 
@@ -209,7 +211,7 @@ TEST(PlanFile, PartitionThatIsNotAMapIsNamedByIndex) {
       errors_of(replace(kGoodPlan, "{param16: cpu, optimizer_states: nvme, optimizer: cpu, gradients: cpu}", "cpu"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].to_string(),
-            "plans/test.yaml:19:7: 'policy.partitions[1]' is 'cpu' (a mapping of 'key: value' lines)");
+            "plans/test.yaml:21:7: 'policy.partitions[1]' is 'cpu' (a mapping of 'key: value' lines)");
 }
 
 TEST(PlanFile, PartitionsThatAreNotAListAreAWrongType) {
@@ -218,7 +220,7 @@ TEST(PlanFile, PartitionsThatAreNotAListAreAWrongType) {
   text.replace(from, text.find("predicted:\n") - from, "  partitions: {param16: gpu}\n");
   const Diagnostics d = errors_of(text);
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].where.line, 17);
+  EXPECT_EQ(d[0].where.line, 19);
   EXPECT_EQ(d[0].what, "policy.partitions: wrong type: a mapping");
 }
 
@@ -263,23 +265,34 @@ TEST(PlanFile, AllProblemsAreReportedAtOnce) {
                               "(a whole number between 0 and 3)");
   EXPECT_EQ(d[1].to_string(), "plans/test.yaml:10:20: policy.staging_buffers: 0 is out of range "
                               "(a whole number between 1 and 1024)");
-  EXPECT_EQ(d[2].where.line, 19);
+  EXPECT_EQ(d[2].where.line, 21);
   EXPECT_EQ(d[2].what, "policy.partitions[1].gradients: unknown value 'disk'");
-  EXPECT_EQ(d[3].to_string(), "plans/test.yaml:20:7: missing field 'policy.partitions[2].optimizer' "
+  EXPECT_EQ(d[3].to_string(), "plans/test.yaml:22:7: missing field 'policy.partitions[2].optimizer' "
                               "(a value for 'optimizer')");
-  EXPECT_EQ(d[4].where.line, 20);
+  EXPECT_EQ(d[4].where.line, 22);
   EXPECT_EQ(d[4].what, "unknown key 'policy.partitions[2].optimiser'");
   EXPECT_EQ(d[4].expected, "did you mean 'optimizer'?");
-  EXPECT_EQ(d[5].where.line, 22);
+  EXPECT_EQ(d[5].where.line, 24);
   EXPECT_EQ(d[5].what, "predicted.step_time: 'GB' in '1.5 GB' is a size unit, not a duration unit");
-  EXPECT_EQ(d[6].to_string(), "plans/test.yaml:26:5: missing field 'predicted.peak_memory.nvme' "
+  EXPECT_EQ(d[6].to_string(), "plans/test.yaml:28:5: missing field 'predicted.peak_memory.nvme' "
                               "(a value for 'nvme')");
+}
+
+TEST(PlanFile, NvmeBlockSizeMustBeAMultipleOf4KiB) {
+  const Diagnostics d = errors_of(replace(kGoodPlan, "nvme_block_size: 512 KiB", "nvme_block_size: 4100 B"));
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].to_string(), "plans/test.yaml:13:20: policy.nvme_block_size: 4100 B is not a multiple of 4 KiB (a multiple "
+                              "of 4096 bytes (O_DIRECT alignment), e.g. 1 MiB)");
+  const Result<PlanFile> r = read_plan(kGoodPlan, "plans/test.yaml");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->policy.nvme_block_size, 512_KiB);
+  EXPECT_EQ(r->policy.nvme_queue_depth, 16);
 }
 
 TEST(PlanFile, SyntaxErrorHasALine) {
   const Diagnostics d = errors_of(replace(kGoodPlan, "{param16: gpu,", "{param16: gpu,,]"));
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].where.line, 18);
+  EXPECT_EQ(d[0].where.line, 20);
   EXPECT_TRUE(d[0].what.starts_with("YAML syntax error")) << d[0].what;
 }
 

@@ -145,7 +145,9 @@ TEST(Trainer, DeviceCapFailsTheAllDevicePlanAndNotTheOffloadingOne) {
   auto fits = backend("cap2", cap);
   auto ran = train_plan(plan_where(kNvmeOffload), *fits, {.steps = 2});
   EXPECT_TRUE(ran) << (ran ? "" : core::to_string(ran.error()));
-  if (ran) EXPECT_LE(peak_device_bytes(*ran), cap);
+  if (ran) {
+    EXPECT_LE(peak_device_bytes(*ran), cap);
+  }
 }
 
 TEST(Trainer, DelayedUpdateChangesTheMathAndStillLearns) {

@@ -166,7 +166,7 @@ TEST(DeepSpeedExport, ZeroInfinityPlanIsStage3WithNvmeStatesAndCpuParams) {
   ASSERT_TRUE(j.contains("aio"));
   const json& aio = j["aio"];
   EXPECT_EQ(aio["block_size"], 1'048'576);
-  EXPECT_EQ(aio["queue_depth"], 8);  // max(8, 1 partition ahead x 4 tensors)
+  EXPECT_EQ(aio["queue_depth"], 8);  // the plan's nvme_queue_depth
   EXPECT_EQ(aio["intra_op_parallelism"], 1);
   EXPECT_FALSE(aio.contains("thread_count"));  // removed in DeepSpeed 0.16.4, silently ignored
   EXPECT_EQ(aio["single_submit"], false);
@@ -196,6 +196,8 @@ TEST(DeepSpeedExport, NvmeParamsGetSwapBuffersSizedToTheLargestPartition) {
                                 .gradients = Tier::kCpu});
   plan.policy.staging_buffers = 4;
   plan.policy.nvme_prefetch_depth = 3;
+  plan.policy.nvme_queue_depth = 12;
+  plan.policy.nvme_block_size = core::Bytes(512 << 10);
   const ExportResult r = deepspeed(s, plan);
   const json j = json::parse(r.text);
   const json& param = j["zero_optimization"]["offload_param"];
@@ -204,7 +206,8 @@ TEST(DeepSpeedExport, NvmeParamsGetSwapBuffersSizedToTheLargestPartition) {
   EXPECT_EQ(param["buffer_count"], 5);
   EXPECT_EQ(param["buffer_size"], 202'899'456);
   EXPECT_EQ(param["max_in_cpu"], 0);
-  EXPECT_EQ(j["aio"]["queue_depth"], 12);
+  EXPECT_EQ(j["aio"]["queue_depth"], 12);  // the plan's choices carry over
+  EXPECT_EQ(j["aio"]["block_size"], 512 << 10);
   EXPECT_TRUE(mentions(r.not_expressible, "one sub-group ahead")) << joined(r.not_expressible);
 }
 

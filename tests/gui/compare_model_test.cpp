@@ -1,0 +1,87 @@
+// Comparing a predicted timeline with a measured one: a synthetic measured
+// run made by stretching the predicted NVMe reads by 20 % and the compute by
+// 5 %, so the per-lane errors are known in advance.
+#include "gui/compare_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gui/op_tooltip.h"
+#include "gui/trace_from_timeline.h"
+#include "gui_test_data.h"
+
+namespace stowage::gui {
+namespace {
+
+// Each op keeps its start; its duration is scaled by its lane's factor.
+TraceModel perturbed(const testing::Simulated& s) {
+  core::Timeline t = s.timeline;
+  for (size_t i = 0; i < t.spans.size(); ++i) {
+    const core::Lane lane = s.schedule.ops[i].lane;
+    const double factor = lane == core::Lane::kNvmeRead ? 1.2 : lane == core::Lane::kGpuCompute ? 1.05 : 1.0;
+    const double duration = static_cast<double>(t.spans[i].end - t.spans[i].start) * factor;
+    t.spans[i].end = t.spans[i].start + static_cast<SimTime>(std::llround(duration));
+  }
+  return trace_from_timeline(s.schedule, t, {.title = "tiny-gpt", .source = "measured"});
+}
+
+TEST(CompareModel, MatchesOpsByIdAndMeasuresTheErrorPerLane) {
+  const testing::Simulated s = testing::tiny_simulated(core::StandardPlacement::kZeroInfinity);
+  const TraceModel predicted = trace_from_timeline(s.schedule, s.timeline, {.source = "predicted"});
+  const TraceModel measured = perturbed(s);
+  const CompareModel c(predicted, measured);
+  EXPECT_EQ(c.unmatched(), 0);
+  for (size_t p = 0; p < predicted.ops.size(); ++p) {
+    const std::optional<int32_t> m = c.measured_of(static_cast<int32_t>(p));
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(measured.ops[static_cast<size_t>(*m)].id, predicted.ops[p].id);
+    EXPECT_EQ(c.predicted_of(*m), static_cast<int32_t>(p));
+  }
+  bool saw_nvme = false;
+  for (const LaneError& lane : c.lanes()) {
+    const double expected = lane.lane == core::Lane::kNvmeRead     ? 0.2
+                            : lane.lane == core::Lane::kGpuCompute ? 0.05
+                                                                   : 0;
+    EXPECT_NEAR(lane.busy_error, expected, 1e-3) << core::to_string(lane.lane);
+    EXPECT_NEAR(lane.mean_abs_op_error, expected, 1e-3) << core::to_string(lane.lane);
+    saw_nvme = saw_nvme || lane.lane == core::Lane::kNvmeRead;
+  }
+  EXPECT_TRUE(saw_nvme);
+}
+
+TEST(CompareModel, OpsInOnlyOneTimelineAreCounted) {
+  const TraceModel a = testing::synthetic_model(10, 2, 10, 0);
+  const TraceModel b = testing::synthetic_model(7, 2, 10, 0);
+  const CompareModel c(a, b);
+  EXPECT_EQ(c.unmatched(), 3);
+  EXPECT_FALSE(c.measured_of(9).has_value());
+}
+
+TEST(OpTooltip, ShowsNameTensorClassBytesTimesAndBandwidth) {
+  TraceOp op{.id = 2,
+             .category = OpCategory::kH2d,
+             .kind = core::OpKind::kUploadParams,
+             .lane = core::Lane::kPcieH2d,
+             .start = 2000,
+             .end = 3500,
+             .name = "upload param16 layers.0",
+             .partition = 0,
+             .tensor_class = core::TensorClass::kParam16,
+             .bytes = core::Bytes(4000)};
+  const std::string text = op_tooltip(op);
+  EXPECT_NE(text.find("upload param16 layers.0"), std::string::npos);
+  EXPECT_NE(text.find("partition: 0"), std::string::npos);
+  EXPECT_NE(text.find("tensor class: param16"), std::string::npos);
+  EXPECT_NE(text.find("bytes: 4 kB"), std::string::npos);
+  EXPECT_NE(text.find("start: 2 µs"), std::string::npos);
+  EXPECT_NE(text.find("duration: 1.5 µs"), std::string::npos);
+  EXPECT_NE(text.find("bandwidth: 2.667 GB/s"), std::string::npos);  // 4000 B / 1.5 µs
+  TraceOp later = op;
+  later.start += 100;
+  later.end += 400;  // 1.8 µs: 20 % longer
+  EXPECT_EQ(difference_line(op, later, "measured"), "measured: 1.8 µs (+20.0 %), starts 100 ns later");
+}
+
+}  // namespace
+}  // namespace stowage::gui

@@ -1,0 +1,120 @@
+// The whole window, offscreen: files open from the command-line path, the
+// timeline and the memory view fill, a measured trace opens the
+// comparison, a bad file reports its diagnostic, and a screenshot of the
+// window is not blank and shows one track per lane and slot.
+#include "gui/main_window.h"
+
+#include <gtest/gtest.h>
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <fstream>
+#include <set>
+
+#include "core/plan_file.h"
+#include "gui/command_line.h"
+#include "gui_test_data.h"
+
+namespace stowage::gui {
+namespace {
+
+struct Files {
+  QTemporaryDir dir;
+  QString plan, trace, measured, bad;
+  testing::Simulated sim = testing::tiny_simulated(core::StandardPlacement::kZeroInfinity);
+
+  Files() {
+    plan = dir.filePath("plan.yaml");
+    trace = dir.filePath("trace.json");
+    measured = dir.filePath("measured.json");
+    bad = dir.filePath("bad.json");
+    const core::TrainingSpec training = core::testing::must(core::testing::bundled().training("tiny"));
+    const core::Workload w(core::testing::must(core::testing::bundled().model("tiny-gpt")),
+                           training.sequence_length);
+    const core::PlanFile p{
+        .machine = "workstation-24gb-1nvme",
+        .model = "tiny-gpt",
+        .training = "tiny",
+        .policy = core::policy_for(core::standard_placement(core::StandardPlacement::kZeroInfinity, 1), w,
+                                   training)};
+    std::ofstream(plan.toStdString()) << core::write_plan(p);
+    std::ofstream(trace.toStdString()) << testing::trace_text(sim, "predicted");
+    std::ofstream(measured.toStdString()) << testing::trace_text(sim, "measured");
+    std::ofstream(bad.toStdString()) << "{\"traceEvents\": [\n  {\"ph\": \"X\" \"ts\": 1}\n]}";
+  }
+};
+
+bool wait_for_loads(MainWindow& w) {
+  if (!w.loading()) return true;
+  QSignalSpy spy(&w, &MainWindow::loadsFinished);
+  return spy.wait(30'000);
+}
+
+TEST(MainWindow, OpensAPlanAndATraceAndShowsThem) {
+  Files f;
+  MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  w.resize(1400, 900);
+  w.show();
+  w.open_files({f.plan, f.trace});
+  ASSERT_TRUE(wait_for_loads(w));
+  ASSERT_NE(w.timeline().document(), nullptr);
+  EXPECT_EQ(w.timeline().document()->model.ops.size(), f.sim.schedule.ops.size());
+  EXPECT_FALSE(w.measured_timeline().isVisible());
+
+  const QImage shot = w.grab().toImage();
+  std::set<QRgb> colours;
+  for (int y = 0; y < shot.height(); y += 2) {
+    for (int x = 0; x < shot.width(); x += 2) colours.insert(shot.pixel(x, y));
+  }
+  EXPECT_GT(colours.size(), 20u) << "the window looks blank";
+  EXPECT_EQ(w.timeline().timeline_layout().track_row_count(),
+            static_cast<int>(w.timeline().document()->model.tracks.size()));
+}
+
+TEST(MainWindow, AMeasuredTraceOpensTheComparison) {
+  Files f;
+  MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  w.resize(1400, 900);
+  w.show();
+  w.open_files({f.trace});
+  ASSERT_TRUE(wait_for_loads(w));
+  w.open_files({f.measured});  // its source is "measured": it goes under the predicted one
+  ASSERT_TRUE(wait_for_loads(w));
+  EXPECT_TRUE(w.measured_timeline().isVisible());
+  ASSERT_NE(w.measured_timeline().document(), nullptr);
+  EXPECT_EQ(w.measured_timeline().document()->model.info.source, "measured");
+}
+
+TEST(MainWindow, ABadFileIsReportedAndLoadsNothing) {
+  Files f;
+  MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  ::testing::internal::CaptureStderr();
+  w.open_files({f.bad});
+  ASSERT_TRUE(wait_for_loads(w));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("bad.json:2:"), std::string::npos) << err;
+  EXPECT_EQ(w.timeline().document(), nullptr);
+}
+
+TEST(MainWindow, APlanAloneIsSimulatedForItsTimeline) {
+  Files f;
+  MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  w.open_files({f.plan});
+  ASSERT_TRUE(wait_for_loads(w));
+  ASSERT_NE(w.timeline().document(), nullptr);
+  EXPECT_GT(w.timeline().document()->model.ops.size(), 10u);
+}
+
+TEST(CommandLine, ScreenshotSizeAndFiles) {
+  const auto parsed =
+      parse_command_line({"stowage-gui", "a.yaml", "b.json", "--screenshot", "o.png", "--size", "800x600"});
+  ASSERT_TRUE(std::holds_alternative<GuiOptions>(parsed));
+  const GuiOptions& o = std::get<GuiOptions>(parsed);
+  EXPECT_EQ(o.files, QStringList({"a.yaml", "b.json"}));
+  EXPECT_EQ(o.screenshot, "o.png");
+  EXPECT_EQ(o.size, QSize(800, 600));
+  EXPECT_TRUE(std::holds_alternative<QString>(parse_command_line({"stowage-gui", "--size", "big"})));
+}
+
+}  // namespace
+}  // namespace stowage::gui
