@@ -24,7 +24,7 @@
 // Few cores cannot always saturate memory: one core's bandwidth is capped by
 // the misses it can keep in flight, and a kernel with more streams (Adam has
 // five) gets more of them than a triad (three). There, fraction_of_bound can
-// exceed 1 and says the bound is not one. Run: build/<preset>/bench/cpu_adam_bench
+// exceed 1 and says the bound is not one. Run: build/<preset>/bench/executor/cpu_adam_bench
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
