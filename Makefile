@@ -38,6 +38,17 @@ run: build
 	$(STOWAGE) run plans/tiny-gpt-nvme.yaml --steps $(TINY_STEPS) --device-memory 100MiB \
 	  --nvme-dir $(BUILD_DIR)/nvme --trace $(BUILD_DIR)/tiny-measured.json \
 	  --predicted-trace $(BUILD_DIR)/tiny-predicted.json
+	@# --- GUI (issue 6): show the plan and its trace; never blocks make ---
+	@gui=$(BUILD_DIR)/gui/stowage-gui; files="$(BUILD_DIR)/plan.yaml $(BUILD_DIR)/plan-trace.json"; \
+	if [ ! -x "$$gui" ]; then \
+	  echo "GUI not built (STOWAGE_WITH_GUI is off or Qt6 was not found): open $(BUILD_DIR)/plan-trace.json in https://ui.perfetto.dev"; \
+	elif [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
+	  echo "opening the GUI: $$gui $$files"; \
+	  nohup "$$gui" $$files > $(BUILD_DIR)/gui.log 2>&1 & \
+	else \
+	  echo "no display: to see the timeline, run $$gui $$files"; \
+	fi
+	@# --- end GUI ---
 
 test: build
 	ctest --preset $(PRESET) -j $(JOBS)

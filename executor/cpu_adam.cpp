@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "executor/half_bits.h"
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 // GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized on their own
@@ -91,43 +93,6 @@ StepConstants constants_for(const AdamHyper& hyper, int64_t step, float grad_sca
       .sqrt_bias_correction2 = static_cast<float>(std::sqrt(bias_correction2)),
       .eps = static_cast<float>(a.eps),
   };
-}
-
-// fp32 -> bf16, round to nearest even; a NaN stays a (quiet) NaN instead of
-// carrying into the exponent and becoming infinity.
-inline uint16_t bf16_bits(float x) {
-  const uint32_t bits = std::bit_cast<uint32_t>(x);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x0040u);
-  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-
-// fp32 -> IEEE binary16, round to nearest even, as F16C's VCVTPS2PH does:
-// overflow to infinity, gradual underflow to subnormals, NaN quieted with
-// the top 10 payload bits kept.
-inline uint16_t fp16_bits(float x) {
-  const uint32_t bits = std::bit_cast<uint32_t>(x);
-  const uint32_t sign = (bits >> 16) & 0x8000u;
-  const uint32_t abs = bits & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
-  uint32_t result = 0;
-  uint32_t rest = 0;         // the bits shifted out
-  uint32_t half = 0;         // the value of rest that is exactly half a unit
-  if (abs >= 0x38800000u) {  // >= 2^-14: normal half; rebias the exponent by 127 - 15
-    result = (abs >> 13) - (112u << 10);
-    rest = abs & 0x1fffu;
-    half = 0x1000u;
-  } else if (abs > 0x33000000u) {               // (2^-25, 2^-14): subnormal half, units of 2^-24
-    const uint32_t shift = 126u - (abs >> 23);  // 14..24
-    const uint32_t significand = (abs & 0x7fffffu) | 0x800000u;
-    result = significand >> shift;
-    rest = significand & ((1u << shift) - 1u);
-    half = 1u << (shift - 1u);
-  } else {
-    return static_cast<uint16_t>(sign);  // <= 2^-25 rounds to zero (2^-25 itself ties to even 0)
-  }
-  if (rest > half || (rest == half && (result & 1u) != 0)) ++result;  // a carry into the exponent is right
-  return static_cast<uint16_t>(sign | result);
 }
 
 template <Precision kPrecision>

@@ -144,7 +144,7 @@ core::Result<void> CpuBackend::reserve_region(const std::string& region, int64_t
   return {};
 }
 
-core::Result<void> CpuBackend::block_write(core::Lane, const BlockIo& io) {
+core::Result<void> CpuBackend::block_io(const BlockIo& io, bool write) {
   Extent extent;
   {
     std::lock_guard lock(regions_mutex_);
@@ -153,27 +153,18 @@ core::Result<void> CpuBackend::block_write(core::Lane, const BlockIo& io) {
     extent = it->second;
   }
   try {
-    store_->write(extent, io.data);
+    if (write) {
+      store_->write(extent, io.data);
+    } else {
+      store_->read(extent, io.data);
+    }
   } catch (const IoError& e) {
     return core::fail({{}, e.what(), ""});
   }
   return {};
 }
 
-core::Result<void> CpuBackend::block_read(core::Lane, const BlockIo& io) {
-  Extent extent;
-  {
-    std::lock_guard lock(regions_mutex_);
-    auto it = regions_.find(io.region);
-    if (it == regions_.end()) return core::fail({{}, "no NVMe region '" + io.region + "' (a bug in stowage)", ""});
-    extent = it->second;
-  }
-  try {
-    store_->read(extent, io.data);
-  } catch (const IoError& e) {
-    return core::fail({{}, e.what(), ""});
-  }
-  return {};
-}
+core::Result<void> CpuBackend::block_write(core::Lane, const BlockIo& io) { return block_io(io, true); }
+core::Result<void> CpuBackend::block_read(core::Lane, const BlockIo& io) { return block_io(io, false); }
 
 }  // namespace stowage::executor

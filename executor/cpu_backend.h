@@ -53,6 +53,7 @@ class CpuBackend final : public Backend {
 
  private:
   explicit CpuBackend(CpuBackendOptions options) : options_(std::move(options)) {}
+  core::Result<void> block_io(const BlockIo& io, bool write);
 
   CpuBackendOptions options_;
   std::optional<BlockStore> store_;

@@ -143,8 +143,12 @@ Candidate with_sub_groups(const Candidate& c, const core::Workload& w, int64_t g
 // the number of pinned staging buffers, and splitting big layers into
 // sub-groups so optimizer I/O starts sooner. Only when the plan leaves room:
 // a step within 5 % of its lower bound has nothing left for them to win.
-template <class Consider>
-void refine(PlanResult& result, const core::MachineSpec& machine, const core::ModelSpec& model, Consider& consider) {
+// At most this many variants: 2 buffer counts and 2 sub-group sizes.
+constexpr int kRefinements = 4;
+
+template <class Consider, class GoOn>
+void refine(PlanResult& result, const core::MachineSpec& machine, const core::ModelSpec& model, Consider& consider,
+            GoOn& go_on) {
   if (!result.best || result.best->candidate.policy.partitions.empty()) return;
   const Candidate best = result.best->candidate;
   const core::Workload w(model, best.training.sequence_length);
@@ -161,7 +165,10 @@ void refine(PlanResult& result, const core::MachineSpec& machine, const core::Mo
   if (offloads && best.policy.sub_group_params == 0) {
     for (int64_t parts : {2, 4}) variants.push_back(with_sub_groups(best, w, (w.largest_layer_params() + parts - 1) / parts));
   }
-  for (const Candidate& c : variants) consider(evaluate(c, machine, model));
+  for (const Candidate& c : variants) {
+    if (!go_on()) return;
+    consider(evaluate(c, machine, model));
+  }
 }
 
 }  // namespace
@@ -183,13 +190,23 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
                   const SearchOptions& options) {
   PlanResult result;
   const std::array<core::Bytes, 3> have = rank_capacity(machine);
+  int simulated = 0, most = 0;
+  // Asks options.progress whether to go on before a simulation.
+  auto go_on = [&] {
+    if (options.progress && !options.progress(simulated, most)) result.cancelled = true;
+    ++simulated;
+    return !result.cancelled;
+  };
   auto consider = [&](Evaluation e) {
     if (e.fits() && (!result.best || e.step_seconds() < result.best->step_seconds())) result.best = e;
     result.considered.push_back(std::move(e));
   };
   {
     const core::Workload w(model, training.sequence_length);
-    for (const Candidate& c : baseline_candidates(machine, w, training)) {
+    const std::vector<Candidate> baselines = baseline_candidates(machine, w, training);
+    most = static_cast<int>(baselines.size());
+    for (const Candidate& c : baselines) {
+      if (!go_on()) return result;
       Evaluation e = evaluate(c, machine, model);
       result.baselines.push_back(e);
       consider(std::move(e));
@@ -248,6 +265,7 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
   std::sort(open.begin(), open.end(), [](const Bounded& a, const Bounded& b) {
     return a.bound != b.bound ? a.bound < b.bound : a.order < b.order;
   });
+  most += static_cast<int>(open.size()) + kRefinements;
   for (Bounded& b : open) {
     if (result.best && b.bound >= result.best->step_seconds() * (1 - kResolution)) {
       consider({.candidate = std::move(b.candidate), .verdict = Verdict::kBoundedOut,
@@ -255,9 +273,10 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
                           ": its busiest lane needs " + core::format_seconds(core::Seconds(b.bound))});
       continue;
     }
+    if (!go_on()) return result;
     consider(evaluate(b.candidate, machine, model));
   }
-  refine(result, machine, model, consider);
+  refine(result, machine, model, consider, go_on);
   return result;
 }
 

@@ -5,6 +5,7 @@
 // so the plan is within 0.5 % of the best in the space searched.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -20,12 +21,18 @@ struct SearchOptions {
   // activation checkpointing? Off when the user fixed them.
   bool vary_micro_batch = true;
   bool vary_checkpointing = true;
+  // Called before each candidate is simulated with the candidates simulated
+  // so far and the most the search may simulate; returning false stops the
+  // search there (PlanResult::cancelled), keeping what it found. For a GUI's
+  // progress bar and cancel button; may be empty.
+  std::function<bool(int done, int most)> progress;
 };
 
 struct PlanResult {
   std::optional<Evaluation> best;      // the fastest candidate that fits
   std::vector<Evaluation> baselines;   // all-gpu, zero-offload, zero-infinity, zero-offload + delayed update
   std::vector<Evaluation> considered;  // every candidate in the order considered (for --explain)
+  bool cancelled = false;              // options.progress stopped the search early
 };
 
 PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model, const core::TrainingSpec& training,

@@ -1,57 +1,17 @@
-// The bit manipulations of half_convert.h. fp32 -> 16-bit mirrors the
-// conversions inside executor/cpu_adam.cpp (kept private there); the test
-// checks that both produce the same bits.
+// half_convert.h over the bit manipulations executor/half_bits.h shares with
+// the CPU optimizer.
 #include "executor/model/half_convert.h"
 
-#include <bit>
 #include <stdexcept>
+
+#include "executor/half_bits.h"
 
 namespace stowage::executor::model {
 
-uint16_t float_to_bf16(float x) {
-  const uint32_t bits = std::bit_cast<uint32_t>(x);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x0040u);
-  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-
-float bf16_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
-
-uint16_t float_to_fp16(float x) {
-  const uint32_t bits = std::bit_cast<uint32_t>(x);
-  const uint32_t sign = (bits >> 16) & 0x8000u;
-  const uint32_t abs = bits & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
-  uint32_t result = 0;
-  uint32_t rest = 0;         // the bits shifted out
-  uint32_t half = 0;         // the value of rest that is exactly half a unit
-  if (abs >= 0x38800000u) {  // >= 2^-14: normal half; rebias the exponent by 127 - 15
-    result = (abs >> 13) - (112u << 10);
-    rest = abs & 0x1fffu;
-    half = 0x1000u;
-  } else if (abs > 0x33000000u) {               // (2^-25, 2^-14): subnormal half, units of 2^-24
-    const uint32_t shift = 126u - (abs >> 23);  // 14..24
-    const uint32_t significand = (abs & 0x7fffffu) | 0x800000u;
-    result = significand >> shift;
-    rest = significand & ((1u << shift) - 1u);
-    half = 1u << (shift - 1u);
-  } else {
-    return static_cast<uint16_t>(sign);  // <= 2^-25 rounds to zero (2^-25 itself ties to even 0)
-  }
-  if (rest > half || (rest == half && (result & 1u) != 0)) ++result;  // a carry into the exponent is right
-  return static_cast<uint16_t>(sign | result);
-}
-
-float fp16_to_float(uint16_t bits) {
-  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-  const uint32_t exponent = (bits >> 10) & 0x1fu;
-  const uint32_t mantissa = bits & 0x3ffu;
-  if (exponent == 0x1fu) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));  // inf, NaN
-  if (exponent != 0) return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
-  // Zero or subnormal: mantissa * 2^-24, exact in fp32.
-  const float magnitude = static_cast<float>(mantissa) * 0x1.0p-24f;
-  return sign != 0 ? -magnitude : magnitude;
-}
+uint16_t float_to_bf16(float x) { return bf16_bits(x); }
+float bf16_to_float(uint16_t bits) { return bf16_value(bits); }
+uint16_t float_to_fp16(float x) { return fp16_bits(x); }
+float fp16_to_float(uint16_t bits) { return fp16_value(bits); }
 
 void to_half(core::Precision precision, std::span<const float> in, std::span<uint16_t> out) {
   if (in.size() != out.size()) throw std::invalid_argument("to_half: input and output lengths differ");

@@ -12,26 +12,15 @@
 #include <vector>
 
 #include "cli/exit_codes.h"
+#include "tests/cli/run_stowage.h"
 
 namespace stowage::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome stowage(std::vector<std::string> args) {
-  args.insert(args.begin(), "stowage");
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = run_stowage(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::Outcome;
+using testing::stowage;
 
 TEST(Cli, HelpListsTheSubcommandsAndExitsZero) {
   const Outcome o = stowage({"--help"});

@@ -17,6 +17,7 @@
 
 #include "cli/app.h"
 #include "cli/exit_codes.h"
+#include "tests/cli/run_stowage.h"
 
 extern char** environ;
 
@@ -26,19 +27,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome stowage(std::vector<std::string> args) {
-  args.insert(args.begin(), "stowage");
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = run_stowage(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::Outcome;
+using testing::stowage;
 
 fs::path scratch(const std::string& name) {
   const fs::path dir = fs::current_path() / ("run_command_test_" + name);

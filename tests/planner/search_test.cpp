@@ -96,6 +96,32 @@ TEST(Search, TooLargeAModelSaysWhy) {
   EXPECT_TRUE(advice.front().step_seconds.has_value()) << advice.front().still;
 }
 
+TEST(Search, ReportsProgressAndStopsWhenAsked) {
+  const core::MachineSpec m = must(bundled().machine("workstation-24gb-1nvme"));
+  const core::ModelSpec model = must(bundled().model("llama-2-7b"));
+  const core::TrainingSpec training = must(bundled().training("default"));
+  std::vector<std::pair<int, int>> calls;
+  const PlanResult full = search(m, model, training, {.progress = [&](int done, int most) {
+    calls.emplace_back(done, most);
+    return true;
+  }});
+  ASSERT_GT(calls.size(), 4u);
+  EXPECT_FALSE(full.cancelled);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i].first, static_cast<int>(i));
+    EXPECT_LT(calls[i].first, calls[i].second);
+  }
+  // Stopping after the baselines simulates nothing more.
+  const PlanResult stopped = search(m, model, training, {.progress = [](int done, int) { return done < 4; }});
+  EXPECT_TRUE(stopped.cancelled);
+  EXPECT_EQ(stopped.baselines.size(), 4u);
+  const auto simulated = std::count_if(stopped.considered.begin(), stopped.considered.end(),
+                                       [](const Evaluation& e) { return e.summary.has_value(); });
+  EXPECT_EQ(simulated, 4);
+  ASSERT_TRUE(full.best && stopped.best);
+  EXPECT_LE(full.best->step_seconds(), stopped.best->step_seconds());
+}
+
 TEST(Search, IsDeterministic) {
   const core::MachineSpec m = must(bundled().machine("workstation-24gb-1nvme"));
   const PlanResult a = plan_for(m, "llama-2-7b"), b = plan_for(m, "llama-2-7b");

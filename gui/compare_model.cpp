@@ -1,0 +1,70 @@
+#include "gui/compare_model.h"
+
+#include <array>
+#include <cmath>
+
+namespace stowage::gui {
+namespace {
+
+std::optional<int32_t> lookup(const std::vector<int32_t>& map, int32_t i) {
+  if (i < 0 || static_cast<size_t>(i) >= map.size() || map[static_cast<size_t>(i)] < 0) return std::nullopt;
+  return map[static_cast<size_t>(i)];
+}
+
+struct LaneSums {
+  int matched = 0;
+  SimTime predicted = 0, measured = 0;
+  double abs_error_sum = 0;
+  int with_duration = 0;
+};
+
+}  // namespace
+
+CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measured)
+    : to_measured_(predicted.ops.size(), -1),
+      to_predicted_(measured.ops.size(), -1),
+      predicted_end_(predicted.end_time()),
+      measured_end_(measured.end_time()) {
+  std::array<LaneSums, core::kLaneCount> sums{};
+  for (size_t p = 0; p < predicted.ops.size(); ++p) {
+    const TraceOp& a = predicted.ops[p];
+    const std::optional<int32_t> m = measured.index_of_id(a.id);
+    if (!m) continue;
+    to_measured_[p] = *m;
+    to_predicted_[static_cast<size_t>(*m)] = static_cast<int32_t>(p);
+    const TraceOp& b = measured.ops[static_cast<size_t>(*m)];
+    LaneSums& s = sums[static_cast<size_t>(a.lane)];
+    ++s.matched;
+    s.predicted += a.duration();
+    s.measured += b.duration();
+    if (a.duration() > 0) {
+      s.abs_error_sum +=
+          std::abs(static_cast<double>(b.duration() - a.duration())) / static_cast<double>(a.duration());
+      ++s.with_duration;
+    }
+  }
+  int matched = 0;
+  for (const core::Lane lane : core::kAllLanes) {
+    const LaneSums& s = sums[static_cast<size_t>(lane)];
+    if (s.matched == 0) continue;
+    matched += s.matched;
+    lanes_.push_back({.lane = lane,
+                      .matched = s.matched,
+                      .predicted_busy = s.predicted,
+                      .measured_busy = s.measured,
+                      .busy_error = s.predicted > 0 ? static_cast<double>(s.measured - s.predicted) /
+                                                          static_cast<double>(s.predicted)
+                                                    : 0,
+                      .mean_abs_op_error = s.with_duration > 0 ? s.abs_error_sum / s.with_duration : 0});
+  }
+  unmatched_ = static_cast<int>(predicted.ops.size() + measured.ops.size()) - 2 * matched;
+}
+
+std::optional<int32_t> CompareModel::measured_of(int32_t predicted_op) const {
+  return lookup(to_measured_, predicted_op);
+}
+std::optional<int32_t> CompareModel::predicted_of(int32_t measured_op) const {
+  return lookup(to_predicted_, measured_op);
+}
+
+}  // namespace stowage::gui

@@ -1,0 +1,41 @@
+// A predicted and a measured timeline of the same schedule side by side:
+// ops matched by their schedule id, and the error per lane (how much longer
+// or shorter each lane was busy than predicted). GUI-free.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "gui/trace_model.h"
+
+namespace stowage::gui {
+
+struct LaneError {
+  core::Lane lane = core::Lane::kGpuCompute;
+  int matched = 0;             // ops found in both
+  SimTime predicted_busy = 0;  // sum of the matched ops' durations, ns
+  SimTime measured_busy = 0;
+  double busy_error = 0;         // (measured - predicted) / predicted; 0 when nothing was predicted
+  double mean_abs_op_error = 0;  // mean over ops of |measured - predicted| / predicted duration
+};
+
+class CompareModel {
+ public:
+  // Both models must outlive nothing: the comparison keeps only indices.
+  CompareModel(const TraceModel& predicted, const TraceModel& measured);
+
+  [[nodiscard]] std::optional<int32_t> measured_of(int32_t predicted_op) const;
+  [[nodiscard]] std::optional<int32_t> predicted_of(int32_t measured_op) const;
+  [[nodiscard]] const std::vector<LaneError>& lanes() const { return lanes_; }  // lanes with matched ops
+  [[nodiscard]] int unmatched() const { return unmatched_; }                    // ops in only one of the two
+  [[nodiscard]] SimTime predicted_end() const { return predicted_end_; }
+  [[nodiscard]] SimTime measured_end() const { return measured_end_; }
+
+ private:
+  std::vector<int32_t> to_measured_, to_predicted_;  // -1 where unmatched
+  std::vector<LaneError> lanes_;
+  int unmatched_ = 0;
+  SimTime predicted_end_ = 0, measured_end_ = 0;
+};
+
+}  // namespace stowage::gui

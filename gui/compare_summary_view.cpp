@@ -1,0 +1,65 @@
+#include "gui/compare_summary_view.h"
+
+#include <QHeaderView>
+
+#include "gui/ruler_ticks.h"
+
+namespace stowage::gui {
+namespace {
+
+QTableWidgetItem* cell(const QString& text, Qt::Alignment align = Qt::AlignRight | Qt::AlignVCenter) {
+  auto* item = new QTableWidgetItem(text);
+  item->setTextAlignment(align);
+  item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+  return item;
+}
+
+QString time_text(SimTime ns) {
+  return QString::fromStdString(format_time(ns));
+}
+QString percent(double ratio) {
+  return QStringLiteral("%1%2 %").arg(ratio >= 0 ? "+" : "").arg(ratio * 100, 0, 'f', 1);
+}
+
+}  // namespace
+
+CompareSummaryView::CompareSummaryView(QWidget* parent) : QTableWidget(parent) {
+  setColumnCount(6);
+  setHorizontalHeaderLabels({tr("lane"), tr("ops"), tr("predicted busy"), tr("measured busy"),
+                             tr("busy error"), tr("mean |op error|")});
+  verticalHeader()->hide();
+  horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  setEditTriggers(QAbstractItemView::NoEditTriggers);
+}
+
+void CompareSummaryView::set_comparison(const CompareModel& compare) {
+  setRowCount(static_cast<int>(compare.lanes().size()) + 1);
+  int r = 0;
+  for (const LaneError& lane : compare.lanes()) {
+    setItem(r, 0,
+            cell(QString::fromStdString(std::string(core::to_string(lane.lane))),
+                 Qt::AlignLeft | Qt::AlignVCenter));
+    setItem(r, 1, cell(QString::number(lane.matched)));
+    setItem(r, 2, cell(time_text(lane.predicted_busy)));
+    setItem(r, 3, cell(time_text(lane.measured_busy)));
+    setItem(r, 4, cell(percent(lane.busy_error)));
+    setItem(r, 5, cell(percent(lane.mean_abs_op_error).remove('+')));
+    ++r;
+  }
+  const double end_error = compare.predicted_end() > 0
+                               ? static_cast<double>(compare.measured_end() - compare.predicted_end()) /
+                                     static_cast<double>(compare.predicted_end())
+                               : 0;
+  setItem(r, 0, cell(tr("whole timeline"), Qt::AlignLeft | Qt::AlignVCenter));
+  setItem(r, 1, cell(compare.unmatched() > 0 ? tr("%1 unmatched").arg(compare.unmatched()) : QString()));
+  setItem(r, 2, cell(time_text(compare.predicted_end())));
+  setItem(r, 3, cell(time_text(compare.measured_end())));
+  setItem(r, 4, cell(percent(end_error)));
+  setItem(r, 5, cell(QString()));
+}
+
+void CompareSummaryView::clear_comparison() {
+  setRowCount(0);
+}
+
+}  // namespace stowage::gui

@@ -1,0 +1,96 @@
+#include "gui/lod.h"
+
+#include <algorithm>
+
+namespace stowage::gui {
+namespace {
+
+bool narrow(const LodBox& b, SimTime threshold) {
+  return b.end - b.start < threshold;
+}
+
+void absorb(LodBox& run, const LodBox& item) {
+  // The run takes the category of whichever part kept its lane busier.
+  if (item.lead > run.lead) run.category = item.category, run.lead = item.lead;
+  run.end = std::max(run.end, item.end);
+  run.count += item.count;
+  run.busy += item.busy;
+}
+
+LodLevel make_level(SimTime threshold, std::vector<LodBox> boxes) {
+  SimTime widest = 0;
+  for (const LodBox& b : boxes) widest = std::max(widest, b.end - b.start);
+  return {.threshold = threshold, .boxes = std::move(boxes), .widest = widest};
+}
+
+std::vector<LodBox> single_ops(const TraceModel& model, const Track& track) {
+  std::vector<LodBox> boxes;
+  boxes.reserve(track.ops.size());
+  for (size_t p = 0; p < track.ops.size(); ++p) {
+    const TraceOp& op = model.ops[static_cast<size_t>(track.ops[p])];
+    boxes.push_back({.start = op.start,
+                     .end = op.end,
+                     .first = static_cast<int32_t>(p),
+                     .count = 1,
+                     .busy = op.duration(),
+                     .lead = op.duration(),
+                     .category = op.category});
+  }
+  return boxes;
+}
+
+TrackLod build_track(const TraceModel& model, const Track& track, const LodOptions& options) {
+  std::vector<LodLevel> levels;
+  levels.push_back(make_level(0, single_ops(model, track)));
+  const SimTime span = model.end_time() - model.begin_time();
+  std::vector<LodBox> working = levels.front().boxes;
+  for (SimTime t = options.first_threshold; working.size() > 1 && t / options.growth <= span;
+       t *= options.growth) {
+    working = merge_level(working, t);
+    // Keep a level only when it saves a tenth of the boxes: in between, the
+    // finer level draws nearly as fast.
+    if (working.size() * 10 <= levels.back().boxes.size() * 9) levels.push_back(make_level(t, working));
+  }
+  return TrackLod(std::move(levels));
+}
+
+}  // namespace
+
+std::vector<LodBox> merge_level(std::span<const LodBox> items, SimTime threshold) {
+  std::vector<LodBox> out;
+  bool run_open = false;  // does out.back() accept more narrow items?
+  for (const LodBox& item : items) {
+    const bool small = narrow(item, threshold);
+    if (run_open && small && item.start - out.back().end < threshold) {
+      absorb(out.back(), item);
+      continue;
+    }
+    out.push_back(item);
+    run_open = small || item.count > 1;
+  }
+  return out;
+}
+
+const LodLevel& TrackLod::level_for(double max_threshold) const {
+  const LodLevel* best = &levels_.front();
+  for (const LodLevel& level : levels_) {
+    if (static_cast<double>(level.threshold) <= max_threshold) best = &level;
+  }
+  return *best;
+}
+
+std::span<const LodBox> TrackLod::visible(const LodLevel& level, SimTime begin, SimTime end) {
+  const auto& boxes = level.boxes;
+  const auto first = std::ranges::lower_bound(boxes, begin - level.widest, {}, &LodBox::start);
+  const auto last = std::ranges::upper_bound(first, boxes.end(), end, {}, &LodBox::start);
+  return {first, last};
+}
+
+std::vector<TrackLod> build_lod(const TraceModel& model, const LodOptions& options) {
+  std::vector<TrackLod> out;
+  out.reserve(model.tracks.size());
+  for (const Track& track : model.tracks) out.push_back(build_track(model, track, options));
+  return out;
+}
+
+}  // namespace stowage::gui

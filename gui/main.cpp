@@ -1,0 +1,87 @@
+// stowage-gui: parses the command line and wires the main window; with
+// --screenshot it loads, renders the window offscreen, saves and exits.
+#include <QApplication>
+#include <QEventLoop>
+#include <QTimer>
+#include <iostream>
+
+#include "core/profile_catalog.h"
+#include "gui/command_line.h"
+#include "gui/main_window.h"
+
+namespace {
+
+using stowage::gui::GuiOptions;
+using stowage::gui::MainWindow;
+
+constexpr int kLoadTimeoutMs = 120'000;
+
+// Waits until every file (and a planner run, if asked for) has loaded.
+void wait_until_loaded(MainWindow& window, bool planner_running) {
+  QEventLoop loop;
+  QTimer::singleShot(kLoadTimeoutMs, &loop, &QEventLoop::quit);
+  if (planner_running) {
+    QObject::connect(&window.planner(), &stowage::gui::PlannerPanel::finished, &loop, &QEventLoop::quit);
+  } else if (window.loading()) {
+    QObject::connect(&window, &MainWindow::loadsFinished, &loop, &QEventLoop::quit);
+  } else {
+    return;
+  }
+  loop.exec();
+  QCoreApplication::processEvents();
+}
+
+void apply_start_options(MainWindow& window, const GuiOptions& options) {
+  if (options.critical_path) window.set_critical_path(true);
+  if (options.select_id) window.select_op_id(*options.select_id);
+  switch (options.panel) {
+    case stowage::gui::StartPanel::kTimeline:
+      break;
+    case stowage::gui::StartPanel::kPlan:
+      window.show_panel("Plan");
+      break;
+    case stowage::gui::StartPanel::kPlanner:
+      window.show_panel("Planner");
+      break;
+    case stowage::gui::StartPanel::kCompare:
+      window.show_panel("Compare");
+      break;
+  }
+}
+
+int take_screenshot(MainWindow& window, const GuiOptions& options) {
+  wait_until_loaded(window, options.run_planner);
+  apply_start_options(window, options);
+  QCoreApplication::processEvents();
+  if (!window.grab().save(options.screenshot, "PNG")) {
+    std::cerr << "stowage-gui: cannot write " << options.screenshot.toStdString() << '\n';
+    return 73;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("stowage");
+  QApplication::setApplicationName("stowage-gui");
+  const auto parsed = stowage::gui::parse_command_line(QApplication::arguments());
+  if (const QString* message = std::get_if<QString>(&parsed)) {
+    std::cerr << message->toStdString() << '\n';
+    return message->startsWith("Usage:") ? 0 : 2;
+  }
+  const GuiOptions& options = std::get<GuiOptions>(parsed);
+  const bool batch = !options.screenshot.isEmpty();
+  MainWindow window(stowage::core::ProfileCatalog::default_root(),
+                    batch ? stowage::gui::ErrorReporting::kStderr : stowage::gui::ErrorReporting::kDialog);
+  window.resize(options.size);
+  window.show();
+  window.open_files(options.files);
+  if (!options.compare.isEmpty()) window.open_measured(options.compare);
+  if (options.run_planner) window.planner().run();
+  if (batch) return take_screenshot(window, options);
+  QObject::connect(&window, &MainWindow::loadsFinished, &window,
+                   [&window, options] { apply_start_options(window, options); });
+  return QApplication::exec();
+}

@@ -1,0 +1,319 @@
+#include "gui/main_window.h"
+
+#include <QApplication>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QHeaderView>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QStatusBar>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrent>
+#include <iostream>
+
+#include "gui/legend_bar.h"
+#include "gui/view_export.h"
+
+namespace stowage::gui {
+namespace {
+
+QString diagnostics_text(const core::Diagnostics& d) {
+  return QString::fromStdString(core::to_string(d));
+}
+
+QDockWidget* dock(QMainWindow& window, const QString& title, QWidget* content) {
+  auto* d = new QDockWidget(title, &window);
+  d->setObjectName(title);
+  d->setWidget(content);
+  window.addDockWidget(Qt::RightDockWidgetArea, d);
+  return d;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(std::filesystem::path profiles, ErrorReporting errors, QWidget* parent)
+    : QMainWindow(parent), profiles_(std::move(profiles)), errors_(errors) {
+  setWindowTitle(tr("Stowage"));
+  setAcceptDrops(true);
+  timeline_ = new TimelineView(axis_);
+  measured_ = new TimelineView(axis_);
+  measured_->hide();
+  memory_ = new MemoryView(axis_);
+  auto* splitter = new QSplitter(Qt::Vertical);
+  splitter->addWidget(timeline_);
+  splitter->addWidget(measured_);
+  splitter->addWidget(memory_);
+  // The timelines keep the height their tracks need; memory takes the rest.
+  splitter->setStretchFactor(0, 0);
+  splitter->setStretchFactor(1, 0);
+  splitter->setStretchFactor(2, 1);
+  view_area_ = new QWidget;
+  auto* layout = new QVBoxLayout(view_area_);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(new LegendBar);
+  layout->addWidget(splitter, 1);
+  setCentralWidget(view_area_);
+  recent_ = new RecentFiles(this);
+  build_docks();
+  build_menus();
+  connect(timeline_, &TimelineView::selectionChanged, statusBar(),
+          [this](const QString& s) { statusBar()->showMessage(s); });
+  connect(measured_, &TimelineView::selectionChanged, statusBar(),
+          [this](const QString& s) { statusBar()->showMessage(s); });
+  connect(timeline_, &TimelineView::criticalPathChanged, this,
+          [this](bool on) { critical_action_->setChecked(on); });
+  statusBar()->showMessage(
+      tr("Wheel or W/S zooms, drag or A/D pans, F fits, Shift-drag zooms to a span, click selects, C shows "
+         "the critical path"));
+}
+
+void MainWindow::build_docks() {
+  plan_model_ = new PlanTableModel(this);
+  auto* table = new QTableView;
+  table->setModel(plan_model_);
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  plan_summary_ = new QLabel(tr("No plan open."));
+  plan_summary_->setWordWrap(true);
+  auto* plan_box = new QWidget;
+  auto* plan_layout = new QVBoxLayout(plan_box);
+  plan_layout->addWidget(plan_summary_);
+  plan_layout->addWidget(table, 1);
+  planner_ = new PlannerPanel(profiles_);
+  compare_summary_ = new CompareSummaryView;
+  QDockWidget* plan_dock = dock(*this, tr("Plan"), plan_box);
+  QDockWidget* planner_dock = dock(*this, tr("Planner"), planner_);
+  QDockWidget* compare_dock = dock(*this, tr("Compare"), compare_summary_);
+  tabifyDockWidget(plan_dock, planner_dock);
+  tabifyDockWidget(planner_dock, compare_dock);
+  plan_dock->raise();
+  resizeDocks({plan_dock}, {430}, Qt::Horizontal);
+  connect(planner_, &PlannerPanel::planReady, this,
+          [this](const core::PlanFile& plan, std::shared_ptr<const TimelineDocument> doc) {
+            set_plan(plan, doc ? doc->model.capacity : std::array<std::optional<core::Bytes>, 3>{});
+            set_measured(nullptr);
+            if (doc) set_primary(std::move(doc));
+          });
+}
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open..."), QKeySequence::Open, this, [this] {
+    open_files(QFileDialog::getOpenFileNames(this, tr("Open plan or trace"), {},
+                                             tr("Plans and traces (*.yaml *.yml *.json);;All files (*)")));
+  });
+  file->addAction(tr("Open &measured trace to compare..."), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Measured trace"), {}, tr("Traces (*.json)"));
+    if (!path.isEmpty()) open_measured(path);
+  });
+  recent_menu_ = file->addMenu(tr("Open &recent"));
+  connect(recent_, &RecentFiles::changed, this, &MainWindow::rebuild_recent_menu);
+  rebuild_recent_menu();
+  file->addSeparator();
+  file->addAction(tr("Export view as &PNG..."), this, [this] { export_view(false); });
+  file->addAction(tr("Export view as &SVG..."), this, [this] { export_view(true); });
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(tr("&Fit all"), QKeySequence(Qt::Key_F), this,
+                  [this] { axis_.update([](TimeAxis& a) { a.fit_all(); }); });
+  view->addAction(tr("&Zoom to selection"), QKeySequence(Qt::Key_Z), this,
+                  [this] { timeline_->zoom_to_selection(); });
+  view->addAction(tr("Zoom &in"), QKeySequence::ZoomIn, this,
+                  [this] { axis_.update([](TimeAxis& a) { a.zoom_around(a.width() / 2, kZoomStep); }); });
+  view->addAction(tr("Zoom &out"), QKeySequence::ZoomOut, this,
+                  [this] { axis_.update([](TimeAxis& a) { a.zoom_around(a.width() / 2, 1 / kZoomStep); }); });
+  critical_action_ = view->addAction(tr("&Critical path"), QKeySequence(Qt::Key_C), this,
+                                     [this](bool on) { set_critical_path(on); });
+  critical_action_->setCheckable(true);
+  for (QAction* a : view->actions()) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+}
+
+void MainWindow::rebuild_recent_menu() {
+  recent_menu_->clear();
+  for (const QString& path : recent_->files()) {
+    recent_menu_->addAction(path, this, [this, path] { open_files({path}); });
+  }
+  recent_menu_->setEnabled(!recent_->files().isEmpty());
+  if (!recent_->files().isEmpty()) {
+    recent_menu_->addSeparator();
+    recent_menu_->addAction(tr("Clear"), recent_, &RecentFiles::clear);
+  }
+}
+
+void MainWindow::open_files(const QStringList& paths) {
+  for (const QString& path : paths) load(path, false);
+}
+
+void MainWindow::open_measured(const QString& path) {
+  load(path, true);
+}
+
+void MainWindow::load(const QString& path, bool as_measured) {
+  ++pending_;
+  auto* watcher = new QFutureWatcher<core::Result<LoadedFile>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, as_measured] {
+    loaded(watcher->result(), as_measured);
+    watcher->deleteLater();
+    finish_load();
+  });
+  const std::filesystem::path file = path.toStdString();
+  watcher->setFuture(
+      QtConcurrent::run([file, root = profiles_] { return load_file(file, core::ProfileCatalog(root)); }));
+  if (errors_ == ErrorReporting::kDialog) recent_->add(path);
+}
+
+void MainWindow::loaded(const core::Result<LoadedFile>& file, bool as_measured) {
+  if (!file) return report(tr("Cannot open file"), diagnostics_text(file.error()));
+  if (file->plan) return set_plan(*file->plan, file->capacity);
+  const bool measured =
+      as_measured || (file->timeline->model.info.source == "measured" && timeline_->document());
+  if (measured) return set_measured(file->timeline);
+  set_primary(file->timeline);
+}
+
+// When everything asked for has loaded: a plan opened without a trace is
+// simulated so that its timeline shows.
+void MainWindow::finish_load() {
+  if (--pending_ > 0) return;
+  if (plan_model_->plan() && !timeline_->document() && !simulated_plan_) {
+    simulated_plan_ = true;
+    ++pending_;
+    auto* watcher = new QFutureWatcher<core::Result<std::shared_ptr<const TimelineDocument>>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+      const auto result = watcher->result();
+      watcher->deleteLater();
+      if (result)
+        set_primary(*result);
+      else
+        report(tr("Cannot simulate the plan"), diagnostics_text(result.error()));
+      finish_load();
+    });
+    watcher->setFuture(
+        QtConcurrent::run([plan = *plan_model_->plan(),
+                           root = profiles_]() -> core::Result<std::shared_ptr<const TimelineDocument>> {
+          auto model = simulate_plan(plan, core::ProfileCatalog(root));
+          if (!model) return std::unexpected(model.error());
+          return prepare_document(std::move(*model));
+        }));
+    return;
+  }
+  emit loadsFinished();
+}
+
+void MainWindow::set_primary(std::shared_ptr<const TimelineDocument> doc) {
+  setWindowTitle(tr("Stowage - %1").arg(QString::fromStdString(doc->model.info.title)));
+  timeline_->set_document(doc);
+  memory_->set_document(doc);
+  if (const auto& measured = measured_->document()) set_measured(measured);
+  refit_axis();
+}
+
+void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
+  const auto predicted = timeline_->document();
+  measured_->set_document(doc);
+  measured_->setVisible(doc != nullptr);
+  if (!doc || !predicted) {
+    timeline_->set_counterpart(std::nullopt);
+    measured_->set_counterpart(std::nullopt);
+    compare_summary_->clear_comparison();
+    if (doc && !predicted) set_primary(doc);
+    return;
+  }
+  const auto compare = std::make_shared<const CompareModel>(predicted->model, doc->model);
+  timeline_->set_counterpart(Counterpart{.doc = doc, .compare = compare, .this_is_predicted = true});
+  measured_->set_counterpart(Counterpart{.doc = predicted, .compare = compare, .this_is_predicted = false});
+  compare_summary_->set_comparison(*compare);
+  show_panel(tr("Compare"));
+  refit_axis();
+}
+
+void MainWindow::set_plan(const core::PlanFile& plan,
+                          const std::array<std::optional<core::Bytes>, 3>& capacity) {
+  plan_model_->set_plan(plan);
+  memory_->set_capacity(capacity);
+  QString text = tr("<b>%1</b> on <b>%2</b>, training %3, ZeRO stage %4, %5 partitions")
+                     .arg(QString::fromStdString(plan.model), QString::fromStdString(plan.machine),
+                          QString::fromStdString(plan.training))
+                     .arg(static_cast<int>(plan.policy.stage))
+                     .arg(plan.policy.partitions.size());
+  if (plan.predicted) {
+    text += tr("<br>predicted step %1, %2 tokens/s, bound by %3")
+                .arg(QString::fromStdString(core::format_seconds(plan.predicted->step_time)))
+                .arg(plan.predicted->tokens_per_second, 0, 'f', 0)
+                .arg(QString::fromStdString(plan.predicted->bounding_lane));
+  }
+  plan_summary_->setText(text);
+  planner_->set_inputs(QString::fromStdString(plan.machine), QString::fromStdString(plan.model),
+                       QString::fromStdString(plan.training));
+}
+
+void MainWindow::refit_axis() {
+  SimTime begin = 0, end = 1;
+  for (const TimelineView* v : {timeline_, measured_}) {
+    if (const auto& doc = v->document())
+      begin = std::min(begin, doc->model.begin_time()), end = std::max(end, doc->model.end_time());
+  }
+  axis_.update([&](TimeAxis& a) {
+    a.set_bounds(begin, end);
+    a.fit_all();
+  });
+}
+
+void MainWindow::set_critical_path(bool on) {
+  if (timeline_->critical_path() != on) timeline_->set_critical_path(on);
+  if (measured_->critical_path() != on) measured_->set_critical_path(on);
+  critical_action_->setChecked(on);
+}
+
+void MainWindow::select_op_id(qint64 id) {
+  const auto& doc = timeline_->document();
+  if (!doc) return;
+  if (const std::optional<int32_t> op = doc->model.index_of_id(id)) {
+    timeline_->select(op);
+    timeline_->zoom_to_selection();
+  }
+}
+
+void MainWindow::show_panel(const QString& dock_name) {
+  if (auto* d = findChild<QDockWidget*>(dock_name)) {
+    d->show();
+    d->raise();
+  }
+}
+
+void MainWindow::report(const QString& title, const QString& text) {
+  if (errors_ == ErrorReporting::kStderr) {
+    std::cerr << text.toStdString() << '\n';
+    return;
+  }
+  QMessageBox::critical(this, title, text);
+}
+
+void MainWindow::export_view(bool as_svg) {
+  const QString filter = as_svg ? tr("SVG (*.svg)") : tr("PNG (*.png)");
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), {}, filter);
+  if (path.isEmpty()) return;
+  const QString problem =
+      as_svg ? export_svg(*view_area_, path, windowTitle()) : export_png(*view_area_, path);
+  if (!problem.isEmpty()) report(tr("Cannot export"), problem);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  QStringList paths;
+  for (const QUrl& url : event->mimeData()->urls()) {
+    if (url.isLocalFile()) paths << url.toLocalFile();
+  }
+  open_files(paths);
+  event->acceptProposedAction();
+}
+
+}  // namespace stowage::gui

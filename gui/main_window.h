@@ -1,0 +1,93 @@
+// The main window wires the pieces together and does little else: the
+// timeline (and a measured one under it when comparing) and the memory view
+// on one shared axis, docks for the plan table, the planner panel and the
+// comparison summary, the File and View menus, drag and drop, and loading
+// files on worker threads.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QLabel>
+#include <QMainWindow>
+#include <QMenu>
+#include <QSplitter>
+#include <QTableView>
+#include <filesystem>
+#include <memory>
+
+#include "core/diagnostic.h"
+#include "gui/axis_state.h"
+#include "gui/compare_model.h"
+#include "gui/compare_summary_view.h"
+#include "gui/file_loader.h"
+#include "gui/memory_view.h"
+#include "gui/plan_table_model.h"
+#include "gui/planner_panel.h"
+#include "gui/recent_files.h"
+#include "gui/timeline_view.h"
+
+namespace stowage::gui {
+
+// How problems reach the user: a dialog, or (screenshot mode) stderr.
+enum class ErrorReporting { kDialog, kStderr };
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  MainWindow(std::filesystem::path profiles, ErrorReporting errors, QWidget* parent = nullptr);
+
+  // Opens plans and traces; each loads on a worker thread. A trace whose
+  // source is "measured" is compared with the predicted one already open.
+  void open_files(const QStringList& paths);
+  // Opens `path` as the measured side of a comparison.
+  void open_measured(const QString& path);
+  [[nodiscard]] bool loading() const { return pending_ > 0; }
+
+  void set_critical_path(bool on);
+  void select_op_id(qint64 id);
+  void show_panel(const QString& dock_name);
+  [[nodiscard]] TimelineView& timeline() { return *timeline_; }
+  [[nodiscard]] TimelineView& measured_timeline() { return *measured_; }
+  [[nodiscard]] MemoryView& memory() { return *memory_; }
+  [[nodiscard]] PlannerPanel& planner() { return *planner_; }
+  [[nodiscard]] QWidget& view_area() { return *view_area_; }
+
+ signals:
+  void loadsFinished();
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  void build_menus();
+  void build_docks();
+  void rebuild_recent_menu();
+  void load(const QString& path, bool as_measured);
+  void loaded(const core::Result<LoadedFile>& file, bool as_measured);
+  void finish_load();
+  void set_primary(std::shared_ptr<const TimelineDocument> doc);
+  void set_measured(std::shared_ptr<const TimelineDocument> doc);
+  void set_plan(const core::PlanFile& plan, const std::array<std::optional<core::Bytes>, 3>& capacity);
+  void refit_axis();
+  void report(const QString& title, const QString& text);
+  void export_view(bool as_svg);
+
+  std::filesystem::path profiles_;
+  ErrorReporting errors_;
+  AxisState axis_;
+  QWidget* view_area_ = nullptr;
+  TimelineView* timeline_ = nullptr;
+  TimelineView* measured_ = nullptr;
+  MemoryView* memory_ = nullptr;
+  PlanTableModel* plan_model_ = nullptr;
+  QLabel* plan_summary_ = nullptr;
+  PlannerPanel* planner_ = nullptr;
+  CompareSummaryView* compare_summary_ = nullptr;
+  QAction* critical_action_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  RecentFiles* recent_ = nullptr;
+  int pending_ = 0;
+  bool simulated_plan_ = false;
+};
+
+}  // namespace stowage::gui

@@ -1,0 +1,29 @@
+// The plan as a table: one row per partition, one column per tensor class
+// (param16, grad16, master32, adam_m, adam_v) showing the tier it rests on,
+// coloured by tier, and a column for where the optimizer runs.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <optional>
+
+#include "core/plan_file.h"
+
+namespace stowage::gui {
+
+class PlanTableModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  using QAbstractTableModel::QAbstractTableModel;
+  void set_plan(std::optional<core::PlanFile> plan);
+  [[nodiscard]] const std::optional<core::PlanFile>& plan() const { return plan_; }
+
+  [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
+  [[nodiscard]] int columnCount(const QModelIndex& parent = {}) const override;
+  [[nodiscard]] QVariant data(const QModelIndex& index, int role) const override;
+  [[nodiscard]] QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+ private:
+  std::optional<core::PlanFile> plan_;
+};
+
+}  // namespace stowage::gui

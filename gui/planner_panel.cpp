@@ -1,0 +1,186 @@
+#include "gui/planner_panel.h"
+
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QPointer>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrent>
+
+#include "core/profile_catalog.h"
+#include "gui/ruler_ticks.h"
+
+namespace stowage::gui {
+namespace {
+
+QTableWidgetItem* cell(const QString& text) {
+  auto* item = new QTableWidgetItem(text);
+  item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+  return item;
+}
+
+QString step_text(const planner::Evaluation& e) {
+  return e.summary ? QString::fromStdString(core::format_seconds(e.summary->step_time)) : QStringLiteral("-");
+}
+
+}  // namespace
+
+PlannerPanel::PlannerPanel(std::filesystem::path profiles, QWidget* parent)
+    : QWidget(parent), profiles_(std::move(profiles)) {
+  auto* form = new QFormLayout;
+  machine_ = chooser(core::ProfileKind::kMachine, QStringLiteral("workstation-24gb-1nvme"));
+  model_ = chooser(core::ProfileKind::kModel, QStringLiteral("llama-2-13b"));
+  training_ = chooser(core::ProfileKind::kTraining, QStringLiteral("default"));
+  const auto with_browse = [this](QComboBox* box) {
+    auto* row = new QHBoxLayout;
+    auto* browse = new QPushButton(tr("File..."));
+    connect(browse, &QPushButton::clicked, this, [this, box] {
+      const QString file = QFileDialog::getOpenFileName(this, tr("Profile"), {}, tr("YAML (*.yaml *.yml)"));
+      if (!file.isEmpty()) box->setCurrentText(file);
+    });
+    row->addWidget(box, 1);
+    row->addWidget(browse);
+    return row;
+  };
+  form->addRow(tr("Machine"), with_browse(machine_));
+  form->addRow(tr("Model"), with_browse(model_));
+  form->addRow(tr("Training"), with_browse(training_));
+
+  run_ = new QPushButton(tr("Plan"));
+  cancel_ = new QPushButton(tr("Cancel"));
+  cancel_->setEnabled(false);
+  progress_ = new QProgressBar;
+  progress_->setRange(0, 3);
+  progress_->setValue(0);
+  status_ = new QLabel(tr("Choose profiles and press Plan."));
+  status_->setWordWrap(true);
+  results_ = new QTableWidget(0, 5);
+  results_->setHorizontalHeaderLabels({tr("plan"), tr("fits"), tr("step time"), tr("tokens/s"), tr("note")});
+  results_->verticalHeader()->hide();
+  results_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  results_->horizontalHeader()->setStretchLastSection(true);
+
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(run_);
+  buttons->addWidget(cancel_);
+  buttons->addWidget(progress_, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(form);
+  layout->addLayout(buttons);
+  layout->addWidget(status_);
+  layout->addWidget(results_, 1);
+
+  connect(run_, &QPushButton::clicked, this, &PlannerPanel::run);
+  connect(cancel_, &QPushButton::clicked, this, &PlannerPanel::cancel);
+  connect(&watcher_, &QFutureWatcherBase::finished, this, &PlannerPanel::show_reply);
+}
+
+QComboBox* PlannerPanel::chooser(core::ProfileKind kind, const QString& initial) {
+  auto* box = new QComboBox;
+  box->setEditable(true);
+  for (const std::string& name : core::ProfileCatalog(profiles_).names(kind))
+    box->addItem(QString::fromStdString(name));
+  box->setCurrentText(initial);
+  return box;
+}
+
+void PlannerPanel::set_inputs(const QString& machine, const QString& model, const QString& training) {
+  machine_->setCurrentText(machine);
+  model_->setCurrentText(model);
+  training_->setCurrentText(training);
+}
+
+void PlannerPanel::run() {
+  if (watcher_.isRunning()) return;
+  const PlannerRequest request{.machine = machine_->currentText().toStdString(),
+                               .model = model_->currentText().toStdString(),
+                               .training = training_->currentText().toStdString(),
+                               .profiles = profiles_};
+  stop_ = std::stop_source();
+  cancelled_ = false;
+  run_->setEnabled(false);
+  cancel_->setEnabled(true);
+  progress_->setValue(0);
+  QPointer<PlannerPanel> self(this);
+  const auto progress = [self](PlannerStage stage) {
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, stage] {
+          if (self) self->stage_changed(stage);
+        },
+        Qt::QueuedConnection);
+  };
+  watcher_.setFuture(QtConcurrent::run([request, token = stop_.get_token(), progress] {
+    auto reply =
+        std::make_shared<PlannerReply>(PlannerReply{.outcome = run_planner(request, token, progress)});
+    if (reply->outcome && reply->outcome->timeline)
+      reply->timeline = prepare_document(*reply->outcome->timeline);
+    return reply;
+  }));
+}
+
+// The search cannot be interrupted once it started: cancel stops the job at
+// its next stage and drops whatever it returns.
+void PlannerPanel::cancel() {
+  if (!watcher_.isRunning()) return;
+  stop_.request_stop();
+  cancelled_ = true;
+  cancel_->setEnabled(false);
+  run_->setEnabled(true);
+  status_->setText(tr("Cancelled."));
+  progress_->setValue(0);
+}
+
+void PlannerPanel::stage_changed(PlannerStage stage) {
+  if (cancelled_) return;
+  progress_->setValue(static_cast<int>(stage));
+  status_->setText(QString::fromStdString(std::string(to_string(stage))) + QStringLiteral("..."));
+}
+
+void PlannerPanel::show_reply() {
+  run_->setEnabled(true);
+  cancel_->setEnabled(false);
+  const std::shared_ptr<PlannerReply> reply = watcher_.result();
+  if (cancelled_) return emit finished();
+  progress_->setValue(progress_->maximum());
+  if (!reply->outcome) {
+    status_->setText(QString::fromStdString(core::to_string(reply->outcome.error())));
+    return emit finished();
+  }
+  const PlannerOutcome& out = *reply->outcome;
+  show_baselines(out);
+  if (!out.result.best) {
+    status_->setText(tr("Nothing fits on this machine: see the table for what each placement needs."));
+  } else {
+    const planner::Evaluation& best = *out.result.best;
+    status_->setText(
+        tr("Chosen: %1\nstep time %2, %3 tokens/s, bound by %4")
+            .arg(QString::fromStdString(best.candidate.name), step_text(best))
+            .arg(best.summary->tokens_per_second, 0, 'f', 0)
+            .arg(QString::fromStdString(std::string(core::to_string(best.summary->bounding_lane)))));
+    emit planReady(*out.plan, reply->timeline);
+  }
+  emit finished();
+}
+
+void PlannerPanel::show_baselines(const PlannerOutcome& out) {
+  std::vector<const planner::Evaluation*> rows;
+  if (out.result.best) rows.push_back(&*out.result.best);
+  for (const planner::Evaluation& e : out.result.baselines) rows.push_back(&e);
+  results_->setRowCount(static_cast<int>(rows.size()));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const planner::Evaluation& e = *rows[i];
+    const int r = static_cast<int>(i);
+    results_->setItem(
+        r, 0, cell(i == 0 && out.result.best ? tr("chosen") : QString::fromStdString(e.candidate.name)));
+    results_->setItem(r, 1, cell(e.fits() ? tr("yes") : tr("NO")));
+    results_->setItem(r, 2, cell(step_text(e)));
+    results_->setItem(
+        r, 3, cell(e.summary ? QString::number(e.summary->tokens_per_second, 'f', 0) : QStringLiteral("-")));
+    results_->setItem(r, 4,
+                      cell(QString::fromStdString(i == 0 && out.result.best ? e.candidate.name : e.reason)));
+  }
+}
+
+}  // namespace stowage::gui

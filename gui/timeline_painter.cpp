@@ -1,0 +1,226 @@
+#include "gui/timeline_painter.h"
+
+#include <QFontMetrics>
+#include <algorithm>
+#include <cmath>
+
+#include "gui/palette.h"
+#include "gui/ruler_ticks.h"
+
+namespace stowage::gui {
+namespace {
+
+constexpr double kTickSpacing = 110;  // pixels between ruler labels, at least
+constexpr double kNameAbove = 48;     // boxes wider than this show the op's name
+
+// A box about to be drawn: one op or a run merged at this zoom.
+struct PendingBox {
+  double x0 = 0, x1 = 0;
+  int count = 0;
+  int32_t first = 0;  // position in Track::ops of the first op
+  SimTime lead = 0;
+  OpCategory category = OpCategory::kCompute;
+  [[nodiscard]] bool narrow() const { return x1 - x0 < kMergeBelowPixels; }
+};
+
+void draw_arrow(QPainter& painter, QPointF from, QPointF to, const QColor& color) {
+  painter.setPen(QPen(color, 1.5));
+  painter.drawLine(from, to);
+  const QPointF d = to - from;
+  const double length = std::max(1.0, std::hypot(d.x(), d.y()));
+  const QPointF u = d / length, n(-u.y(), u.x());
+  painter.setBrush(color);
+  painter.drawPolygon(QPolygonF({to, to - 7 * u + 3.5 * n, to - 7 * u - 3.5 * n}));
+}
+
+}  // namespace
+
+int TimelinePainter::paint(QPainter& painter, int width, const TimelineHighlight& highlight) const {
+  painter.fillRect(QRectF(0, 0, width, layout_.height()), QColor(0xfb, 0xfb, 0xfb));
+  paint_rows(painter, width);
+  const double left = layout_.metrics().label_width;
+  painter.save();
+  painter.setClipRect(QRectF(left, 0, width - left, layout_.height()));
+  int drawn = 0;
+  for (const LayoutRow& row : layout_.rows()) {
+    if (row.kind == LayoutRow::Kind::kTrack) drawn += paint_track(painter, row);
+  }
+  painter.setRenderHint(QPainter::Antialiasing, true);
+  if (highlight.critical_path) paint_critical_path(painter);
+  paint_selection(painter, highlight.selection);
+  painter.restore();
+  paint_ruler(painter, width);
+  return drawn;
+}
+
+void TimelinePainter::paint_ruler(QPainter& painter, int width) const {
+  const double h = layout_.metrics().ruler_height, left = layout_.metrics().label_width;
+  painter.fillRect(QRectF(0, 0, width, h), QColor(0xee, 0xee, 0xee));
+  painter.setPen(QColor(0x88, 0x88, 0x88));
+  painter.drawLine(QPointF(0, h - 0.5), QPointF(width, h - 0.5));
+  painter.save();
+  painter.setClipRect(QRectF(left, 0, width - left, layout_.height()));
+  for (const Tick& tick : ticks(axis_, kTickSpacing)) {
+    const double x = left + tick.pixel;
+    painter.setPen(QColor(0x66, 0x66, 0x66));
+    painter.drawLine(QPointF(x, h - 8), QPointF(x, h));
+    painter.drawText(QPointF(x + 3, h - 10), QString::fromStdString(tick.label));
+    painter.setPen(QColor(0xe2, 0xe2, 0xe2));
+    painter.drawLine(QPointF(x, h), QPointF(x, layout_.height()));
+  }
+  painter.restore();
+  painter.setPen(QColor(0x33, 0x33, 0x33));
+  painter.drawText(
+      QRectF(6, 0, left - 8, h), Qt::AlignVCenter | Qt::AlignLeft,
+      QString::fromStdString(doc_.model.info.source.empty() ? "timeline" : doc_.model.info.source));
+}
+
+void TimelinePainter::paint_rows(QPainter& painter, int width) const {
+  const double left = layout_.metrics().label_width;
+  for (const LayoutRow& row : layout_.rows()) {
+    const QRectF label(6, row.top, left - 10, row.height);
+    if (row.kind == LayoutRow::Kind::kRankHeader) {
+      painter.fillRect(QRectF(0, row.top, width, row.height), QColor(0xdd, 0xe3, 0xea));
+      QFont bold = painter.font();
+      bold.setBold(true);
+      painter.save();
+      painter.setFont(bold);
+      painter.setPen(Qt::black);
+      painter.drawText(label, Qt::AlignVCenter | Qt::AlignLeft, QStringLiteral("rank %1").arg(row.index));
+      painter.restore();
+      continue;
+    }
+    painter.fillRect(QRectF(0, row.top, width, row.height),
+                     row.index % 2 ? QColor(0xf2, 0xf4, 0xf7) : QColor(Qt::white));
+    painter.setPen(QColor(0x22, 0x22, 0x22));
+    const Track& track = doc_.model.tracks[static_cast<size_t>(row.index)];
+    painter.drawText(label, Qt::AlignVCenter | Qt::AlignLeft, QString::fromStdString(track.name));
+  }
+  painter.setPen(QColor(0xbb, 0xbb, 0xbb));
+  painter.drawLine(QPointF(left - 0.5, 0), QPointF(left - 0.5, layout_.height()));
+}
+
+int TimelinePainter::paint_track(QPainter& painter, const LayoutRow& row) const {
+  const auto t = static_cast<size_t>(row.index);
+  const Track& track = doc_.model.tracks[t];
+  const LodLevel& level = doc_.lod[t].level_for(kMergeBelowPixels * axis_.ns_per_pixel());
+  const QRectF band(0, row.top + 2, 0, row.height - 4);
+  int drawn = 0;
+  const auto flush = [&](const PendingBox& b) {
+    const QColor color = color_of(b.category);
+    const QRectF r(b.x0, band.top(), std::max(1.0, b.x1 - b.x0), band.height());
+    if (b.count > 1) {
+      painter.fillRect(r, color.lighter(118));
+    } else {
+      painter.fillRect(r, color);
+      if (r.width() >= 4) {
+        painter.setPen(color.darker(140));
+        painter.drawRect(r.adjusted(0, 0, -1, -1));
+      }
+      if (r.width() > kNameAbove) {
+        const TraceOp& op = doc_.model.ops[static_cast<size_t>(track.ops[static_cast<size_t>(b.first)])];
+        const QRectF visible =
+            r.intersected(QRectF(layout_.metrics().label_width, r.top(), axis_.width(), r.height()));
+        painter.setPen(Qt::white);
+        painter.drawText(visible.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                         painter.fontMetrics().elidedText(QString::fromStdString(op.name), Qt::ElideRight,
+                                                          static_cast<int>(visible.width()) - 5));
+      }
+    }
+    ++drawn;
+  };
+  PendingBox pending;
+  for (const LodBox& box : TrackLod::visible(level, axis_.visible_begin(), axis_.visible_end())) {
+    const PendingBox next{.x0 = x_of(box.start),
+                          .x1 = x_of(box.end),
+                          .count = box.count,
+                          .first = box.first,
+                          .lead = box.lead,
+                          .category = box.category};
+    if (pending.count > 0 && (pending.narrow() || pending.count > 1) && next.narrow() &&
+        next.x0 - pending.x1 < 1.0) {
+      if (next.lead > pending.lead) pending.category = next.category, pending.lead = next.lead;
+      pending.x1 = std::max(pending.x1, next.x1);
+      pending.count += next.count;
+      continue;
+    }
+    if (pending.count > 0) flush(pending);
+    pending = next;
+  }
+  if (pending.count > 0) flush(pending);
+  return drawn;
+}
+
+std::optional<QRectF> TimelinePainter::op_rect(int32_t op) const {
+  const TraceOp& o = doc_.model.ops[static_cast<size_t>(op)];
+  const std::optional<LayoutRow> row = layout_.row_of_track(o.track);
+  if (!row) return std::nullopt;
+  const double x0 = x_of(o.start), x1 = std::max(x_of(o.end), x0 + 3);
+  return QRectF(x0, row->top + 1, x1 - x0, row->height - 2);
+}
+
+void TimelinePainter::paint_selection(QPainter& painter, const Selection& selection) const {
+  if (!selection.op) return;
+  const std::optional<QRectF> self = op_rect(*selection.op);
+  if (!self) return;
+  const auto link = [&](int32_t other, const QColor& color, bool into_self) {
+    const std::optional<QRectF> r = op_rect(other);
+    if (!r) return;
+    painter.setPen(QPen(color, 2));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(*r);
+    if (into_self) {
+      draw_arrow(painter, QPointF(r->right(), r->center().y()), QPointF(self->left(), self->center().y()),
+                 color);
+    } else {
+      draw_arrow(painter, QPointF(self->right(), self->center().y()), QPointF(r->left(), r->center().y()),
+                 color);
+    }
+  };
+  for (const int32_t d : selection.waits_on) link(d, waits_on_color(), true);
+  for (const int32_t c : selection.waited_by) link(c, waited_by_color(), false);
+  painter.setPen(QPen(selection_color(), 2.5));
+  painter.setBrush(Qt::NoBrush);
+  painter.drawRect(self->adjusted(-1, -1, 1, 1));
+}
+
+// The path's ops run one after another, so their ends ascend: drawing starts
+// at the first op that ends in view (and the one before, for the link into
+// it) and stops past the view. Consecutive path ops on one track less than
+// a pixel apart are drawn as one outline, so a long path costs no more than
+// the pixels it covers.
+void TimelinePainter::paint_critical_path(QPainter& painter) const {
+  const std::vector<int32_t>& path = doc_.critical_path;
+  const auto& ops = doc_.model.ops;
+  auto it = std::ranges::lower_bound(path, axis_.visible_begin(), {},
+                                     [&](int32_t i) { return ops[static_cast<size_t>(i)].end; });
+  if (it != path.begin()) --it;
+  std::optional<QRectF> run;
+  int32_t run_track = -1;
+  std::optional<QPointF> exit;
+  const auto flush = [&] {
+    if (!run) return;
+    painter.setPen(QPen(critical_color(), 1.5));
+    if (exit) painter.drawLine(*exit, QPointF(run->left(), run->center().y()));
+    painter.setPen(QPen(critical_color(), 2));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(*run);
+    exit = QPointF(run->right(), run->center().y());
+  };
+  for (; it != path.end(); ++it) {
+    const TraceOp& op = ops[static_cast<size_t>(*it)];
+    const std::optional<QRectF> r = op_rect(*it);
+    if (!r) continue;
+    if (run && op.track == run_track && r->left() - run->right() < 1.0) {
+      run = run->united(*r);
+      continue;
+    }
+    flush();
+    run = r;
+    run_track = op.track;
+    if (op.start > axis_.visible_end()) break;
+  }
+  flush();
+}
+
+}  // namespace stowage::gui
