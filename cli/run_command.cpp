@@ -130,6 +130,10 @@ int run_run(const Context& context, const RunArgs& a) {
   if (!plan) return report(context, plan.error());
   auto in = load_inputs(context.catalog(), plan->machine, plan->model, plan->training);
   if (!in) return report(context, in.error());
+  if (core::Diagnostics d = executor::check_runnable(*plan, in->machine, in->model, in->training); !d.empty()) {
+    for (core::Diagnostic& x : d) x.where.file = a.plan;  // the plan asks for what cannot run
+    return report(context, d);
+  }
 
   executor::CpuBackendOptions backend_options{.optimizer_threads = a.threads};
   int64_t device = in->machine.gpu.memory.count();

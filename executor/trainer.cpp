@@ -325,9 +325,28 @@ core::Result<TrainingRun> Trainer::run() {
 
 }  // namespace
 
+core::Diagnostics check_runnable(const core::PlanFile& plan, const core::MachineSpec& machine,
+                                 const core::ModelSpec& model_spec, const core::TrainingSpec& training) {
+  core::Diagnostics problems;
+  if (machine.gpu_count != 1) {
+    problems.push_back({{}, "the plan is for " + std::to_string(machine.gpu_count) + " GPUs (" + machine.name +
+                                ") but the executor runs one rank",
+                        "a plan for a single-GPU machine, e.g. workstation-24gb-1nvme"});
+  }
+  const core::Workload workload(model_spec, core::effective_training(training, plan.policy).sequence_length);
+  if (auto model = model::GptModel::create(workload); !model) {
+    problems.insert(problems.end(), model.error().begin(), model.error().end());
+  }
+  if (auto schedule = core::lower(plan.policy, machine, workload, training, {.steps = 1}); !schedule) {
+    problems.insert(problems.end(), schedule.error().begin(), schedule.error().end());
+  }
+  return problems;
+}
+
 core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineSpec& machine,
                                 const core::ModelSpec& model_spec, const core::TrainingSpec& training,
                                 Backend& backend, const TrainerOptions& options) {
+  if (core::Diagnostics d = check_runnable(plan, machine, model_spec, training); !d.empty()) return std::unexpected(d);
   const core::TrainingSpec effective = core::effective_training(training, plan.policy);
   const core::Workload workload(model_spec, effective.sequence_length);
   auto model = model::GptModel::create(workload);

@@ -56,6 +56,11 @@ struct TrainingRun {
   std::vector<std::string> checkpoints;  // directories written
 };
 
+// Whether the executor can run the plan at all: one GPU, a GPT-2-style
+// model, a lowerable policy. Empty when it can; train() checks it too.
+[[nodiscard]] core::Diagnostics check_runnable(const core::PlanFile& plan, const core::MachineSpec& machine,
+                                               const core::ModelSpec& model, const core::TrainingSpec& training);
+
 // Runs the plan. Everything the plan or options get wrong comes back as
 // diagnostics before anything runs; a failure while running stops every
 // lane and names the op, and leaves the last checkpoint as it was.

@@ -21,6 +21,7 @@ struct Rule {
   std::vector<std::string> forbidden;  // include prefixes that must not appear
 };
 
+const std::vector<std::string> kCuda = {"cuda", "cublas", "curand", "nccl", "thrust/", "cub/"};
 const std::vector<std::string> kQtAndCuda = {"Q", "qt", "cuda", "cublas", "curand", "nccl", "thrust/", "cub/"};
 
 std::vector<Rule> rules() {
@@ -33,6 +34,7 @@ std::vector<Rule> rules() {
       {"sim", with({"planner/", "executor/", "gui/", "cli/"}, kQtAndCuda)},
       {"planner", with({"executor/", "gui/", "cli/"}, kQtAndCuda)},
       {"executor", {"sim/", "planner/", "gui/", "cli/", "Q"}},
+      {"gui", with({"executor/", "cli/"}, kCuda)},
   };
 }
 

@@ -102,6 +102,18 @@ TEST(RunCommand, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(missing.code, kExitUsage);
 }
 
+TEST(RunCommand, APlanTheExecutorCannotRunIsBadInput) {
+  const fs::path dir = scratch("unrunnable");
+  const fs::path plan = dir / "llama.yaml";
+  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-llama", "--training", "tiny",
+                     "--placement", "zero-offload", "--save-plan", plan.string()})
+                .code,
+            kExitOk);
+  const Outcome o = stowage({"run", plan.string(), "--steps", "1"});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find("llama.yaml: model 'tiny-llama': norm rmsnorm is not supported"), std::string::npos) << o.err;
+}
+
 json run_json(const std::vector<std::string>& args) {
   const Outcome o = stowage(args);
   EXPECT_EQ(o.code, kExitOk) << o.err;
