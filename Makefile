@@ -47,6 +47,7 @@ run: build
 	  nohup "$$gui" $$files > $(BUILD_DIR)/gui.log 2>&1 & \
 	else \
 	  echo "no display: to see the timeline, run $$gui $$files"; \
+	  echo "  and the tiny run, measured against predicted: $$gui $(BUILD_DIR)/tiny-predicted.json --compare $(BUILD_DIR)/tiny-measured.json"; \
 	fi
 	@# --- end GUI ---
 
