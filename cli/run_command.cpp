@@ -234,8 +234,11 @@ int run_run(const Context& context, const RunArgs& a) {
       return kExitCannotWrite;
     }
   }
+  // The simulator on the same ops, for the plan's machine: what this run
+  // would take there, beside what it took here.
+  const sim::Prediction predicted = sim::simulate(run->schedule, in->machine);
   if (!a.predicted_trace.empty()) {
-    const sim::Prediction p = sim::simulate(run->schedule, in->machine);
+    const sim::Prediction& p = predicted;
     if (core::Diagnostics d = write_trace(a.predicted_trace, run->schedule, p.timeline, "predicted: " + title, "predicted"); !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
@@ -264,6 +267,10 @@ int run_run(const Context& context, const RunArgs& a) {
   std::snprintf(buf, sizeof buf, "%.3f s per step, %.0f tokens/s", step_seconds,
                 static_cast<double>(run->schedule.tokens_per_step) / step_seconds);
   t.row({"measured", buf});
+  std::snprintf(buf, sizeof buf, "%s per step on %s (the simulator on the same ops), bound by %s",
+                core::format_seconds(predicted.summary.step_time).c_str(), in->machine.name.c_str(),
+                std::string(core::to_string(predicted.summary.bounding_lane)).c_str());
+  t.row({"predicted", buf});
   std::string lanes;
   for (Lane lane : core::kAllLanes) {
     const double b = busy[static_cast<size_t>(lane)];
