@@ -20,9 +20,18 @@ struct LaneSums {
 
 }  // namespace
 
+DurationChange duration_change(SimTime predicted, SimTime measured) {
+  if (predicted <= 0) return DurationChange::kNone;
+  const double change = static_cast<double>(measured - predicted) / static_cast<double>(predicted);
+  if (change > kChangeThreshold) return DurationChange::kSlower;
+  if (change < -kChangeThreshold) return DurationChange::kFaster;
+  return DurationChange::kNone;
+}
+
 CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measured)
     : to_measured_(predicted.ops.size(), -1),
       to_predicted_(measured.ops.size(), -1),
+      changes_(measured.ops.size(), DurationChange::kNone),
       predicted_end_(predicted.end_time()),
       measured_end_(measured.end_time()) {
   std::array<LaneSums, core::kLaneCount> sums{};
@@ -33,6 +42,7 @@ CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measur
     to_measured_[p] = *m;
     to_predicted_[static_cast<size_t>(*m)] = static_cast<int32_t>(p);
     const TraceOp& b = measured.ops[static_cast<size_t>(*m)];
+    changes_[static_cast<size_t>(*m)] = duration_change(a.duration(), b.duration());
     LaneSums& s = sums[static_cast<size_t>(a.lane)];
     ++s.matched;
     s.predicted += a.duration();

@@ -10,6 +10,13 @@
 
 namespace stowage::gui {
 
+// A measured op against its prediction: more than kChangeThreshold
+// (relative) longer is slower, shorter is faster; within it, unmatched or
+// predicted to take no time is kNone.
+enum class DurationChange : uint8_t { kNone, kFaster, kSlower };
+inline constexpr double kChangeThreshold = 0.10;
+[[nodiscard]] DurationChange duration_change(SimTime predicted, SimTime measured);
+
 struct LaneError {
   core::Lane lane = core::Lane::kGpuCompute;
   int matched = 0;             // ops found in both
@@ -30,9 +37,12 @@ class CompareModel {
   [[nodiscard]] int unmatched() const { return unmatched_; }                    // ops in only one of the two
   [[nodiscard]] SimTime predicted_end() const { return predicted_end_; }
   [[nodiscard]] SimTime measured_end() const { return measured_end_; }
+  // By measured op index.
+  [[nodiscard]] const std::vector<DurationChange>& measured_changes() const { return changes_; }
 
  private:
   std::vector<int32_t> to_measured_, to_predicted_;  // -1 where unmatched
+  std::vector<DurationChange> changes_;
   std::vector<LaneError> lanes_;
   int unmatched_ = 0;
   SimTime predicted_end_ = 0, measured_end_ = 0;

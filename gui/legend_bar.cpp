@@ -12,6 +12,11 @@ LegendBar::LegendBar(QWidget* parent) : QWidget(parent) {
   setFixedHeight(22);
 }
 
+void LegendBar::set_comparing(bool on) {
+  comparing_ = on;
+  update();
+}
+
 void LegendBar::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   painter.fillRect(rect(), palette().window());
@@ -23,12 +28,21 @@ void LegendBar::paintEvent(QPaintEvent*) {
   keys.emplace_back(tr("waits on"), waits_on_color());
   keys.emplace_back(tr("waited on by"), waited_by_color());
   keys.emplace_back(tr("critical path"), critical_color());
+  const size_t outlines_end = keys.size();
+  if (comparing_) {
+    keys.emplace_back(tr("slower >10 %"), slower_color());
+    keys.emplace_back(tr("faster >10 %"), faster_color());
+  }
   double x = 8;
   const QFontMetrics metrics = painter.fontMetrics();
   for (size_t i = 0; i < keys.size(); ++i) {
-    const bool outline = i >= static_cast<size_t>(kOpCategoryCount);
+    const bool outline = i >= static_cast<size_t>(kOpCategoryCount) && i < outlines_end;
+    const bool strip = i >= outlines_end;
     const QRectF swatch(x, 5, 12, 12);
-    if (outline) {
+    if (strip) {
+      painter.fillRect(swatch, QColor(0xcc, 0xcc, 0xcc));
+      painter.fillRect(QRectF(x, 5, 12, 4), keys[i].second);
+    } else if (outline) {
       painter.setPen(QPen(keys[i].second, 2));
       painter.setBrush(Qt::NoBrush);
       painter.drawRect(swatch);

@@ -1,6 +1,9 @@
 #include "gui/lod.h"
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
+#include <thread>
 
 namespace stowage::gui {
 namespace {
@@ -86,10 +89,23 @@ std::span<const LodBox> TrackLod::visible(const LodLevel& level, SimTime begin, 
   return {first, last};
 }
 
+// Tracks are independent: they are built on up to hardware_concurrency()
+// threads, each taking the next track not yet built.
 std::vector<TrackLod> build_lod(const TraceModel& model, const LodOptions& options) {
+  std::vector<std::optional<TrackLod>> built(model.tracks.size());
+  std::atomic<size_t> next = 0;
+  const auto work = [&] {
+    for (size_t t = next++; t < built.size(); t = next++) built[t] = build_track(model, model.tracks[t], options);
+  };
+  {
+    const size_t threads = std::min<size_t>(built.size(), std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::jthread> helpers;
+    for (size_t k = 1; k < threads; ++k) helpers.emplace_back(work);
+    work();
+  }
   std::vector<TrackLod> out;
-  out.reserve(model.tracks.size());
-  for (const Track& track : model.tracks) out.push_back(build_track(model, track, options));
+  out.reserve(built.size());
+  for (std::optional<TrackLod>& lod : built) out.push_back(std::move(*lod));
   return out;
 }
 

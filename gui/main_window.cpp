@@ -53,7 +53,8 @@ MainWindow::MainWindow(std::filesystem::path profiles, ErrorReporting errors, QW
   auto* layout = new QVBoxLayout(view_area_);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
-  layout->addWidget(new LegendBar);
+  legend_ = new LegendBar;
+  layout->addWidget(legend_);
   layout->addWidget(splitter, 1);
   setCentralWidget(view_area_);
   recent_ = new RecentFiles(this);
@@ -217,6 +218,7 @@ void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
   const auto predicted = timeline_->document();
   measured_->set_document(doc);
   measured_->setVisible(doc != nullptr);
+  legend_->set_comparing(doc != nullptr && predicted != nullptr);
   if (!doc || !predicted) {
     timeline_->set_counterpart(std::nullopt);
     measured_->set_counterpart(std::nullopt);

@@ -19,6 +19,7 @@
 #include "gui/compare_model.h"
 #include "gui/compare_summary_view.h"
 #include "gui/file_loader.h"
+#include "gui/legend_bar.h"
 #include "gui/memory_view.h"
 #include "gui/plan_table_model.h"
 #include "gui/planner_panel.h"
@@ -76,6 +77,7 @@ class MainWindow : public QMainWindow {
   ErrorReporting errors_;
   AxisState axis_;
   QWidget* view_area_ = nullptr;
+  LegendBar* legend_ = nullptr;
   TimelineView* timeline_ = nullptr;
   TimelineView* measured_ = nullptr;
   MemoryView* memory_ = nullptr;

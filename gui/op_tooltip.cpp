@@ -32,8 +32,8 @@ std::string rate_line(const TraceOp& op) {
 
 }  // namespace
 
-std::string op_tooltip(const TraceOp& op) {
-  std::string text = op.name + "\n";
+std::string op_tooltip(const TraceOp& op, std::string_view name) {
+  std::string text = std::string(name) + "\n";
   text += std::string(core::to_string(op.kind)) + " on " + std::string(core::to_string(op.lane)) + "\n";
   text +=
       "partition: " + (op.partition >= 0 ? std::to_string(op.partition) : std::string("whole layer")) + "\n";
@@ -62,9 +62,9 @@ std::string difference_line(const TraceOp& self, const TraceOp& other, const std
   return text;
 }
 
-std::string run_tooltip(int count, SimTime busy, SimTime span) {
-  return std::to_string(count) + " ops merged at this zoom\n" + format_time(busy) + " busy of " +
-         format_time(span) + "\nzoom in to see them one by one";
+std::string run_tooltip(int count, SimTime busy, SimTime begin, SimTime end) {
+  return std::to_string(count) + " ops merged: " + format_time(busy) + " busy in [" + format_time(begin) + ", " +
+         format_time(end) + "]\nzoom in to see them one by one";
 }
 
 }  // namespace stowage::gui

@@ -5,20 +5,22 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "gui/trace_model.h"
 
 namespace stowage::gui {
 
-// Lines separated by '\n'.
-[[nodiscard]] std::string op_tooltip(const TraceOp& op);
+// Lines separated by '\n'; `name` is the op's name (TraceModel::text(op.name)).
+[[nodiscard]] std::string op_tooltip(const TraceOp& op, std::string_view name);
 
 // "measured 1.2 ms (+12.5 %), starts 40 µs later"; `self` is the op hovered,
 // `other` the same op in the other timeline, `other_source` names that one.
 [[nodiscard]] std::string difference_line(const TraceOp& self, const TraceOp& other,
                                           const std::string& other_source);
 
-// A merged run of ops: "37 ops, 12.1 ms busy of 15 ms".
-[[nodiscard]] std::string run_tooltip(int count, SimTime busy, SimTime span);
+// A run of ops merged at this zoom: "37 ops merged: 12.3 ms busy in
+// [1.2 s, 1.25 s]", and a hint to zoom in.
+[[nodiscard]] std::string run_tooltip(int count, SimTime busy, SimTime begin, SimTime end);
 
 }  // namespace stowage::gui

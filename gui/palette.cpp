@@ -46,5 +46,11 @@ QColor waited_by_color() {
 QColor critical_color() {
   return QColor(0xd6, 0x00, 0x00);
 }
+QColor slower_color() {
+  return QColor(0x7a, 0x00, 0x3c);  // dark wine: apart from the critical path's red
+}
+QColor faster_color() {
+  return QColor(0x00, 0x6d, 0x2c);  // dark green
+}
 
 }  // namespace stowage::gui

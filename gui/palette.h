@@ -17,5 +17,8 @@ namespace stowage::gui {
 [[nodiscard]] QColor waits_on_color();   // what it waits on
 [[nodiscard]] QColor waited_by_color();  // what waits on it
 [[nodiscard]] QColor critical_color();   // the critical path
+// Measured ops more than 10 % off their prediction (a strip on top).
+[[nodiscard]] QColor slower_color();
+[[nodiscard]] QColor faster_color();
 
 }  // namespace stowage::gui

@@ -60,10 +60,6 @@ core::PlanFile plan_file_of(const PlannerRequest& r, const Inputs& in, const pla
           .predicted = f};
 }
 
-core::Diagnostics cancelled() {
-  return {{.what = "cancelled"}};
-}
-
 }  // namespace
 
 std::string_view to_string(PlannerStage stage) {
@@ -82,23 +78,31 @@ std::string_view to_string(PlannerStage stage) {
 
 core::Result<PlannerOutcome> run_planner(const PlannerRequest& request, std::stop_token stop,
                                          const PlannerProgress& progress) {
-  progress(PlannerStage::kLoadingProfiles);
+  progress({.stage = PlannerStage::kLoadingProfiles});
   const core::ProfileCatalog catalog(request.profiles);
   auto in = load_inputs(catalog, request.machine, request.model, request.training);
   if (!in) return std::unexpected(in.error());
-  if (stop.stop_requested()) return std::unexpected(cancelled());
-  progress(PlannerStage::kSearching);
-  PlannerOutcome out{.result = planner::search(in->machine, in->model, in->training)};
-  if (stop.stop_requested()) return std::unexpected(cancelled());
+  if (stop.stop_requested()) return PlannerOutcome{.cancelled = true};
+  progress({.stage = PlannerStage::kSearching});
+  // stop_requested() reads an atomic: the GUI thread's cancel is seen before the next simulation.
+  const planner::SearchOptions options{.progress = [&](int done, int most) {
+    progress({.stage = PlannerStage::kSearching, .simulated = done, .most = most});
+    return !stop.stop_requested();
+  }};
+  PlannerOutcome out{.result = planner::search(in->machine, in->model, in->training, options)};
+  if (out.result.cancelled || stop.stop_requested()) {
+    out.cancelled = true;
+    return out;
+  }
   if (out.result.best) {
-    progress(PlannerStage::kSimulating);
+    progress({.stage = PlannerStage::kSimulating});
     const planner::Evaluation& best = *out.result.best;
     out.plan = plan_file_of(request, *in, best);
     auto timeline = simulate_policy(best.candidate.policy, *in, best.candidate.training, best.candidate.name);
     if (!timeline) return std::unexpected(timeline.error());
     out.timeline = std::move(*timeline);
   }
-  progress(PlannerStage::kDone);
+  progress({.stage = PlannerStage::kDone});
   return out;
 }
 

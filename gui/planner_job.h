@@ -1,8 +1,9 @@
 // The planner panel's work, GUI-free so it runs on a worker thread and in
 // tests: load the profiles, search for the best plan with its baselines,
 // and simulate the chosen plan to its steady state for the timeline. Also
-// re-simulates a plan file opened on its own. A cancel request is honoured
-// between stages; planner::search itself runs to its end once started.
+// re-simulates a plan file opened on its own. A stop request is honoured
+// between stages and, inside the search, before each candidate is
+// simulated (planner::SearchOptions::progress), so cancel is prompt.
 #pragma once
 
 #include <array>
@@ -32,15 +33,24 @@ enum class PlannerStage { kLoadingProfiles, kSearching, kSimulating, kDone };
 [[nodiscard]] std::string_view to_string(PlannerStage stage);
 
 struct PlannerOutcome {
-  planner::PlanResult result;
-  std::optional<core::PlanFile> plan;  // absent when nothing fits
+  planner::PlanResult result;          // as far as the search got when cancelled
+  std::optional<core::PlanFile> plan;  // absent when nothing fits or cancelled
   std::optional<TraceModel> timeline;  // the chosen plan, simulated to steady state
+  bool cancelled = false;              // a stop was requested; result.cancelled when it stopped the search
 };
 
-// Called from the worker thread at the start of each stage.
-using PlannerProgress = std::function<void(PlannerStage)>;
+struct PlannerProgressReport {
+  PlannerStage stage = PlannerStage::kLoadingProfiles;
+  int simulated = 0;  // kSearching: candidates simulated so far
+  int most = 0;       // kSearching: the most the search may simulate (grows as it finds more)
+};
 
-// Bad profiles are diagnostics; a stop request gives the diagnostic "cancelled".
+// Called from the worker thread at the start of each stage and, while
+// searching, before each candidate is simulated.
+using PlannerProgress = std::function<void(const PlannerProgressReport&)>;
+
+// Bad profiles are diagnostics. A stop request ends the job at the next
+// candidate or stage with PlannerOutcome::cancelled set.
 [[nodiscard]] core::Result<PlannerOutcome> run_planner(const PlannerRequest& request, std::stop_token stop,
                                                        const PlannerProgress& progress);
 

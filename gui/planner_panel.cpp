@@ -51,8 +51,9 @@ PlannerPanel::PlannerPanel(std::filesystem::path profiles, QWidget* parent)
   cancel_ = new QPushButton(tr("Cancel"));
   cancel_->setEnabled(false);
   progress_ = new QProgressBar;
-  progress_->setRange(0, 3);
+  progress_->setRange(0, 1);
   progress_->setValue(0);
+  progress_->setFormat(QStringLiteral("%v / %m"));
   status_ = new QLabel(tr("Choose profiles and press Plan."));
   status_->setWordWrap(true);
   results_ = new QTableWidget(0, 5);
@@ -101,13 +102,15 @@ void PlannerPanel::run() {
   cancelled_ = false;
   run_->setEnabled(false);
   cancel_->setEnabled(true);
-  progress_->setValue(0);
+  progress_->setRange(0, 0);  // busy until the search says how far it may go
+  progress_->setFormat(QStringLiteral("%v / %m"));
+  last_ = {};
   QPointer<PlannerPanel> self(this);
-  const auto progress = [self](PlannerStage stage) {
+  const auto progress = [self](const PlannerProgressReport& report) {
     QMetaObject::invokeMethod(
         qApp,
-        [self, stage] {
-          if (self) self->stage_changed(stage);
+        [self, report] {
+          if (self) self->progress_changed(report);
         },
         Qt::QueuedConnection);
   };
@@ -120,30 +123,44 @@ void PlannerPanel::run() {
   }));
 }
 
-// The search cannot be interrupted once it started: cancel stops the job at
-// its next stage and drops whatever it returns.
+// The stop request is an atomic flag the search reads before each
+// simulation; the job then returns what it found and show_reply() runs.
 void PlannerPanel::cancel() {
   if (!watcher_.isRunning()) return;
   stop_.request_stop();
   cancelled_ = true;
   cancel_->setEnabled(false);
-  run_->setEnabled(true);
-  status_->setText(tr("Cancelled."));
-  progress_->setValue(0);
+  status_->setText(tr("Cancelling..."));
 }
 
-void PlannerPanel::stage_changed(PlannerStage stage) {
+void PlannerPanel::progress_changed(const PlannerProgressReport& report) {
   if (cancelled_) return;
-  progress_->setValue(static_cast<int>(stage));
-  status_->setText(QString::fromStdString(std::string(to_string(stage))) + QStringLiteral("..."));
+  if (report.stage == PlannerStage::kSearching) last_ = report;
+  QString text = QString::fromStdString(std::string(to_string(report.stage)));
+  if (report.stage == PlannerStage::kSearching && report.most > 0) {
+    progress_->setRange(0, report.most);
+    progress_->setValue(std::min(report.simulated, report.most));
+    text += tr(": %1 of at most %2 candidates simulated").arg(report.simulated).arg(report.most);
+  } else if (report.stage != PlannerStage::kDone) {
+    progress_->setRange(0, 0);  // busy: no count for this stage
+  }
+  status_->setText(text + QStringLiteral("..."));
 }
 
 void PlannerPanel::show_reply() {
   run_->setEnabled(true);
   cancel_->setEnabled(false);
   const std::shared_ptr<PlannerReply> reply = watcher_.result();
-  if (cancelled_) return emit finished();
-  progress_->setValue(progress_->maximum());
+  if (cancelled_ || (reply->outcome && reply->outcome->cancelled)) {
+    progress_->setRange(0, 1);
+    progress_->setValue(0);
+    progress_->setFormat(tr("cancelled"));
+    status_->setText(tr("Cancelled after %1 candidates simulated.").arg(last_.simulated));
+    return emit finished();
+  }
+  progress_->setRange(0, 1);
+  progress_->setValue(1);
+  progress_->setFormat(tr("done"));
   if (!reply->outcome) {
     status_->setText(QString::fromStdString(core::to_string(reply->outcome.error())));
     return emit finished();

@@ -1,7 +1,8 @@
 // The planner panel: choose machine, model and training from the bundled
 // profiles (or a YAML file), run the planner and simulator on a worker
-// thread with progress and cancel, and show the chosen plan against the
-// baselines. The chosen plan and its simulated timeline go out through
+// thread with progress (candidates simulated of the most the search may
+// simulate) and cancel (stops the search before its next simulation), and
+// show the chosen plan against the baselines. The chosen plan and its simulated timeline go out through
 // planReady for the main window to show.
 #pragma once
 
@@ -34,8 +35,12 @@ class PlannerPanel : public QWidget {
   // Shows these profile names (or paths) in the choosers.
   void set_inputs(const QString& machine, const QString& model, const QString& training);
   void run();
+  // Asks the running job to stop; it finishes (signal finished) at its next
+  // candidate, with the panel saying it was cancelled.
   void cancel();
   [[nodiscard]] bool running() const { return watcher_.isRunning() && !cancelled_; }
+  [[nodiscard]] QString status_text() const { return status_->text(); }
+  [[nodiscard]] const QProgressBar& progress_bar() const { return *progress_; }
 
  signals:
   void planReady(const core::PlanFile& plan, std::shared_ptr<const TimelineDocument> timeline);
@@ -43,7 +48,7 @@ class PlannerPanel : public QWidget {
 
  private:
   QComboBox* chooser(core::ProfileKind kind, const QString& initial);
-  void stage_changed(PlannerStage stage);
+  void progress_changed(const PlannerProgressReport& report);
   void show_reply();
   void show_baselines(const PlannerOutcome& outcome);
 
@@ -59,6 +64,7 @@ class PlannerPanel : public QWidget {
   QFutureWatcher<std::shared_ptr<PlannerReply>> watcher_;
   std::stop_source stop_;
   bool cancelled_ = false;
+  PlannerProgressReport last_;  // the search's latest progress
 };
 
 }  // namespace stowage::gui

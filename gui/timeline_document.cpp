@@ -1,5 +1,7 @@
 #include "gui/timeline_document.h"
 
+#include <thread>
+
 #include "gui/critical_path.h"
 
 namespace stowage::gui {
@@ -7,8 +9,11 @@ namespace stowage::gui {
 std::shared_ptr<const TimelineDocument> prepare_document(TraceModel model) {
   auto doc = std::make_shared<TimelineDocument>();
   doc->model = std::move(model);
-  doc->lod = build_lod(doc->model);
-  doc->critical_path = critical_path(doc->model);
+  {
+    // Independent passes over the same read-only model.
+    std::jthread path([&doc] { doc->critical_path = critical_path(doc->model); });
+    doc->lod = build_lod(doc->model);
+  }
   return doc;
 }
 

@@ -17,7 +17,8 @@ struct TimelineDocument {
   std::vector<int32_t> critical_path;  // op indices, first to last
 };
 
-// Builds the LOD and critical path; any thread.
+// Builds the LOD and critical path, on threads of its own that it joins
+// before returning; call from any thread.
 [[nodiscard]] std::shared_ptr<const TimelineDocument> prepare_document(TraceModel model);
 
 }  // namespace stowage::gui

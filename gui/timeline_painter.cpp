@@ -13,16 +13,6 @@ namespace {
 constexpr double kTickSpacing = 110;  // pixels between ruler labels, at least
 constexpr double kNameAbove = 48;     // boxes wider than this show the op's name
 
-// A box about to be drawn: one op or a run merged at this zoom.
-struct PendingBox {
-  double x0 = 0, x1 = 0;
-  int count = 0;
-  int32_t first = 0;  // position in Track::ops of the first op
-  SimTime lead = 0;
-  OpCategory category = OpCategory::kCompute;
-  [[nodiscard]] bool narrow() const { return x1 - x0 < kMergeBelowPixels; }
-};
-
 void draw_arrow(QPainter& painter, QPointF from, QPointF to, const QColor& color) {
   painter.setPen(QPen(color, 1.5));
   painter.drawLine(from, to);
@@ -43,7 +33,7 @@ int TimelinePainter::paint(QPainter& painter, int width, const TimelineHighlight
   painter.setClipRect(QRectF(left, 0, width - left, layout_.height()));
   int drawn = 0;
   for (const LayoutRow& row : layout_.rows()) {
-    if (row.kind == LayoutRow::Kind::kTrack) drawn += paint_track(painter, row);
+    if (row.kind == LayoutRow::Kind::kTrack) drawn += paint_track(painter, row, highlight);
   }
   painter.setRenderHint(QPainter::Antialiasing, true);
   if (highlight.critical_path) paint_critical_path(painter);
@@ -100,13 +90,64 @@ void TimelinePainter::paint_rows(QPainter& painter, int width) const {
   painter.drawLine(QPointF(left - 0.5, 0), QPointF(left - 0.5, layout_.height()));
 }
 
-int TimelinePainter::paint_track(QPainter& painter, const LayoutRow& row) const {
+// The LOD level under 3 pixels, then what is still narrower than 3 pixels
+// at this exact zoom merged on the fly.
+std::vector<DrawnBox> TimelinePainter::track_boxes(int32_t track) const {
+  std::vector<DrawnBox> out;
+  if (track < 0 || static_cast<size_t>(track) >= doc_.lod.size()) return out;
+  const LodLevel& level =
+      doc_.lod[static_cast<size_t>(track)].level_for(kMergeBelowPixels * axis_.ns_per_pixel());
+  for (const LodBox& box : TrackLod::visible(level, axis_.visible_begin(), axis_.visible_end())) {
+    const DrawnBox next{.x0 = x_of(box.start),
+                        .x1 = x_of(box.end),
+                        .count = box.count,
+                        .first = box.first,
+                        .start = box.start,
+                        .end = box.end,
+                        .busy = box.busy,
+                        .lead = box.lead,
+                        .category = box.category};
+    if (!out.empty()) {
+      DrawnBox& run = out.back();
+      if ((run.narrow() || run.count > 1) && next.narrow() && next.x0 - run.x1 < 1.0) {
+        if (next.lead > run.lead) run.category = next.category, run.lead = next.lead;
+        run.x1 = std::max(run.x1, next.x1);
+        run.end = std::max(run.end, next.end);
+        run.count += next.count;
+        run.busy += next.busy;
+        continue;
+      }
+    }
+    out.push_back(next);
+  }
+  return out;
+}
+
+std::optional<DrawnBox> TimelinePainter::box_at(int32_t track, double x, double slack) const {
+  std::optional<DrawnBox> best;
+  double best_distance = slack;
+  for (const DrawnBox& b : track_boxes(track)) {
+    const double d = x < b.x0 ? b.x0 - x : (x > std::max(b.x1, b.x0 + 1) ? x - std::max(b.x1, b.x0 + 1) : 0);
+    if (d <= best_distance) best = b, best_distance = d;
+    if (b.x0 > x + slack) break;
+  }
+  return best;
+}
+
+// A strip along the top of a measured op that ran more than 10 % faster or
+// slower than predicted.
+void TimelinePainter::paint_change(QPainter& painter, const QRectF& box, DurationChange change) const {
+  if (change == DurationChange::kNone) return;
+  painter.fillRect(QRectF(box.left(), box.top(), box.width(), std::min(4.0, box.height() / 3)),
+                   change == DurationChange::kSlower ? slower_color() : faster_color());
+}
+
+int TimelinePainter::paint_track(QPainter& painter, const LayoutRow& row, const TimelineHighlight& highlight) const {
   const auto t = static_cast<size_t>(row.index);
   const Track& track = doc_.model.tracks[t];
-  const LodLevel& level = doc_.lod[t].level_for(kMergeBelowPixels * axis_.ns_per_pixel());
   const QRectF band(0, row.top + 2, 0, row.height - 4);
   int drawn = 0;
-  const auto flush = [&](const PendingBox& b) {
+  const auto flush = [&](const DrawnBox& b) {
     const QColor color = color_of(b.category);
     const QRectF r(b.x0, band.top(), std::max(1.0, b.x1 - b.x0), band.height());
     if (b.count > 1) {
@@ -117,37 +158,20 @@ int TimelinePainter::paint_track(QPainter& painter, const LayoutRow& row) const 
         painter.setPen(color.darker(140));
         painter.drawRect(r.adjusted(0, 0, -1, -1));
       }
+      const auto op = static_cast<size_t>(track.ops[static_cast<size_t>(b.first)]);
+      if (highlight.changes && op < highlight.changes->size()) paint_change(painter, r, (*highlight.changes)[op]);
       if (r.width() > kNameAbove) {
-        const TraceOp& op = doc_.model.ops[static_cast<size_t>(track.ops[static_cast<size_t>(b.first)])];
         const QRectF visible =
             r.intersected(QRectF(layout_.metrics().label_width, r.top(), axis_.width(), r.height()));
         painter.setPen(Qt::white);
         painter.drawText(visible.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                         painter.fontMetrics().elidedText(QString::fromStdString(op.name), Qt::ElideRight,
-                                                          static_cast<int>(visible.width()) - 5));
+                         painter.fontMetrics().elidedText(QString::fromUtf8(doc_.model.text(doc_.model.ops[op].name)),
+                                                          Qt::ElideRight, static_cast<int>(visible.width()) - 5));
       }
     }
     ++drawn;
   };
-  PendingBox pending;
-  for (const LodBox& box : TrackLod::visible(level, axis_.visible_begin(), axis_.visible_end())) {
-    const PendingBox next{.x0 = x_of(box.start),
-                          .x1 = x_of(box.end),
-                          .count = box.count,
-                          .first = box.first,
-                          .lead = box.lead,
-                          .category = box.category};
-    if (pending.count > 0 && (pending.narrow() || pending.count > 1) && next.narrow() &&
-        next.x0 - pending.x1 < 1.0) {
-      if (next.lead > pending.lead) pending.category = next.category, pending.lead = next.lead;
-      pending.x1 = std::max(pending.x1, next.x1);
-      pending.count += next.count;
-      continue;
-    }
-    if (pending.count > 0) flush(pending);
-    pending = next;
-  }
-  if (pending.count > 0) flush(pending);
+  for (const DrawnBox& b : track_boxes(row.index)) flush(b);
   return drawn;
 }
 

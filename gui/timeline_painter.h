@@ -7,8 +7,11 @@
 
 #include <QPainter>
 #include <QRectF>
+#include <memory>
 #include <optional>
+#include <vector>
 
+#include "gui/compare_model.h"
 #include "gui/selection.h"
 #include "gui/time_axis.h"
 #include "gui/timeline_document.h"
@@ -19,10 +22,26 @@ namespace stowage::gui {
 struct TimelineHighlight {
   Selection selection;
   bool critical_path = false;
+  // By op index: measured ops more than 10 % off their prediction get a
+  // strip (compare_model.h); null outside the measured side of a comparison.
+  std::shared_ptr<const std::vector<DurationChange>> changes;
 };
 
 // Boxes narrower than this many pixels are merged with their neighbours.
 inline constexpr double kMergeBelowPixels = 3.0;
+
+// A box as the painter draws it at the current zoom: one op (count 1) or a
+// run of `count` consecutive ops of a track merged.
+struct DrawnBox {
+  double x0 = 0, x1 = 0;  // widget x
+  int count = 0;
+  int32_t first = 0;  // position in Track::ops of the first op
+  SimTime start = 0, end = 0;  // ns: from the first op's start to the last end
+  SimTime busy = 0;            // ns: the merged ops' durations summed
+  SimTime lead = 0;            // the longest merged op's duration, ns: it gives the category
+  OpCategory category = OpCategory::kCompute;
+  [[nodiscard]] bool narrow() const { return x1 - x0 < kMergeBelowPixels; }
+};
 
 class TimelinePainter {
  public:
@@ -36,10 +55,16 @@ class TimelinePainter {
   // Where op `op` is drawn, at least 3 pixels wide; nullopt if its track has no row.
   [[nodiscard]] std::optional<QRectF> op_rect(int32_t op) const;
 
+  // The boxes of track `track` in view, merged exactly as paint() draws them.
+  [[nodiscard]] std::vector<DrawnBox> track_boxes(int32_t track) const;
+  // The box drawn under widget x on track `track`, within `slack` pixels.
+  [[nodiscard]] std::optional<DrawnBox> box_at(int32_t track, double x, double slack = 1.0) const;
+
  private:
   void paint_ruler(QPainter& painter, int width) const;
   void paint_rows(QPainter& painter, int width) const;
-  int paint_track(QPainter& painter, const LayoutRow& row) const;
+  int paint_track(QPainter& painter, const LayoutRow& row, const TimelineHighlight& highlight) const;
+  void paint_change(QPainter& painter, const QRectF& box, DurationChange change) const;
   void paint_selection(QPainter& painter, const Selection& selection) const;
   void paint_critical_path(QPainter& painter) const;
   [[nodiscard]] double x_of(SimTime t) const { return layout_.metrics().label_width + axis_.to_pixel(t); }

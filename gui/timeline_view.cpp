@@ -47,6 +47,13 @@ void TimelineView::set_document(std::shared_ptr<const TimelineDocument> doc) {
 
 void TimelineView::set_counterpart(std::optional<Counterpart> other) {
   counterpart_ = std::move(other);
+  highlight_.changes = nullptr;
+  if (counterpart_ && counterpart_->compare && !counterpart_->this_is_predicted) {
+    // Shares the comparison's ownership; the vector lives in it.
+    highlight_.changes = std::shared_ptr<const std::vector<DurationChange>>(
+        counterpart_->compare, &counterpart_->compare->measured_changes());
+  }
+  update();
 }
 
 void TimelineView::set_critical_path(bool on) {
@@ -62,7 +69,7 @@ void TimelineView::select(std::optional<int32_t> op) {
   if (highlight_.selection.op) {
     const TraceOp& o = doc_->model.ops[static_cast<size_t>(*op)];
     summary = QStringLiteral("%1: waits on %2 ops, %3 ops wait on it")
-                  .arg(QString::fromStdString(o.name))
+                  .arg(QString::fromUtf8(doc_->model.text(o.name)))
                   .arg(highlight_.selection.waits_on.size())
                   .arg(highlight_.selection.waited_by.size());
   }
@@ -99,10 +106,16 @@ std::optional<int32_t> TimelineView::op_at_point(QPointF point) const {
 }
 
 QString TimelineView::tooltip_at(QPointF point) const {
+  // A run merged at this zoom speaks for its ops; the nearest op alone would mislead.
+  if (const std::optional<int32_t> track = layout_.track_at(point.y());
+      doc_ && track && point.x() >= layout_.metrics().label_width) {
+    const std::optional<DrawnBox> box = TimelinePainter(*doc_, layout_, axis_.axis()).box_at(*track, point.x());
+    if (box && box->count > 1) return QString::fromStdString(run_tooltip(box->count, box->busy, box->start, box->end));
+  }
   const std::optional<int32_t> op = op_at_point(point);
   if (!op) return {};
   const TraceOp& self = doc_->model.ops[static_cast<size_t>(*op)];
-  std::string text = op_tooltip(self);
+  std::string text = op_tooltip(self, doc_->model.text(self.name));
   if (counterpart_ && counterpart_->doc && counterpart_->compare) {
     const CompareModel& c = *counterpart_->compare;
     const std::optional<int32_t> other =

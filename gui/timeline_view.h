@@ -42,6 +42,9 @@ class TimelineView : public QWidget {
   void zoom_to_selection();
   // The op under a widget point, if any.
   [[nodiscard]] std::optional<int32_t> op_at_point(QPointF point) const;
+  // What hovering `point` shows: a merged run's count and busy time, or the
+  // op's details (and, when comparing, the other run's); empty over nothing.
+  [[nodiscard]] QString tooltip_at(QPointF point) const;
   [[nodiscard]] QSize sizeHint() const override;
 
  signals:
@@ -59,7 +62,6 @@ class TimelineView : public QWidget {
   void keyPressEvent(QKeyEvent* event) override;
 
  private:
-  [[nodiscard]] QString tooltip_at(QPointF point) const;
   [[nodiscard]] std::optional<std::pair<SimTime, SimTime>> selection_span() const;
 
   AxisState& axis_;

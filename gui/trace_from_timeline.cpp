@@ -10,14 +10,14 @@
 namespace stowage::gui {
 namespace {
 
-TraceOp op_of(const core::Op& op, const core::OpSpan& span) {
+TraceOp op_of(const core::Op& op, const core::OpSpan& span, TextRef name) {
   return {.id = op.id,
           .category = category_of(op.kind, op.lane),
           .kind = op.kind,
           .lane = op.lane,
           .start = span.start,
           .end = std::max(span.start, span.end),
-          .name = op.name,
+          .name = name,
           .partition = op.partition,
           .layer = op.layer,
           .step = op.step,
@@ -66,11 +66,12 @@ TraceModel trace_from_timeline(const core::Schedule& schedule, const core::Timel
       .title = source.title, .source = source.source, .ranks = schedule.ranks, .steps = schedule.steps};
   std::vector<int> slots;
   for (size_t i = 0; i < schedule.ops.size() && i < timeline.spans.size(); ++i) {
-    model.ops.push_back(op_of(schedule.ops[i], timeline.spans[i]));
+    model.ops.push_back(op_of(schedule.ops[i], timeline.spans[i], model.add_text(schedule.ops[i].name)));
     slots.push_back(timeline.spans[i].slot);
   }
   for (size_t i = 0; i < model.ops.size(); ++i) {
-    model.set_deps(static_cast<int32_t>(i), {schedule.ops[i].deps.begin(), schedule.ops[i].deps.end()});
+    const std::vector<int64_t> ids(schedule.ops[i].deps.begin(), schedule.ops[i].deps.end());
+    model.set_deps(static_cast<int32_t>(i), ids);
   }
   for (const core::Lane lane : core::kAllLanes) {
     for (auto& [number, ops] : place_lane(lane, model, slots)) {

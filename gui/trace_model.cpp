@@ -4,6 +4,7 @@
 #include "gui/trace_model.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 namespace stowage::gui {
@@ -76,17 +77,39 @@ OpCategory category_of(core::OpKind kind, core::Lane lane) {
   return OpCategory::kCompute;
 }
 
-void TraceModel::set_deps(int32_t op, std::vector<int64_t> dep_ids) {
+TextRef TraceModel::add_text(std::string_view text) {
+  return {.offset = append_texts(text), .size = static_cast<uint32_t>(text.size())};
+}
+
+uint32_t TraceModel::append_texts(std::string_view arena) {
+  // A broken invariant, not bad input: the trace reader refuses such a file first.
+  if (text_.size() + arena.size() > kMaxTextBytes) throw std::length_error("TraceModel: text arena over 4 GiB");
+  const auto offset = static_cast<uint32_t>(text_.size());
+  text_.append(arena);
+  return offset;
+}
+
+std::string_view TraceModel::text(TextRef ref) const {
+  if (static_cast<size_t>(ref.offset) + ref.size > text_.size()) return {};
+  return std::string_view(text_).substr(ref.offset, ref.size);
+}
+
+void TraceModel::set_deps(int32_t op, std::span<const int64_t> dep_ids) {
   for (const int64_t id : dep_ids) pending_deps_.push_back({.op = op, .dep_id = id});
 }
 
+// Traces list ops in start order per track and in id order overall, so both
+// sorts are usually a check.
 void TraceModel::finish() {
+  const auto start_of = [&](int32_t i) { return ops[static_cast<size_t>(i)].start; };
+  const auto id_of = [&](int32_t i) { return ops[static_cast<size_t>(i)].id; };
   for (Track& track : tracks) {
-    std::ranges::stable_sort(track.ops, {}, [&](int32_t i) { return ops[static_cast<size_t>(i)].start; });
+    if (!std::ranges::is_sorted(track.ops, {}, start_of)) std::ranges::stable_sort(track.ops, {}, start_of);
   }
   by_id_.assign(ops.size(), 0);
   for (size_t i = 0; i < ops.size(); ++i) by_id_[i] = static_cast<int32_t>(i);
-  std::ranges::sort(by_id_, {}, [&](int32_t i) { return ops[static_cast<size_t>(i)].id; });
+  if (!std::ranges::is_sorted(by_id_, {}, id_of)) std::ranges::sort(by_id_, {}, id_of);
+  index_ids();
 
   std::vector<std::pair<int32_t, int32_t>> edges;  // (op, what it waits on)
   edges.reserve(pending_deps_.size());
@@ -116,7 +139,29 @@ std::span<const int32_t> TraceModel::consumers(int32_t op) const {
   return row(con_offset_, con_index_, op);
 }
 
+// Schedules number ops 0, 1, 2, ...: then a direct table replaces the
+// binary search, which matters when resolving millions of dependencies.
+void TraceModel::index_ids() {
+  dense_.clear();
+  if (by_id_.empty()) return;
+  const int64_t first = ops[static_cast<size_t>(by_id_.front())].id;
+  const int64_t last = ops[static_cast<size_t>(by_id_.back())].id;
+  if (last - first >= 2 * static_cast<int64_t>(ops.size()) + 16) return;
+  dense_base_ = first;
+  dense_.assign(static_cast<size_t>(last - first) + 1, -1);
+  // Backwards, so that of ops sharing an id the first in by_id_ wins, as
+  // the binary search finds it.
+  for (auto it = by_id_.rbegin(); it != by_id_.rend(); ++it)
+    dense_[static_cast<size_t>(ops[static_cast<size_t>(*it)].id - first)] = *it;
+  by_id_ = {};
+}
+
 std::optional<int32_t> TraceModel::index_of_id(int64_t id) const {
+  if (!dense_.empty()) {
+    if (id < dense_base_ || id - dense_base_ >= static_cast<int64_t>(dense_.size())) return std::nullopt;
+    const int32_t i = dense_[static_cast<size_t>(id - dense_base_)];
+    return i < 0 ? std::nullopt : std::optional(i);
+  }
   const auto it =
       std::ranges::lower_bound(by_id_, id, {}, [&](int32_t i) { return ops[static_cast<size_t>(i)].id; });
   if (it == by_id_.end() || ops[static_cast<size_t>(*it)].id != id) return std::nullopt;

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,6 +31,15 @@ inline constexpr int kOpCategoryCount = 7;
 // still an optimizer; a collective on any lane is communication).
 [[nodiscard]] OpCategory category_of(core::OpKind kind, core::Lane lane);
 
+// A string kept in TraceModel's text arena: a million op names cost one
+// buffer, not a million allocations. Read it with TraceModel::text().
+struct TextRef {
+  uint32_t offset = 0;  // bytes into the arena
+  uint32_t size = 0;
+};
+
+inline constexpr size_t kMaxTextBytes = 0xffff'ffff;  // what a TextRef can address
+
 struct TraceOp {
   int64_t id = 0;     // the op's id in the schedule (trace args.id)
   int32_t track = 0;  // index into TraceModel::tracks
@@ -38,7 +48,7 @@ struct TraceOp {
   core::Lane lane = core::Lane::kGpuCompute;
   SimTime start = 0;  // ns since the start of the schedule
   SimTime end = 0;    // ns; end >= start
-  std::string name;   // "fwd layers.3 s0 m0"
+  TextRef name;       // "fwd layers.3 s0 m0": TraceModel::text(op.name)
   int partition = -1;
   int layer = -1;
   int step = 0;
@@ -78,9 +88,24 @@ class TraceModel {
   std::array<std::vector<MemoryPoint>, 3> memory;      // by core::Tier, in time order
   std::array<std::optional<core::Bytes>, 3> capacity;  // by core::Tier, per rank; absent when unknown
 
+  // Keeps `text` in the model's arena; the reference stays valid when the
+  // model is moved or copied.
+  [[nodiscard]] TextRef add_text(std::string_view text);
+  // Appends a whole arena at once (the fast trace reader's per-chunk names);
+  // returns the offset its first byte lands at.
+  [[nodiscard]] uint32_t append_texts(std::string_view arena);
+  [[nodiscard]] std::string_view text(TextRef ref) const;
+  // Bytes the arena holds.
+  [[nodiscard]] size_t text_bytes() const { return text_.size(); }
+
   // Sets op i's dependencies as op ids (as the trace lists them); ids that
   // name no op are dropped by finish().
-  void set_deps(int32_t op, std::vector<int64_t> dep_ids);
+  void set_deps(int32_t op, std::span<const int64_t> dep_ids);
+  void set_deps(int32_t op, std::initializer_list<int64_t> dep_ids) {
+    set_deps(op, std::span<const int64_t>(dep_ids.begin(), dep_ids.size()));
+  }
+  // Room for `count` more dependencies (a reader that knows how many).
+  void reserve_deps(size_t count) { pending_deps_.reserve(pending_deps_.size() + count); }
   // Sorts each track by start, resolves dependency ids to indices and
   // builds the reverse edges. Call once after filling ops, tracks and deps.
   void finish();
@@ -98,10 +123,15 @@ class TraceModel {
     int32_t op;
     int64_t dep_id;
   };
+  std::string text_;                             // names, back to back
+  void index_ids();
+
   std::vector<PendingDep> pending_deps_;         // until finish()
   std::vector<int32_t> dep_offset_, dep_index_;  // CSR: deps of op i
   std::vector<int32_t> con_offset_, con_index_;  // CSR: consumers of op i
-  std::vector<int32_t> by_id_;                   // id -> index, -1 when absent
+  std::vector<int32_t> by_id_;                   // op indices by id, when ids are not dense
+  std::vector<int32_t> dense_;                   // index of id dense_base_ + k, -1 when absent
+  int64_t dense_base_ = 0;
   SimTime begin_ = 0, end_ = 0;
 };
 

@@ -65,11 +65,10 @@ TEST(OpTooltip, ShowsNameTensorClassBytesTimesAndBandwidth) {
              .lane = core::Lane::kPcieH2d,
              .start = 2000,
              .end = 3500,
-             .name = "upload param16 layers.0",
              .partition = 0,
              .tensor_class = core::TensorClass::kParam16,
              .bytes = core::Bytes(4000)};
-  const std::string text = op_tooltip(op);
+  const std::string text = op_tooltip(op, "upload param16 layers.0");
   EXPECT_NE(text.find("upload param16 layers.0"), std::string::npos);
   EXPECT_NE(text.find("partition: 0"), std::string::npos);
   EXPECT_NE(text.find("tensor class: param16"), std::string::npos);

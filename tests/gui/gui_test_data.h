@@ -61,7 +61,7 @@ inline TraceModel synthetic_model(int n, int tracks, SimTime width, SimTime gap)
                      .lane = lane,
                      .start = start,
                      .end = start + width,
-                     .name = "op " + std::to_string(i)});
+                     .name = m.add_text("op " + std::to_string(i))});
     m.tracks[static_cast<size_t>(t)].ops.push_back(i);
     if (i >= tracks) m.set_deps(i, {i - tracks});
   }

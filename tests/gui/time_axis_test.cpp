@@ -77,6 +77,37 @@ TEST(RulerTicks, StepIsOneTwoOrFiveTimesAPowerOfTen) {
   EXPECT_EQ(tick_step(1e7, 110), 2'000'000'000);  // 1.1 s -> 2 s
 }
 
+TEST(RulerTicks, LongSpansStepInWholeMinutesAndHours) {
+  EXPECT_EQ(tick_step(1e8, 110), 15'000'000'000);         // 11 s -> 15 s
+  EXPECT_EQ(tick_step(3e10, 110), 3'600'000'000'000);     // 55 min -> 1 h
+  EXPECT_EQ(tick_step(1e11, 110), 6 * 3'600'000'000'000);  // 11 000 s (3.06 h) -> 6 h
+}
+
+TEST(TimeFormat, PicksTheUnitAndTheDigitsTheValueNeeds) {
+  EXPECT_EQ(format_time(0), "0 s");
+  EXPECT_EQ(format_time(100), "100 ns");
+  EXPECT_EQ(format_time(1500), "1.5 µs");
+  EXPECT_EQ(format_time(820'000), "820 µs");
+  EXPECT_EQ(format_time(1'234'567), "1.235 ms");   // four significant digits
+  EXPECT_EQ(format_time(12'345'678'901), "12.35 s");
+  EXPECT_EQ(format_time(-2000), "-2 µs");
+  // From a minute on: hours, minutes, seconds, never "1.38889 h".
+  EXPECT_EQ(format_time(5'000'000'000'000), "1 h 23 min 20 s");
+  EXPECT_EQ(format_time(90'000'000'000), "1 min 30 s");
+  EXPECT_EQ(format_time(7'200'000'000'000), "2 h");
+}
+
+TEST(TimeFormat, RulerLabelsShowTheTimeToTheStep) {
+  constexpr SimTime kMinute = 60'000'000'000, kHour = 60 * kMinute;
+  EXPECT_EQ(format_time(90 * kMinute, 30 * kMinute), "1 h 30 min");
+  EXPECT_EQ(format_time(6 * kHour, 6 * kHour), "6 h");
+  EXPECT_EQ(format_time(83 * kMinute + 20'000'000'000, kMinute), "1 h 23 min");  // 20 s rounds away
+  EXPECT_EQ(format_time(1'500'000'000, 500'000'000), "1.5 s");
+  EXPECT_EQ(format_time(2'000'000'000, 500'000'000), "2 s");
+  EXPECT_EQ(format_time(1'200'000, 100'000), "1.2 ms");
+  EXPECT_EQ(format_time(65'500'000'000, 500'000'000), "1 min 5.5 s");
+}
+
 TEST(RulerTicks, TicksFallOnMultiplesOfTheStep) {
   const TimeAxis a = fitted();
   const std::vector<Tick> t = ticks(a, 100);

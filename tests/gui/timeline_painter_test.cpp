@@ -115,6 +115,70 @@ TEST(TimelinePainter, SelectionAndCriticalPathDrawTheirColours) {
   EXPECT_GT(count(critical.image, critical_color()), 50);
 }
 
+TEST(TimelinePainter, MeasuredOpTwentyPercentSlowerGetsTheSlowerStrip) {
+  // Two tracks of 20 ops, 1 µs each, 0.5 µs apart: at 1080 px over ~30 µs
+  // each op is ~35 px wide, drawn alone. The measured copy has op 6 1.2 µs
+  // long (+20 %: slower), op 8 0.85 µs (-15 %: faster), op 10 1.05 µs
+  // (+5 %: within 10 %, no strip).
+  const TraceModel predicted = testing::synthetic_model(40, 2, 1000, 500);
+  TraceModel measured = predicted;
+  measured.ops[6].end = measured.ops[6].start + 1200;
+  measured.ops[8].end = measured.ops[8].start + 850;
+  measured.ops[10].end = measured.ops[10].start + 1050;
+  const auto compare = std::make_shared<const CompareModel>(predicted, measured);
+  EXPECT_EQ(compare->measured_changes()[6], DurationChange::kSlower);
+  EXPECT_EQ(compare->measured_changes()[8], DurationChange::kFaster);
+  EXPECT_EQ(compare->measured_changes()[10], DurationChange::kNone);
+  EXPECT_EQ(compare->measured_changes()[0], DurationChange::kNone);
+
+  const auto doc = prepare_document(std::move(measured));
+  const TimelineLayout layout(doc->model, {});
+  const TimelineHighlight marks{.changes = std::shared_ptr<const std::vector<DurationChange>>(
+                                    compare, &compare->measured_changes())};
+  const Rendered r = render(*doc, layout, marks);
+  TimeAxis axis;
+  axis.set_width(kWidth - layout.metrics().label_width);
+  axis.set_bounds(doc->model.begin_time(), doc->model.end_time());
+  axis.fit_all();
+  const TimelinePainter painter(*doc, layout, axis);
+  // The strip is the top rows of the box (row top + 2), in the middle of the op.
+  const auto strip_pixel = [&](int32_t op) {
+    const QRectF box = *painter.op_rect(op);
+    return r.image.pixel(static_cast<int>(box.center().x()), static_cast<int>(box.top() + 2));
+  };
+  EXPECT_EQ(strip_pixel(6), slower_color().rgb());
+  EXPECT_EQ(strip_pixel(8), faster_color().rgb());
+  EXPECT_NE(strip_pixel(10), slower_color().rgb());
+  EXPECT_NE(strip_pixel(10), faster_color().rgb());
+  // Without the comparison, no strips at all.
+  const Rendered plain = render(*doc, layout);
+  EXPECT_NE(plain.image.pixel(static_cast<int>(painter.op_rect(6)->center().x()),
+                              static_cast<int>(painter.op_rect(6)->top() + 2)),
+            slower_color().rgb());
+}
+
+TEST(TimelinePainter, BoxAtFindsTheMergedRunAsDrawn) {
+  // 1000 ops of 10 ns, 10 ns apart, one track: 20 µs over ~1080 px, ~18 ns
+  // per pixel, so ops (0.5 px) merge into runs.
+  const auto doc = prepare_document(testing::synthetic_model(1000, 1, 10, 10));
+  const TimelineLayout layout(doc->model, {});
+  TimeAxis axis;
+  axis.set_width(kWidth - layout.metrics().label_width);
+  axis.set_bounds(doc->model.begin_time(), doc->model.end_time());
+  axis.fit_all();
+  const TimelinePainter painter(*doc, layout, axis);
+  const double x = layout.metrics().label_width + axis.to_pixel(10'000);  // the middle
+  const std::optional<DrawnBox> box = painter.box_at(0, x);
+  ASSERT_TRUE(box.has_value());
+  EXPECT_GT(box->count, 1);
+  EXPECT_LE(box->start, 10'000);
+  EXPECT_GE(box->end, 10'000);
+  EXPECT_EQ(box->busy, 10 * box->count);  // each merged op is 10 ns long
+  int total = 0;
+  for (const DrawnBox& b : painter.track_boxes(0)) total += b.count;
+  EXPECT_EQ(total, 1000);  // every op in exactly one drawn box
+}
+
 TEST(MemoryPainter, DrawsARowPerTierWithCapacity) {
   const auto doc = tiny_document();
   TimeAxis axis;

@@ -51,6 +51,32 @@ int32_t widest(const TraceModel& m) {
   return best;
 }
 
+TEST(TimelineView, HoveringAMergedRunDescribesTheRun) {
+  // 2000 ops of 10 ns, 10 ns apart, on one track: 40 µs over ~1080 px, so
+  // at fit-all each pixel holds about two ops and they are drawn merged.
+  AxisState axis;
+  TimelineView view(axis);
+  const auto doc = prepare_document(testing::synthetic_model(2000, 1, 10, 10));
+  view.resize(1200, 200);
+  view.set_document(doc);
+  axis.update([&](TimeAxis& a) {
+    a.set_width(1200 - LayoutMetrics{}.label_width);
+    a.set_bounds(doc->model.begin_time(), doc->model.end_time());
+    a.fit_all();
+  });
+  const LayoutRow row = *view.timeline_layout().row_of_track(0);
+  const QPointF middle(LayoutMetrics{}.label_width + axis.axis().to_pixel(20'000), row.top + row.height / 2);
+  const std::string merged = view.tooltip_at(middle).toStdString();
+  EXPECT_NE(merged.find(" ops merged: "), std::string::npos) << merged;
+  EXPECT_NE(merged.find(" busy in ["), std::string::npos) << merged;
+  EXPECT_EQ(merged.find("op 1000"), std::string::npos) << "names a single op: " << merged;
+  // Zoomed in to 100 ns across the view the ops are drawn alone: the op's own tooltip.
+  axis.update([&](TimeAxis& a) { a.fit(19'990, 20'090); });
+  const std::string single =
+      view.tooltip_at(QPointF(LayoutMetrics{}.label_width + axis.axis().to_pixel(20'005), middle.y())).toStdString();
+  EXPECT_TRUE(single.starts_with("op 1000\n")) << single;
+}
+
 TEST(TimelineView, ClickSelectsTheOpUnderTheMouse) {
   Fixture f;
   const int32_t target = widest(f.doc->model);

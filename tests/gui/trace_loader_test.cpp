@@ -33,7 +33,7 @@ TEST(TraceLoader, SmallTraceGivesItsTracksOpsAndMemory) {
 TEST(TraceLoader, OpsKeepTheirArgumentsAndExactTimes) {
   const TraceModel m = *load_trace(kSmallTrace);
   const TraceOp& upload = m.ops[static_cast<size_t>(*m.index_of_id(2))];
-  EXPECT_EQ(upload.name, "upload param16 layers.0");
+  EXPECT_EQ(m.text(upload.name), "upload param16 layers.0");
   EXPECT_EQ(upload.kind, core::OpKind::kUploadParams);
   EXPECT_EQ(upload.category, OpCategory::kH2d);
   EXPECT_EQ(upload.tensor_class, core::TensorClass::kParam16);
@@ -75,8 +75,8 @@ TEST(TraceLoader, ModelFromTheWrittenTraceMatchesTheSimulatedTimeline) {
   EXPECT_EQ(m->ops.size(), s.schedule.ops.size());
   for (const TraceOp& op : m->ops) {
     const core::OpSpan& span = s.timeline.spans[static_cast<size_t>(op.id)];
-    EXPECT_EQ(op.start, span.start) << op.name;
-    EXPECT_EQ(op.end, std::max(span.start, span.end)) << op.name;
+    EXPECT_EQ(op.start, span.start) << m->text(op.name);
+    EXPECT_EQ(op.end, std::max(span.start, span.end)) << m->text(op.name);
     EXPECT_EQ(op.lane, s.schedule.ops[static_cast<size_t>(op.id)].lane);
   }
 }
