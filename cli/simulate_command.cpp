@@ -74,7 +74,7 @@ void print_summary(std::ostream& out, const Setup& s, const core::Schedule& sche
       << static_cast<int>(s.policy.stage) << (s.policy.delayed_update ? ", delayed update" : "") << "), "
       << schedule.steps << " steps of " << schedule.ops.size() / static_cast<size_t>(schedule.steps) << " ops\n\n";
   TextTable t({Align::kLeft, Align::kLeft});
-  const std::string steady = schedule.steps >= 2 ? " (steady state: last step)" : " (one step)";
+  const std::string steady = schedule.steps >= 2 ? " (steady state: last two steps)" : " (one step)";
   t.row({"step time", core::format_seconds(sum.step_time) + steady});
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.0f tokens/s", sum.tokens_per_second);
@@ -205,7 +205,7 @@ CommandBody add_simulate_command(CLI::App& app, Context& context) {
   sub->add_option("--trace", a->trace, "Write the predicted timeline as Chrome trace JSON");
   sub->add_option("--save-plan", a->save_plan, "Write the policy and its predicted figures as a plan file");
   sub->add_option("--steps", a->steps,
-                  "Training steps to simulate; the last is reported (default: 3, or 5 with a delayed update)")
+                  "Training steps to simulate; the mean of the last two is reported (default: 4, or 7 with a delayed update)")
       ->check(CLI::Range(1, 100));
   sub->add_flag("--json", a->as_json, "Print JSON (docs/json.md)");
   return [&context, a]() { return run_simulate(context, *a); };

@@ -13,12 +13,15 @@
 namespace stowage::sim {
 
 struct Summary {
-  // Steady-state step time: with two or more steps, the interval between the
-  // first forward ops of the last two steps; with one step, its makespan.
-  // Work a step leaves running (NVMe writes, a delayed optimizer) shows in
-  // the next steps' waits, so a few steps are needed for a steady state.
+  // Steady-state step time: with three or more steps, the mean of the last
+  // two intervals between first forward ops of consecutive steps (a pipeline
+  // may alternate between two periods); with two, the one interval; with one
+  // step, its makespan. Work a step leaves running (NVMe writes, a delayed
+  // optimizer) shows in the next steps' waits, so a few steps are needed for
+  // a steady state (core::steady_state_steps). Lane busy shares and exposed
+  // transfer time are measured over the same window.
   core::Seconds step_time;
-  core::SimTime window_start = 0;  // the measured step: [window_start, window_start + step_time)
+  core::SimTime window_start = 0;  // the last step of the window: [window_start, window_start + step_time)
   double tokens_per_second = 0;
   // Model FLOP/s per GPU with the 6·N·T convention (Kaplan et al. 2020):
   // 6 x parameters x tokens per step / step time / GPUs.

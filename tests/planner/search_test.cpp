@@ -64,17 +64,28 @@ TEST(Search, MoreRamOrDrivesNeverMakeThePlanSlower) {
   }
 }
 
-// A faster PCIe link: within 1 %. Host DRAM bandwidth is shared fairly by
-// every DMA stream and the CPU optimizer, so a faster link can take a little
-// DRAM bandwidth from an optimizer on the critical path (measured: +0.2 %
-// for Llama-2-13B on the workstation at Gen5); a large slowdown would be a
-// bug.
-TEST(Search, FasterPcieIsNotMeaningfullySlower) {
+// A faster PCIe link never makes the chosen plan slower, to the search's
+// 0.5 % resolution, from Gen3 to Gen4 to Gen5, for three models. Unlike more
+// RAM or drives, a candidate itself can get a little slower on a faster
+// link: host DRAM bandwidth is shared fairly by the DMA streams and the CPU
+// optimizer, so a faster link takes some of it from an optimizer on the
+// critical path (measured: Llama-2-13B's plan 36.23 s at Gen4, 36.29 s at
+// Gen5, +0.18 %), within the resolution the search promises.
+TEST(Search, FasterPcieNeverMakesThePlanSlower) {
   const core::MachineSpec base = must(bundled().machine("workstation-24gb-1nvme"));
   const core::NvmeSpec spare = must(bundled().nvme("samsung-990-pro-4tb"));
-  const double before = plan_for(base, "llama-2-13b").best->step_seconds();
-  const double after = plan_for(apply(base, {.pcie_generation = 5}, spare), "llama-2-13b").best->step_seconds();
-  EXPECT_LE(after, before * 1.01);
+  for (const char* model : {"llama-2-7b", "llama-2-13b", "opt-13b"}) {
+    double slower = 0;
+    for (int generation : {3, 4, 5}) {
+      const PlanResult r = plan_for(apply(base, {.pcie_generation = generation}, spare), model);
+      ASSERT_TRUE(r.best.has_value()) << model << " Gen" << generation;
+      const double seconds = r.best->step_seconds();
+      if (slower > 0) {
+        EXPECT_LE(seconds, slower * 1.005) << model << " Gen" << generation;
+      }
+      slower = seconds;
+    }
+  }
 }
 
 // Llama-2-70B on the workstation: parameters and states fit on the NVMe, but
