@@ -100,6 +100,9 @@ class Lowering {
   const Workload& workload_;
   const TrainingSpec training_;  // as the policy runs it (effective_training)
   const LowerOptions& options_;
+  // Named data (Op::reads and writes) exist for validation only; a planner
+  // lowering thousands of unvalidated variants skips building them.
+  const bool keep_data_ = options_.validate;
   std::vector<Partition> partitions_;
   int ranks_;
   std::vector<int64_t> layer_params_;         // by layer
@@ -158,33 +161,39 @@ std::vector<OpId> Lowering::fetch_params(int step, int micro, int phase, int ind
   for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
     if (partitions_[static_cast<size_t>(j)].layer != layer) continue;
     const std::optional<OpId> ready = param_ready_[step][static_cast<size_t>(j)];
-    const std::string current = "param16 " + pname(j) + " v" + std::to_string(step);
+    const std::string current = keep_data_ ? "param16 " + pname(j) + " v" + std::to_string(step) : std::string();
     if (pp(j).param16 == Tier::kGpu) {
       if (ready) waits.push_back(*ready);
-      compute.reads.push_back(current + " gpu");
+      if (keep_data_) compute.reads.push_back(current + " gpu");
       continue;
     }
     std::vector<OpId> deps = recycle;
     if (ready) deps.push_back(*ready);
-    std::string source = current + (pp(j).param16 == Tier::kCpu ? " cpu" : " nvme");
+    std::string source = keep_data_ ? current + (pp(j).param16 == Tier::kCpu ? " cpu" : " nvme") : std::string();
     if (pp(j).param16 == Tier::kNvme) {
       Op read{.kind = OpKind::kReadParams, .lane = Lane::kNvmeRead, .name = "read " + what + tag(step, micro),
               .partition = j, .layer = layer, .step = step, .micro_step = micro,
               .tensor_class = TensorClass::kParam16, .bytes = param_shard(j), .deps = deps,
-              .allocs = {{Tier::kCpu, param_shard(j), "staged " + what}}, .reads = {source},
-              .writes = {current + " staged"}};
+              .allocs = {{Tier::kCpu, param_shard(j), "staged " + what}}};
+      if (keep_data_) {
+        read.reads = {source};
+        read.writes = {current + " staged"};
+        source = current + " staged";
+      }
       deps = {add(std::move(read), {step, micro, phase, prefetch_index, kSubReadParams})};
-      source = current + " staged";
     }
     Op upload{.kind = OpKind::kUploadParams, .lane = Lane::kPcieH2d, .name = "h2d " + what + tag(step, micro),
               .partition = j, .layer = layer, .step = step, .micro_step = micro,
               .tensor_class = TensorClass::kParam16, .bytes = param_shard(j), .deps = deps,
-              .allocs = {{Tier::kGpu, param_shard(j), "fetched " + what}}, .reads = {source},
-              .writes = {current + " gpu"}};
+              .allocs = {{Tier::kGpu, param_shard(j), "fetched " + what}}};
+    if (keep_data_) {
+      upload.reads = {source};
+      upload.writes = {current + " gpu"};
+    }
     if (pp(j).param16 == Tier::kNvme) upload.frees.push_back({Tier::kCpu, param_shard(j), "staged " + what});
     waits.push_back(add(std::move(upload), {step, micro, phase, prefetch_index, kSubUpload}));
     compute.frees.push_back({Tier::kGpu, param_shard(j), "fetched " + what});
-    compute.reads.push_back(current + " gpu");
+    if (keep_data_) compute.reads.push_back(current + " gpu");
   }
   if (policy_.stage == ZeroStage::k3 && ranks_ > 1) {
     // Every rank holds 1/ranks of the layer; the rest arrives by all-gather.
@@ -216,9 +225,10 @@ void Lowering::forward(int step, int micro) {
     if (back >= 0) recycle.push_back(compute_order_[static_cast<size_t>(back)]);
     fwd.deps = fetch_params(step, micro, kForwardPhase, l, l, fwd, recycle);
     if (!compute_order_.empty()) fwd.deps.push_back(compute_order_.back());
-    const std::string act = "act " + layer.name + tag(step, micro);
-    if (l > 0) fwd.reads.push_back("act " + layers[static_cast<size_t>(l - 1)].name + tag(step, micro));
-    fwd.writes.push_back(act);
+    if (keep_data_) {
+      if (l > 0) fwd.reads.push_back("act " + layers[static_cast<size_t>(l - 1)].name + tag(step, micro));
+      fwd.writes.push_back("act " + layer.name + tag(step, micro));
+    }
     compute_order_.push_back(add(std::move(fwd), {step, micro, kForwardPhase, l, kSubCompute}));
   }
 }
@@ -255,16 +265,21 @@ void Lowering::backward(int step, int micro) {
       Op again{.kind = OpKind::kRecompute, .lane = Lane::kGpuCompute, .name = "recompute " + name, .layer = l,
                .step = step, .micro_step = micro, .bytes = layer_param16(l) + full, .flops = Flops(flops_fwd),
                .deps = waits, .allocs = {{Tier::kGpu, full - saved, "recomputed " + name}},
-               .reads = bwd.reads, .writes = {"recomputed " + name}};
-      again.reads.push_back("act " + name);
+               .reads = bwd.reads};
+      if (keep_data_) {
+        again.writes = {"recomputed " + name};
+        again.reads.push_back("act " + name);
+      }
       waits = {add(std::move(again), {step, micro, kBackwardPhase, index, kSubRecompute})};
       bwd.frees.push_back({Tier::kGpu, full - saved, "recomputed " + name});
-      bwd.reads.push_back("recomputed " + name);
+      if (keep_data_) bwd.reads.push_back("recomputed " + name);
     }
     bwd.deps = std::move(waits);
-    bwd.reads.push_back("act " + name);
-    if (l + 1 < n) bwd.reads.push_back("grad-in " + layers[static_cast<size_t>(l + 1)].name + tag(step, micro));
-    bwd.writes = {"grad-in " + name, "grad16 " + name};
+    if (keep_data_) {
+      bwd.reads.push_back("act " + name);
+      if (l + 1 < n) bwd.reads.push_back("grad-in " + layers[static_cast<size_t>(l + 1)].name + tag(step, micro));
+      bwd.writes = {"grad-in " + name, "grad16 " + name};
+    }
     if (saved.count() > 0) bwd.frees.push_back({Tier::kGpu, saved, "activations " + name});
     bwd.allocs.push_back({Tier::kGpu, layer_param16(l), "grad16 " + name});
     const OpId b = add(std::move(bwd), {step, micro, kBackwardPhase, index, kSubCompute});
@@ -287,8 +302,11 @@ void Lowering::reduce_and_offload(int step, int micro, int index, int layer, OpI
     const Bytes moved = scatter ? full - full / ranks_ : (full - full / ranks_) * 2;  // ring all-reduce moves twice
     Op reduce{.kind = scatter ? OpKind::kReduceScatter : OpKind::kAllReduce, .lane = Lane::kGpuComm,
               .name = (scatter ? "reduce-scatter " : "all-reduce ") + grads, .layer = layer, .step = step,
-              .micro_step = micro, .tensor_class = TensorClass::kGrad16, .bytes = moved, .deps = ready,
-              .reads = {grads}, .writes = {grads + " reduced"}};
+              .micro_step = micro, .tensor_class = TensorClass::kGrad16, .bytes = moved, .deps = ready};
+    if (keep_data_) {
+      reduce.reads = {grads};
+      reduce.writes = {grads + " reduced"};
+    }
     if (scatter) reduce.frees.push_back({Tier::kGpu, full - full / ranks_, grads});
     ready = {add(std::move(reduce), {step, micro, kBackwardPhase, index, kSubReduce})};
     grads += " reduced";
@@ -308,8 +326,11 @@ void Lowering::reduce_and_offload(int step, int micro, int index, int layer, OpI
     Op offload{.kind = OpKind::kOffloadGrads, .lane = Lane::kPcieD2h, .name = "d2h grad16 " + pname(j) + tag(step, micro),
                .partition = j, .layer = layer, .step = step, .micro_step = micro,
                .tensor_class = TensorClass::kGrad16, .bytes = grad_shard(j), .deps = ready,
-               .frees = {{Tier::kGpu, grad_shard(j), "grad16 " + name}}, .reads = {grads},
-               .writes = {"grad16 " + pname(j) + " cpu s" + std::to_string(step)}};
+               .frees = {{Tier::kGpu, grad_shard(j), "grad16 " + name}}};
+    if (keep_data_) {
+      offload.reads = {grads};
+      offload.writes = {"grad16 " + pname(j) + " cpu s" + std::to_string(step)};
+    }
     if (micro == 0) offload.allocs.push_back({Tier::kCpu, grad_shard(j), "grad16 " + pname(j) + " cpu"});
     if (const auto& last = grads_consumed_[grad_buffer(step)][static_cast<size_t>(j)]) offload.deps.push_back(*last);
     produced.push_back(add(std::move(offload), {step, micro, kBackwardPhase, index, kSubOffload}));
