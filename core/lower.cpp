@@ -36,13 +36,7 @@ class Lowering {
         partitions_(partitions_of(w, p.sub_group_params)), ranks_(m.gpu_count) {
     // Sizes and names looked up for every op, computed once.
     for (const Layer& l : w.layers()) layer_params_.push_back(l.param_count());
-    for (const Partition& part : partitions_) {
-      const std::string& layer = w.layers()[static_cast<size_t>(part.layer)].name;
-      const bool whole = part.first_param == 0 && part.params == layer_params_[static_cast<size_t>(part.layer)];
-      partition_names_.push_back(whole ? layer
-                                       : layer + "[" + std::to_string(part.first_param) + "+" +
-                                             std::to_string(part.params) + "]");
-    }
+    for (const Partition& part : partitions_) partition_names_.push_back(partition_name(w, part));
     // Roughly ten ops per partition and layer per micro-step.
     const size_t estimate = 10 * (partitions_.size() + layer_params_.size()) *
                             static_cast<size_t>(o.steps * std::max<int64_t>(1, training_.gradient_accumulation));

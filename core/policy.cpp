@@ -15,6 +15,12 @@ std::vector<Partition> partitions_of(const Workload& workload, int64_t sub_group
   return out;
 }
 
+std::string partition_name(const Workload& workload, const Partition& partition) {
+  const Layer& layer = workload.layers()[static_cast<size_t>(partition.layer)];
+  if (partition.first_param == 0 && partition.params == layer.param_count()) return layer.name;
+  return layer.name + "[" + std::to_string(partition.first_param) + "+" + std::to_string(partition.params) + "]";
+}
+
 TrainingSpec effective_training(const TrainingSpec& training, const Policy& policy) {
   TrainingSpec t = training;
   if (policy.micro_batch > 0) t.micro_batch = policy.micro_batch;

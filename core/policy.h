@@ -64,6 +64,10 @@ struct Policy {
 // The partitions a policy's sub-group size makes of a workload's layers.
 [[nodiscard]] std::vector<Partition> partitions_of(const Workload& workload, int64_t sub_group_params);
 
+// A partition's name in op names, traces and checkpoints: its layer's
+// ("layers.3"), or a slice of it ("layers.3[0+300000]").
+[[nodiscard]] std::string partition_name(const Workload& workload, const Partition& partition);
+
 // Training steps to lower so that the last two intervals show the steady
 // state (the summary averages them): a delayed update reads parameters two
 // steps old, so its pipeline fills only by the fourth step and may then

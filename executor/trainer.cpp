@@ -28,15 +28,10 @@ int64_t now_ns() {
       .count();
 }
 
-// Partition names as lowering gives them: the layer's, or a slice of it.
+// Partition names as lowering gives them.
 std::vector<std::string> partition_names(const core::Workload& w, const std::vector<core::Partition>& parts) {
   std::vector<std::string> names;
-  for (const core::Partition& p : parts) {
-    const core::Layer& layer = w.layers()[static_cast<size_t>(p.layer)];
-    const bool whole = p.first_param == 0 && p.params == layer.param_count();
-    names.push_back(whole ? layer.name
-                          : layer.name + "[" + std::to_string(p.first_param) + "+" + std::to_string(p.params) + "]");
-  }
+  for (const core::Partition& p : parts) names.push_back(core::partition_name(w, p));
   return names;
 }
 
