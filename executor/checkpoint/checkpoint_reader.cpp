@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "executor/checkpoint/crc32c.h"
+#include "executor/crc32c.h"
 #include "executor/checkpoint/input_file.h"
 
 namespace stowage::executor {
@@ -104,7 +104,7 @@ core::Result<void> CheckpointReader::read_into(const ManifestBlob& blob, const C
     const std::span<std::byte> chunk = place(done, std::min(kReadChunk, size - done));
     if (auto read = file->read_at(blob.offset.count() + static_cast<int64_t>(done), chunk); !read)
       return read;
-    crc = checkpoint_detail::crc32c(chunk, crc);
+    crc = crc32c_extend(crc, chunk);
     done += chunk.size();
   }
   if (crc == blob.crc32c) return {};

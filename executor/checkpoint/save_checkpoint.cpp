@@ -9,7 +9,7 @@
 
 #include "executor/checkpoint/checkpoint_root.h"
 #include "executor/checkpoint/checkpoint_write_error.h"
-#include "executor/checkpoint/crc32c.h"
+#include "executor/crc32c.h"
 #include "executor/checkpoint/manifest.h"
 
 namespace stowage::executor {
@@ -47,7 +47,7 @@ class ChecksummingSink final : public BlobSink {
   ChecksummingSink(OutputFile& file, const std::string& blob) : file_(file), blob_(blob) {}
   void write(std::span<const std::byte> chunk) override {
     file_.append(chunk, blob_);
-    crc_ = checkpoint_detail::crc32c(chunk, crc_);
+    crc_ = crc32c_extend(crc_, chunk);
   }
   [[nodiscard]] uint32_t crc() const { return crc_; }
 

@@ -14,7 +14,7 @@
 #include <system_error>
 #include <utility>
 
-#include "executor/nvme/crc32c.h"
+#include "executor/crc32c.h"
 
 namespace stowage::executor {
 namespace {

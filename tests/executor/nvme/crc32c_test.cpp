@@ -1,7 +1,7 @@
 // CRC32C against the published check values, and the table and the SSE4.2
 // instruction against each other on every length and misalignment that
 // exercises their 8-byte main loops and byte tails.
-#include "executor/nvme/crc32c.h"
+#include "executor/crc32c.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // CRC32C (Castagnoli, polynomial 0x1EDC6F41, reflected), the checksum the
-// NVMe block store keeps per block so that data read back from disk is never
-// returned unverified. Same convention as iSCSI (RFC 3720 B.4), ext4 and
+// NVMe block store keeps per block and checkpoints keep per blob, so that
+// data read back from disk is never used unverified. Same convention as iSCSI (RFC 3720 B.4), ext4 and
 // leveldb's crc32c: initial value ~0, final xor ~0; crc32c("123456789") is
 // 0xE3069283.
 #pragma once

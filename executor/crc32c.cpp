@@ -7,7 +7,7 @@
 // Using CRC32 Instruction" (2011) and Mark Adler's crc32c.c. Verifying every
 // block read then costs a small fraction of the read. Tables are built at
 // compile time.
-#include "executor/nvme/crc32c.h"
+#include "executor/crc32c.h"
 
 #include <array>
 #include <cstring>
