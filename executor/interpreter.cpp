@@ -165,9 +165,6 @@ struct Interpreter::State {
   void fail_with(const Op& op, core::Diagnostics d);
 };
 
-#define STOWAGE_TRY(expr)                                       \
-  if (auto stowage_try_ = (expr); !stowage_try_) return std::unexpected(stowage_try_.error())
-
 core::Result<void> Interpreter::State::compute(const Op& op) {
   const auto layer = static_cast<size_t>(op.layer);
   const core::Precision p = options.precision;
