@@ -194,7 +194,8 @@ Policy read_policy(YamlMap& m) {
   assign(p.pinned_memory, m.boolean("pinned_memory", Need::kRequired));
   assign(p.nvme_block_size, m.bytes("nvme_block_size", Need::kRequired, kNvmeBlockSize));
   if (p.nvme_block_size.count() % 4096 != 0) {
-    m.report("nvme_block_size", std::to_string(p.nvme_block_size.count()) + " B is not a multiple of 4 KiB", "a multiple of 4096 bytes (O_DIRECT alignment), e.g. 1 MiB");
+    m.report("nvme_block_size", std::to_string(p.nvme_block_size.count()) + " B is not a multiple of 4 KiB",
+             "a multiple of 4096 bytes (O_DIRECT alignment), e.g. 1 MiB");
   }
   assign(p.nvme_queue_depth, m.integer("nvme_queue_depth", Need::kRequired, kNvmeQueueDepth));
   assign(p.delayed_update, m.boolean("delayed_update", Need::kRequired));

@@ -43,6 +43,8 @@ class TimelineSink {
 class TimelineRecorder final : public TimelineSink {
  public:
   explicit TimelineRecorder(size_t op_count) { timeline_.spans.resize(op_count); }
+  // Room for more ops, for a run whose schedules come one after another.
+  void grow(size_t op_count) { timeline_.spans.resize(op_count); }
   void op_started(OpId op, SimTime at, int slot) override {
     timeline_.spans[static_cast<size_t>(op)].start = at;
     timeline_.spans[static_cast<size_t>(op)].slot = slot;

@@ -15,22 +15,26 @@ namespace {
 
 constexpr int64_t kPage = 4096;
 
-int64_t round_up(int64_t bytes, int64_t to) { return (bytes + to - 1) / to * to; }
-
-std::string describe(core::Tier tier, int64_t bytes) {
-  return std::string(core::to_string(tier)) + " " + core::format_bytes(core::Bytes(bytes));
+int64_t round_up(int64_t bytes, int64_t to) {
+  return (bytes + to - 1) / to * to;
 }
 
 }  // namespace
 
 std::string_view to_string(CallKind kind) {
   switch (kind) {
-    case CallKind::kAllocate: return "allocate";
-    case CallKind::kCopy: return "copy";
-    case CallKind::kCompute: return "compute";
-    case CallKind::kOptimizer: return "optimizer";
-    case CallKind::kBlockRead: return "block-read";
-    case CallKind::kBlockWrite: return "block-write";
+    case CallKind::kAllocate:
+      return "allocate";
+    case CallKind::kCopy:
+      return "copy";
+    case CallKind::kCompute:
+      return "compute";
+    case CallKind::kOptimizer:
+      return "optimizer";
+    case CallKind::kBlockRead:
+      return "block-read";
+    case CallKind::kBlockWrite:
+      return "block-write";
   }
   return "";
 }
@@ -57,10 +61,11 @@ core::Result<Buffer> CpuBackend::allocate(core::Tier tier, int64_t bytes, std::s
   const int64_t before = in_use_[t].fetch_add(bytes);
   if (cap > 0 && before + bytes > cap) {
     in_use_[t].fetch_sub(bytes);
-    return core::fail({{}, std::string(core::to_string(tier)) + " memory exhausted: '" + what + "' needs " +
-                               core::format_bytes(core::Bytes(bytes)) + " with " +
-                               core::format_bytes(core::Bytes(before)) + " of " +
-                               core::format_bytes(core::Bytes(cap)) + " in use",
+    return core::fail({{},
+                       std::string(core::to_string(tier)) + " memory exhausted: '" + what + "' needs " +
+                           core::format_bytes(core::Bytes(bytes)) + " with " +
+                           core::format_bytes(core::Bytes(before)) + " of " +
+                           core::format_bytes(core::Bytes(cap)) + " in use",
                        tier == core::Tier::kGpu ? "a plan that offloads more, or a larger --device-memory"
                                                 : "a plan that needs less host memory"});
   }
@@ -70,7 +75,10 @@ core::Result<Buffer> CpuBackend::allocate(core::Tier tier, int64_t bytes, std::s
   b.data = static_cast<std::byte*>(std::aligned_alloc(kPage, static_cast<size_t>(rounded)));
   if (b.data == nullptr) {
     in_use_[t].fetch_sub(bytes);
-    return core::fail({{}, "out of host memory allocating " + describe(tier, bytes) + " for '" + b.what + "'", ""});
+    return core::fail({{},
+                       "out of host memory allocating " + std::string(core::to_string(tier)) + " " +
+                           core::format_bytes(core::Bytes(bytes)) + " for '" + b.what + "'",
+                       ""});
   }
   // Host tiers are pinned where allowed: a refused mlock (RLIMIT_MEMLOCK)
   // leaves the buffer pageable, which the run reports once.
@@ -87,20 +95,27 @@ void CpuBackend::release(Buffer& buffer) {
     }
     std::free(buffer.data);
   }
-  if (buffer.data != nullptr || buffer.bytes > 0) in_use_[static_cast<size_t>(buffer.tier)].fetch_sub(buffer.bytes);
+  if (buffer.data != nullptr || buffer.bytes > 0)
+    in_use_[static_cast<size_t>(buffer.tier)].fetch_sub(buffer.bytes);
   buffer.data = nullptr;
   buffer.bytes = 0;
 }
 
-int64_t CpuBackend::in_use(core::Tier tier) const { return in_use_[static_cast<size_t>(tier)].load(); }
-int64_t CpuBackend::capacity(core::Tier tier) const { return options_.capacity[static_cast<size_t>(tier)]; }
+int64_t CpuBackend::in_use(core::Tier tier) const {
+  return in_use_[static_cast<size_t>(tier)].load();
+}
+int64_t CpuBackend::capacity(core::Tier tier) const {
+  return options_.capacity[static_cast<size_t>(tier)];
+}
 
 core::Result<void> CpuBackend::copy(core::Lane, const Buffer& dst, int64_t dst_offset, const Buffer& src,
                                     int64_t src_offset, int64_t bytes) {
   if (dst_offset < 0 || src_offset < 0 || bytes < 0 || dst_offset + bytes > dst.bytes ||
       src_offset + bytes > src.bytes) {
-    return core::fail({{}, "copy of " + std::to_string(bytes) + " bytes from '" + src.what + "' to '" + dst.what +
-                               "' is out of bounds (a bug in stowage)", ""});
+    return core::fail({{},
+                       "copy of " + std::to_string(bytes) + " bytes from '" + src.what + "' to '" + dst.what +
+                           "' is out of bounds (a bug in stowage)",
+                       ""});
   }
   if (bytes > 0) std::memcpy(dst.data + dst_offset, src.data + src_offset, static_cast<size_t>(bytes));
   return {};
@@ -116,8 +131,7 @@ core::Result<void> CpuBackend::optimizer_step(core::Lane, const OptimizerWork& w
   // both embed in fp32), once per step, in a buffer reused per thread.
   thread_local std::vector<float> grad32;
   grad32.resize(work.grad16.size());
-  const bool bf16 = work.precision == core::Precision::kBf16;
-  for (size_t i = 0; i < grad32.size(); ++i) grad32[i] = bf16 ? model::bf16_to_float(work.grad16[i]) : model::fp16_to_float(work.grad16[i]);
+  model::from_half(work.precision, work.grad16, grad32);
   try {
     adam_step(work.master, grad32, work.m, work.v, work.param16_out, work.precision, work.hyper, work.step,
               work.grad_scale, {.threads = options_.optimizer_threads});
@@ -127,11 +141,15 @@ core::Result<void> CpuBackend::optimizer_step(core::Lane, const OptimizerWork& w
   return {};
 }
 
-Event CpuBackend::record(core::Lane lane) { return {.lane = lane}; }
+Event CpuBackend::record(core::Lane lane) {
+  return {.lane = lane};
+}
 void CpuBackend::wait(const Event&) {}
 
 core::Result<void> CpuBackend::reserve_region(const std::string& region, int64_t bytes) {
-  if (!store_) return core::fail({{}, "the plan keeps '" + region + "' on NVMe but no NVMe directory was given", "--nvme-dir DIR"});
+  if (!store_)
+    return core::fail(
+        {{}, "the plan keeps '" + region + "' on NVMe but no NVMe directory was given", "--nvme-dir DIR"});
   Extent extent;
   try {
     extent = store_->reserve(region, core::Bytes(bytes));
@@ -149,7 +167,8 @@ core::Result<void> CpuBackend::block_io(const BlockIo& io, bool write) {
   {
     std::lock_guard lock(regions_mutex_);
     auto it = regions_.find(io.region);
-    if (it == regions_.end()) return core::fail({{}, "no NVMe region '" + io.region + "' (a bug in stowage)", ""});
+    if (it == regions_.end())
+      return core::fail({{}, "no NVMe region '" + io.region + "' (a bug in stowage)", ""});
     extent = it->second;
   }
   try {
@@ -164,7 +183,11 @@ core::Result<void> CpuBackend::block_io(const BlockIo& io, bool write) {
   return {};
 }
 
-core::Result<void> CpuBackend::block_write(core::Lane, const BlockIo& io) { return block_io(io, true); }
-core::Result<void> CpuBackend::block_read(core::Lane, const BlockIo& io) { return block_io(io, false); }
+core::Result<void> CpuBackend::block_write(core::Lane, const BlockIo& io) {
+  return block_io(io, true);
+}
+core::Result<void> CpuBackend::block_read(core::Lane, const BlockIo& io) {
+  return block_io(io, false);
+}
 
 }  // namespace stowage::executor

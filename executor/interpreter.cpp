@@ -24,7 +24,8 @@ using core::OpKind;
 using core::Tier;
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -62,7 +63,8 @@ class BufferQueue {
 
  private:
   static std::unexpected<core::Diagnostics> missing(std::string_view what) {
-    return core::fail({{}, "no " + std::string(what) + " in flight (a bug in stowage's schedule or executor)", ""});
+    return core::fail(
+        {{}, "no " + std::string(what) + " in flight (a bug in stowage's schedule or executor)", ""});
   }
   std::mutex mutex_;
   std::deque<Buffer> queue_;  // deque: references stay valid while others are pushed
@@ -111,8 +113,14 @@ struct Interpreter::State {
   std::vector<std::atomic<bool>> overflow;
 
   State(const core::Schedule& s, Backend& b, PartitionHomes& h, LayerCompute& m, InterpretOptions o)
-      : schedule(s), backend(b), homes(h), model(m), options(std::move(o)), flight(h.all().size()),
-        done(s.ops.size(), 0), remaining_in_step(static_cast<size_t>(s.steps)),
+      : schedule(s),
+        backend(b),
+        homes(h),
+        model(m),
+        options(std::move(o)),
+        flight(h.all().size()),
+        done(s.ops.size(), 0),
+        remaining_in_step(static_cast<size_t>(s.steps)),
         overflow(static_cast<size_t>(s.steps)) {}
 
   [[nodiscard]] int64_t global(int step) const { return options.first_step + step; }
@@ -184,7 +192,8 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
       source = *f;
     }
     std::span<const uint16_t> half = source->as<const uint16_t>();
-    for (size_t i = 0; i < half.size(); ++i) p32[static_cast<size_t>(h.part.first_param) + i] = from_half(half[i], p);
+    for (size_t i = 0; i < half.size(); ++i)
+      p32[static_cast<size_t>(h.part.first_param) + i] = from_half(half[i], p);
   }
   const std::tuple key{op.step, op.micro_step, op.layer};
   core::Result<void> result;
@@ -196,8 +205,10 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
     });
     if (result) {
       // Activations live in the model's buffers; the device tier counts them.
-      auto a = allocate(Tier::kGpu, kept, (op.kind == OpKind::kForward ? "activations " : "recomputed ") + op.name);
-      if (!a) result = std::unexpected(a.error());
+      auto a = allocate(Tier::kGpu, kept,
+                        (op.kind == OpKind::kForward ? "activations " : "recomputed ") + op.name);
+      if (!a)
+        result = std::unexpected(a.error());
       else {
         std::lock_guard lock(activations_mutex);
         activations[key].push_back(std::move(*a));
@@ -212,9 +223,8 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
     std::span<float> g32 = grads->as<float>();
     std::fill(g32.begin(), g32.end(), 0.0f);
     const float scale = scale_of(op.step);
-    result = backend.compute(op.lane, op.name, [&] {
-      model.backward(global(op.step), op.micro_step, op.layer, p32, g32, scale);
-    });
+    result = backend.compute(
+        op.lane, op.name, [&] { model.backward(global(op.step), op.micro_step, op.layer, p32, g32, scale); });
     {
       std::lock_guard lock(activations_mutex);
       for (Buffer& a : activations[key]) release(a);
@@ -225,7 +235,8 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
     for (size_t j : partitions_of_layer[layer]) {
       if (!result) break;
       PartitionHome& h = homes[j];
-      std::span<const float> slice = g32.subspan(static_cast<size_t>(h.part.first_param), static_cast<size_t>(h.params()));
+      std::span<const float> slice =
+          g32.subspan(static_cast<size_t>(h.part.first_param), static_cast<size_t>(h.params()));
       // Overflow is judged on the 16-bit gradient the optimizer will read:
       // an fp32 value above fp16's range is finite here and infinite there.
       auto check = [&](std::span<const uint16_t> g) {
@@ -236,14 +247,21 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
       const bool accumulate = h.policy.gradients == Tier::kGpu && op.micro_step > 0;
       if (accumulate) {
         auto acc = flight[j].grads_device.back("grad16 " + h.name);
-        if (!acc) { result = std::unexpected(acc.error()); break; }
+        if (!acc) {
+          result = std::unexpected(acc.error());
+          break;
+        }
         std::span<uint16_t> a = (*acc)->as<uint16_t>();
-        for (size_t i = 0; i < slice.size(); ++i) a[i] = to_half(from_half(a[i], p) + from_half(to_half(slice[i], p), p), p);
+        for (size_t i = 0; i < slice.size(); ++i)
+          a[i] = to_half(from_half(a[i], p) + from_half(to_half(slice[i], p), p), p);
         check(a);
         continue;
       }
       auto out = allocate(Tier::kGpu, 2 * h.params(), "grad16 " + h.name);
-      if (!out) { result = std::unexpected(out.error()); break; }
+      if (!out) {
+        result = std::unexpected(out.error());
+        break;
+      }
       std::span<uint16_t> o = out->as<uint16_t>();
       for (size_t i = 0; i < slice.size(); ++i) o[i] = to_half(slice[i], p);
       check(o);
@@ -304,16 +322,21 @@ core::Result<void> Interpreter::State::offload(const Op& op) {
   core::Result<void> result;
   if (op.micro_step == 0) {
     auto host = allocate(Tier::kCpu, out->bytes, "grad16 " + h.name + " cpu");
-    if (!host) result = std::unexpected(host.error());
-    else if (result = backend.copy(op.lane, *host, 0, *out, 0, out->bytes); result) f.grads_host.push(std::move(*host));
-    else release(*host);
+    if (!host)
+      result = std::unexpected(host.error());
+    else if (result = backend.copy(op.lane, *host, 0, *out, 0, out->bytes); result)
+      f.grads_host.push(std::move(*host));
+    else
+      release(*host);
   } else {
     // Accumulate on the host, rounding as the device accumulator does, so
     // that where gradients rest never changes the math.
     auto acc = f.grads_host.back("grad16 " + h.name + " cpu");
     auto landed = allocate(Tier::kCpu, out->bytes, "grad16 " + h.name + " landing");
-    if (!acc) result = std::unexpected(acc.error());
-    else if (!landed) result = std::unexpected(landed.error());
+    if (!acc)
+      result = std::unexpected(acc.error());
+    else if (!landed)
+      result = std::unexpected(landed.error());
     else if (result = backend.copy(op.lane, *landed, 0, *out, 0, out->bytes); result) {
       std::span<uint16_t> a = (*acc)->as<uint16_t>();
       std::span<const uint16_t> n = landed->as<const uint16_t>();
@@ -360,17 +383,23 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
     std::span<uint16_t> o = out->as<uint16_t>();
     for (size_t i = 0; i < n; ++i) o[i] = to_half(all[i], options.precision);
   } else {
-    OptimizerWork work{.master = all.subspan(0, n), .m = all.subspan(n, n), .v = all.subspan(2 * n, n),
-                       .grad16 = grads->as<const uint16_t>(), .param16_out = out->as<uint16_t>(),
-                       .precision = options.precision, .hyper = options.hyper,
+    OptimizerWork work{.master = all.subspan(0, n),
+                       .m = all.subspan(n, n),
+                       .v = all.subspan(2 * n, n),
+                       .grad16 = grads->as<const uint16_t>(),
+                       .param16_out = out->as<uint16_t>(),
+                       .precision = options.precision,
+                       .hyper = options.hyper,
                        .step = global(op.step) + 1 - (options.skipped_before + skipped_before(op.step)),
                        .grad_scale = scale_of(op.step)};
     result = backend.optimizer_step(op.lane, work);
   }
   release(*grads);
   if (updated.data != nullptr) {
-    if (result) f.updated.push(std::move(updated));
-    else release(updated);
+    if (result)
+      f.updated.push(std::move(updated));
+    else
+      release(updated);
   }
   return result;
 }
@@ -425,20 +454,29 @@ core::Result<void> Interpreter::State::execute(const Op& op) {
   switch (op.kind) {
     case OpKind::kForward:
     case OpKind::kRecompute:
-    case OpKind::kBackward: return compute(op);
+    case OpKind::kBackward:
+      return compute(op);
     case OpKind::kUploadParams:
       return home(op).policy.param16 == Tier::kGpu ? publish(op) : fetch(op);
-    case OpKind::kOffloadGrads: return offload(op);
-    case OpKind::kOptimizer: return optimize(op);
-    case OpKind::kReadStates: return read_states(op);
-    case OpKind::kWriteStates: return write_states(op);
-    case OpKind::kReadParams: return read_params(op);
-    case OpKind::kWriteParams: return write_params(op);
+    case OpKind::kOffloadGrads:
+      return offload(op);
+    case OpKind::kOptimizer:
+      return optimize(op);
+    case OpKind::kReadStates:
+      return read_states(op);
+    case OpKind::kWriteStates:
+      return write_states(op);
+    case OpKind::kReadParams:
+      return read_params(op);
+    case OpKind::kWriteParams:
+      return write_params(op);
     case OpKind::kAllGather:
     case OpKind::kReduceScatter:
-    case OpKind::kAllReduce: break;
+    case OpKind::kAllReduce:
+      break;
   }
-  return core::fail({{}, "the executor runs one rank; '" + op.name + "' needs several", "a plan for a single-GPU machine"});
+  return core::fail(
+      {{}, "the executor runs one rank; '" + op.name + "' needs several", "a plan for a single-GPU machine"});
 }
 
 void Interpreter::State::fail_with(const Op& op, core::Diagnostics d) {
@@ -485,12 +523,13 @@ void Interpreter::State::run_lane(Lane lane) {
       done[static_cast<size_t>(op.id)] = 1;
     }
     changed.notify_all();
-    if (--remaining_in_step[static_cast<size_t>(op.step)] == 0 && options.step_done) options.step_done(global(op.step));
+    if (--remaining_in_step[static_cast<size_t>(op.step)] == 0 && options.step_done)
+      options.step_done(global(op.step));
   }
 }
 
-Interpreter::Interpreter(const core::Schedule& schedule, Backend& backend, PartitionHomes& homes, LayerCompute& model,
-                         InterpretOptions options)
+Interpreter::Interpreter(const core::Schedule& schedule, Backend& backend, PartitionHomes& homes,
+                         LayerCompute& model, InterpretOptions options)
     : state_(std::make_unique<State>(schedule, backend, homes, model, std::move(options))) {
   State& s = *state_;
   for (size_t j = 0; j < homes.all().size(); ++j) {
@@ -517,12 +556,6 @@ Interpreter::Interpreter(const core::Schedule& schedule, Backend& backend, Parti
     }
   }
   for (const Op& op : schedule.ops) ++s.remaining_in_step[static_cast<size_t>(op.step)];
-  traffic_.resize(static_cast<size_t>(schedule.steps));
-  for (const Op& op : schedule.ops) {
-    if (op.lane != Lane::kGpuCompute && op.lane != Lane::kCpuOptim) {
-      traffic_[static_cast<size_t>(op.step)].bytes[static_cast<size_t>(op.lane)] += op.bytes.count();
-    }
-  }
 }
 
 Interpreter::~Interpreter() {
@@ -544,7 +577,8 @@ core::Result<void> Interpreter::run() {
   for (Tier tier : core::kAllTiers) s.memory_changed(tier);  // what rests on each tier as the run starts
   std::vector<std::jthread> lanes;
   for (Lane lane : core::kAllLanes) {
-    const bool used = std::any_of(s.schedule.ops.begin(), s.schedule.ops.end(), [&](const Op& op) { return op.lane == lane; });
+    const bool used = std::any_of(s.schedule.ops.begin(), s.schedule.ops.end(),
+                                  [&](const Op& op) { return op.lane == lane; });
     if (used) lanes.emplace_back([&s, lane] { s.run_lane(lane); });
   }
   lanes.clear();  // joins
@@ -559,6 +593,8 @@ LossScaler Interpreter::final_scaler() const {
   return s;
 }
 
-bool Interpreter::overflowed(int step) const { return state_->overflow[static_cast<size_t>(step)].load(); }
+bool Interpreter::overflowed(int step) const {
+  return state_->overflow[static_cast<size_t>(step)].load();
+}
 
 }  // namespace stowage::executor

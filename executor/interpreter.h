@@ -23,9 +23,9 @@
 namespace stowage::executor {
 
 struct InterpretOptions {
-  int64_t first_step = 0;   // global number of the schedule's step 0 (after a resume)
+  int64_t first_step = 0;      // global number of the schedule's step 0 (after a resume)
   int64_t time_origin_ns = 0;  // steady_clock time that is 0 on the timeline
-  core::OpId first_op = 0;  // added to op ids reported to the sink
+  core::OpId first_op = 0;     // added to op ids reported to the sink
   core::Precision precision = core::Precision::kBf16;
   AdamHyper hyper;
   // The loss scaler as the schedule's step 0 finds it (fp16), and the
@@ -38,11 +38,6 @@ struct InterpretOptions {
   std::function<void(int64_t step)> step_done;
 };
 
-// Statistics of one run, per schedule step.
-struct StepTraffic {
-  std::array<int64_t, core::kLaneCount> bytes{};  // moved per lane
-};
-
 class Interpreter {
  public:
   Interpreter(const core::Schedule& schedule, Backend& backend, PartitionHomes& homes, LayerCompute& model,
@@ -53,7 +48,6 @@ class Interpreter {
   // the op it happened in. Homes are left as the last finished ops left them.
   [[nodiscard]] core::Result<void> run();
 
-  [[nodiscard]] const std::vector<StepTraffic>& traffic() const { return traffic_; }
   // Whether any gradient of step s was not finite (fp16 overflow).
   [[nodiscard]] bool overflowed(int step) const;
   // The loss scaler after the schedule's last step.
@@ -62,7 +56,6 @@ class Interpreter {
  private:
   struct State;
   std::unique_ptr<State> state_;
-  std::vector<StepTraffic> traffic_;
 };
 
 }  // namespace stowage::executor

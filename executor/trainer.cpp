@@ -24,7 +24,8 @@ namespace stowage::executor {
 namespace {
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -35,26 +36,9 @@ std::vector<std::string> partition_names(const core::Workload& w, const std::vec
   return names;
 }
 
-std::span<const std::byte> bytes_of(std::span<const float> f) { return std::as_bytes(f); }
-
-// Collects the measured timeline of every segment into one, in the ids of
-// the concatenated schedule.
-class RunRecorder final : public core::TimelineSink {
- public:
-  void grow(size_t ops) { timeline_.spans.resize(ops); }
-  void op_started(core::OpId op, core::SimTime at, int slot) override {
-    timeline_.spans[static_cast<size_t>(op)].start = at;
-    timeline_.spans[static_cast<size_t>(op)].slot = slot;
-  }
-  void op_finished(core::OpId op, core::SimTime at) override { timeline_.spans[static_cast<size_t>(op)].end = at; }
-  void memory_changed(core::Tier tier, core::SimTime at, core::Bytes in_use) override {
-    timeline_.memory.push_back({at, tier, in_use});
-  }
-  core::Timeline take() { return std::move(timeline_); }
-
- private:
-  core::Timeline timeline_;
-};
+std::span<const std::byte> bytes_of(std::span<const float> f) {
+  return std::as_bytes(f);
+}
 
 // The state of a run between segments: what a checkpoint holds.
 struct RunState {
@@ -68,9 +52,16 @@ class Trainer {
   Trainer(const core::PlanFile& plan, const core::MachineSpec& machine, const core::TrainingSpec& training,
           const core::Workload& workload, const model::GptModel& model, const model::ByteCorpus& corpus,
           Backend& backend, const TrainerOptions& options)
-      : plan_(plan), machine_(machine), training_(core::effective_training(training, plan.policy)),
-        profile_training_(training), workload_(workload), model_(model), corpus_(corpus), backend_(backend),
-        options_(options), parts_(core::partitions_of(workload, plan.policy.sub_group_params)),
+      : plan_(plan),
+        machine_(machine),
+        training_(core::effective_training(training, plan.policy)),
+        profile_training_(training),
+        workload_(workload),
+        model_(model),
+        corpus_(corpus),
+        backend_(backend),
+        options_(options),
+        parts_(core::partitions_of(workload, plan.policy.sub_group_params)),
         names_(partition_names(workload, parts_)) {}
 
   core::Result<TrainingRun> run();
@@ -83,7 +74,8 @@ class Trainer {
   core::Result<double> held_out_loss();
   // Micro-batch `index` of a part of the data, a function of the seed.
   void fill(model::CorpusPart part, int64_t index, std::span<int32_t> in, std::span<int32_t> target) const {
-    model::TokenBatch b = corpus_.sample(part, options_.seed, index, training_.micro_batch, training_.sequence_length);
+    model::TokenBatch b =
+        corpus_.sample(part, options_.seed, index, training_.micro_batch, training_.sequence_length);
     std::copy(b.inputs.begin(), b.inputs.end(), in.begin());
     std::copy(b.targets.begin(), b.targets.end(), target.begin());
   }
@@ -101,7 +93,7 @@ class Trainer {
   std::vector<std::string> names_;
   std::optional<PartitionHomes> homes_;
   RunState state_;
-  RunRecorder recorder_;
+  core::TimelineRecorder recorder_{0};  // every segment, in the ids of the concatenated schedule
   int64_t origin_ns_ = 0;
   int64_t last_step_ns_ = 0;
   std::mutex report_mutex_;
@@ -123,7 +115,8 @@ core::Result<void> Trainer::initialise() {
       std::vector<uint16_t> half(n);
       model::to_half(training_.precision, slice, half);
       for (int v = 0; v < homes_->versions(); ++v) {
-        if (auto r = homes_->write_param16(j, static_cast<size_t>(v), std::as_bytes(std::span(half))); !r) return r;
+        if (auto r = homes_->write_param16(j, static_cast<size_t>(v), std::as_bytes(std::span(half))); !r)
+          return r;
       }
     }
   }
@@ -143,12 +136,14 @@ core::Result<std::string> Trainer::save(int64_t step) {
       if (!p) return std::unexpected(p.error());
       data.push_back(std::move(*p));
       blobs.push_back({.name = "param16 " + names_[j] + " #" + std::to_string(v),
-                       .tier = std::string(core::to_string(h.policy.param16)), .content = std::span<const std::byte>(data.back())});
+                       .tier = std::string(core::to_string(h.policy.param16)),
+                       .content = std::span<const std::byte>(data.back())});
     }
     auto s = homes_->read_states(j);
     if (!s) return std::unexpected(s.error());
     data.push_back(std::move(*s));
-    blobs.push_back({.name = "states " + names_[j], .tier = std::string(core::to_string(h.policy.optimizer_states)),
+    blobs.push_back({.name = "states " + names_[j],
+                     .tier = std::string(core::to_string(h.policy.optimizer_states)),
                      .content = std::span<const std::byte>(data.back())});
   }
   nlohmann::json meta = {{"step", step},
@@ -164,7 +159,8 @@ core::Result<std::string> Trainer::save(int64_t step) {
     const auto dir = save_checkpoint(*options_.checkpoint_root, checkpoint_name(step), meta.dump(), blobs);
     return dir.string();
   } catch (const CheckpointWriteError& e) {
-    return core::fail({{}, std::string("checkpoint not written, the previous one is intact: ") + e.what(), ""});
+    return core::fail(
+        {{}, std::string("checkpoint not written, the previous one is intact: ") + e.what(), ""});
   }
 }
 
@@ -180,9 +176,12 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   }
   const std::string where = (dir / "manifest.json").string();
   if (!meta.contains("partitions") || meta["partitions"].get<std::vector<std::string>>() != names_ ||
-      meta.value("param16_versions", 0) != homes_->versions() || meta.value("seed", uint64_t{0}) != options_.seed) {
-    return core::fail({{where}, "the checkpoint was made for another plan, model or seed",
-                       "partitions " + nlohmann::json(names_).dump() + ", seed " + std::to_string(options_.seed)});
+      meta.value("param16_versions", 0) != homes_->versions() ||
+      meta.value("seed", uint64_t{0}) != options_.seed) {
+    return core::fail(
+        {{where},
+         "the checkpoint was made for another plan, model or seed",
+         "partitions " + nlohmann::json(names_).dump() + ", seed " + std::to_string(options_.seed)});
   }
   for (size_t j = 0; j < parts_.size(); ++j) {
     for (int v = 0; v < homes_->versions(); ++v) {
@@ -210,17 +209,29 @@ core::Result<void> Trainer::segment(int64_t steps, TrainingRun& out) {
   recorder_.grow(out.schedule.ops.size() + schedule->ops.size());
   const int64_t first_step = state_.step;
   const int micros = static_cast<int>(training_.gradient_accumulation);
-  GptCompute compute(model_, {.batch = training_.micro_batch, .seq = training_.sequence_length},
-                     [this, micros](int64_t step, int micro, std::span<int32_t> in, std::span<int32_t> target) {
-                       fill(model::CorpusPart::kTrain, step * micros + micro, in, target);
-                     },
-                     plan_.policy.activation_checkpointing);
+  GptCompute compute(
+      model_, {.batch = training_.micro_batch, .seq = training_.sequence_length},
+      [this, micros](int64_t step, int micro, std::span<int32_t> in, std::span<int32_t> target) {
+        fill(model::CorpusPart::kTrain, step * micros + micro, in, target);
+      },
+      plan_.policy.activation_checkpointing);
+  // Bytes each step's transfers carry, per lane, for the progress line.
+  std::vector<std::array<int64_t, core::kLaneCount>> moved(static_cast<size_t>(schedule->steps));
+  for (const core::Op& op : schedule->ops) {
+    if (op.lane != core::Lane::kGpuCompute && op.lane != core::Lane::kCpuOptim) {
+      moved[static_cast<size_t>(op.step)][static_cast<size_t>(op.lane)] += op.bytes.count();
+    }
+  }
   std::unique_ptr<Interpreter> interpreter;
-  InterpretOptions io{.first_step = first_step, .time_origin_ns = origin_ns_, .first_op = first_op,
+  InterpretOptions io{.first_step = first_step,
+                      .time_origin_ns = origin_ns_,
+                      .first_op = first_op,
                       .precision = training_.precision,
                       .hyper = {.config = training_.adam, .optimizer = training_.optimizer},
-                      .scaler = state_.scaler, .dynamic_scaling = training_.precision == core::Precision::kFp16,
-                      .skipped_before = state_.skipped, .sink = &recorder_};
+                      .scaler = state_.scaler,
+                      .dynamic_scaling = training_.precision == core::Precision::kFp16,
+                      .skipped_before = state_.skipped,
+                      .sink = &recorder_};
   io.step_done = [&](int64_t step) {
     std::lock_guard lock(report_mutex_);
     StepReport r{.step = step};
@@ -231,7 +242,7 @@ core::Result<void> Trainer::segment(int64_t steps, TrainingRun& out) {
     r.seconds = static_cast<double>(now - last_step_ns_) * 1e-9;
     last_step_ns_ = now;
     r.tokens_per_second = static_cast<double>(schedule->tokens_per_step) / std::max(r.seconds, 1e-9);
-    r.bytes = interpreter->traffic()[static_cast<size_t>(step - first_step)].bytes;
+    r.bytes = moved[static_cast<size_t>(step - first_step)];
     r.skipped = interpreter->overflowed(static_cast<int>(step - first_step));
     out.losses.push_back(r.loss);
     if (options_.on_step) options_.on_step(r);
@@ -262,7 +273,8 @@ core::Result<void> Trainer::segment(int64_t steps, TrainingRun& out) {
 core::Result<double> Trainer::held_out_loss() {
   // The master weights, rounded as the device would see them.
   std::vector<std::vector<float>> layers(static_cast<size_t>(model_.layer_count()));
-  for (int l = 0; l < model_.layer_count(); ++l) layers[static_cast<size_t>(l)].resize(static_cast<size_t>(model_.layer_param_count(l)));
+  for (int l = 0; l < model_.layer_count(); ++l)
+    layers[static_cast<size_t>(l)].resize(static_cast<size_t>(model_.layer_param_count(l)));
   for (size_t j = 0; j < parts_.size(); ++j) {
     auto states = homes_->read_states(j);
     if (!states) return std::unexpected(states.error());
@@ -271,7 +283,8 @@ core::Result<double> Trainer::held_out_loss() {
     std::vector<uint16_t> half(n);
     model::to_half(training_.precision, master, half);
     model::from_half(training_.precision, half,
-                     std::span(layers[static_cast<size_t>(parts_[j].layer)]).subspan(static_cast<size_t>(parts_[j].first_param), n));
+                     std::span(layers[static_cast<size_t>(parts_[j].layer)])
+                         .subspan(static_cast<size_t>(parts_[j].first_param), n));
   }
   const model::MicroBatch mb{.batch = training_.micro_batch, .seq = training_.sequence_length};
   GptCompute compute(model_, mb, {}, false);
@@ -324,8 +337,9 @@ core::Diagnostics check_runnable(const core::PlanFile& plan, const core::Machine
                                  const core::ModelSpec& model_spec, const core::TrainingSpec& training) {
   core::Diagnostics problems;
   if (machine.gpu_count != 1) {
-    problems.push_back({{}, "the plan is for " + std::to_string(machine.gpu_count) + " GPUs (" + machine.name +
-                                ") but the executor runs one rank",
+    problems.push_back({{},
+                        "the plan is for " + std::to_string(machine.gpu_count) + " GPUs (" + machine.name +
+                            ") but the executor runs one rank",
                         "a plan for a single-GPU machine, e.g. workstation-24gb-1nvme"});
   }
   const core::Workload workload(model_spec, core::effective_training(training, plan.policy).sequence_length);
@@ -341,15 +355,16 @@ core::Diagnostics check_runnable(const core::PlanFile& plan, const core::Machine
 core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineSpec& machine,
                                 const core::ModelSpec& model_spec, const core::TrainingSpec& training,
                                 Backend& backend, const TrainerOptions& options) {
-  if (core::Diagnostics d = check_runnable(plan, machine, model_spec, training); !d.empty()) return std::unexpected(d);
+  if (core::Diagnostics d = check_runnable(plan, machine, model_spec, training); !d.empty())
+    return std::unexpected(d);
   const core::TrainingSpec effective = core::effective_training(training, plan.policy);
   const core::Workload workload(model_spec, effective.sequence_length);
   auto model = model::GptModel::create(workload);
   if (!model) return std::unexpected(model.error());
   const model::CorpusOptions corpus_options{.seq = effective.sequence_length};
-  auto corpus = options.data.empty()
-                    ? model::ByteCorpus::from_text(model::synthetic_text({}), "generated text (4 MiB)", corpus_options)
-                    : model::ByteCorpus::load(options.data, corpus_options);
+  auto corpus = options.data.empty() ? model::ByteCorpus::from_text(model::synthetic_text({}),
+                                                                    "generated text (4 MiB)", corpus_options)
+                                     : model::ByteCorpus::load(options.data, corpus_options);
   if (!corpus) return std::unexpected(corpus.error());
   if (options.steps < 1) return core::fail({{}, "--steps must be at least 1", ""});
   Trainer trainer(plan, machine, training, workload, *model, *corpus, backend, options);
