@@ -46,25 +46,36 @@ struct RunArgs {
   int64_t checkpoint_every = 0;
   std::string resume;  // a checkpoint directory, or "latest" under --checkpoint-dir
   std::string trace, predicted_trace;
-  std::string fault;   // "block-write:3": fail the 3rd call of that kind (tests)
+  std::string fault;   // "block-write:3": fail the 3rd call of that kind (tests); "...:hang" hangs it
+  double watchdog = 60;  // seconds without a finished op before the run is stopped
   bool as_json = false;
 };
 
 std::string short_bytes(int64_t b) { return core::format_bytes(core::Bytes(b), core::Prefix::kDecimal, 3); }
 
-core::Result<executor::Fault> parse_fault(const std::string& text) {
+core::Result<executor::Fault> parse_fault(std::string text) {
+  const std::string given = text;
+  executor::FaultEffect effect = executor::FaultEffect::kFail;
+  if (constexpr std::string_view kHang = ":hang"; text.ends_with(kHang)) {
+    effect = executor::FaultEffect::kHang;
+    text.resize(text.size() - kHang.size());
+  }
   const auto colon = text.find(':');
   const std::string kind = text.substr(0, colon);
   for (int k = 0; k < executor::kCallKindCount; ++k) {
     const auto c = static_cast<executor::CallKind>(k);
     if (executor::to_string(c) != kind || colon == std::string::npos) continue;
     try {
-      return executor::Fault{.kind = c, .nth = std::stoll(text.substr(colon + 1)), .message = "injected fault"};
+      size_t used = 0;
+      const std::string number = text.substr(colon + 1);
+      const int64_t nth = std::stoll(number, &used);
+      if (used != number.size() || nth < 1) break;
+      return executor::Fault{.kind = c, .nth = nth, .message = "injected fault", .effect = effect};
     } catch (const std::exception&) {
       break;
     }
   }
-  return core::fail({{}, "--fault '" + text + "' is not KIND:N",
+  return core::fail({{}, "--fault '" + given + "' is not KIND:N or KIND:N:hang",
                      "KIND one of allocate, copy, compute, optimizer, block-read, block-write; N >= 1"});
 }
 
@@ -80,9 +91,12 @@ class Progress {
     const bool last = r.step + 1 == steps_;
     if (!tty_ && !last && (r.step - first_) % every != 0) return;
     char line[256];
+    char skipped[64] = "";
+    if (r.skipped_total > 0)
+      std::snprintf(skipped, sizeof skipped, "  %s%lld skipped", r.skipped ? "overflow, " : "",
+                    static_cast<long long>(r.skipped_total));
     std::snprintf(line, sizeof line, "step %4lld/%lld  loss %.4f%s  %7.3f s  %8.0f tokens/s", static_cast<long long>(r.step + 1),
-                  static_cast<long long>(steps_), r.loss, r.skipped ? " (skipped: fp16 overflow)" : "", r.seconds,
-                  r.tokens_per_second);
+                  static_cast<long long>(steps_), r.loss, skipped, r.seconds, r.tokens_per_second);
     std::string moved;
     for (Lane lane : {Lane::kPcieH2d, Lane::kPcieD2h, Lane::kNvmeRead, Lane::kNvmeWrite}) {
       const int64_t b = r.bytes[static_cast<size_t>(lane)];
@@ -156,8 +170,11 @@ int run_run(const Context& context, const RunArgs& a) {
       *context.err << "error: --block-size '" << a.block_size << "' is not a size (expected e.g. '1 MiB')\n";
       return kExitUsage;
     }
+    // As many regions in flight per direction as the schedule's NVMe lanes
+    // have slots (the plan's prefetch depth).
     executor::BlockStoreOptions nvme{.block_bytes = *block,
-                                     .queue_depth = a.queue_depth > 0 ? a.queue_depth : plan->policy.nvme_queue_depth};
+                                     .queue_depth = a.queue_depth > 0 ? a.queue_depth : plan->policy.nvme_queue_depth,
+                                     .regions_in_flight = std::clamp(plan->policy.nvme_prefetch_depth, 1, 64)};
     for (const std::string& d : a.nvme_dirs.empty() ? std::vector<std::string>{"stowage-nvme"} : a.nvme_dirs) {
       nvme.directories.emplace_back(d);
     }
@@ -183,6 +200,7 @@ int run_run(const Context& context, const RunArgs& a) {
 
   executor::TrainerOptions options{.steps = a.steps, .seed = a.seed, .data = a.data, .checkpoint_every = a.checkpoint_every,
                                    .plan_name = a.plan};
+  options.watchdog = std::chrono::nanoseconds(static_cast<int64_t>(a.watchdog * 1e9));
   if (!a.checkpoint_dir.empty()) options.checkpoint_root = a.checkpoint_dir;
   if (a.resume == "latest") {
     if (a.checkpoint_dir.empty()) {
@@ -313,7 +331,11 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
   sub->add_option("--resume", a->resume, "Resume from a checkpoint directory, or 'latest' under --checkpoint-dir");
   sub->add_option("--trace", a->trace, "Write the measured timeline as Chrome trace JSON");
   sub->add_option("--predicted-trace", a->predicted_trace, "Write the simulator's timeline of the same ops");
-  sub->add_option("--fault", a->fault, "Fail the Nth backend call of a kind, e.g. block-write:3 (for tests)");
+  sub->add_option("--fault", a->fault,
+                  "Fail the Nth backend call of a kind, e.g. block-write:3, or hang it, compute:5:hang (for tests)");
+  sub->add_option("--watchdog", a->watchdog, "Stop the run when no op finished for this many seconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1e6));
   sub->add_flag("--json", a->as_json, "Print JSON");
   return [&context, a]() { return run_run(context, *a); };
 }

@@ -1,8 +1,10 @@
 #include "core/lower.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
+#include <optional>
 #include <queue>
 
 namespace stowage::core {
@@ -86,7 +88,14 @@ class Lowering {
   std::vector<OpId> fetch_params(int step, int micro, int phase, int index, int layer, Op& compute,
                                  std::vector<OpId> recycle);
   void reduce_and_offload(int step, int micro, int index, int layer, OpId backward_op);
-  void optimizer_chain(int step, int j, int index);
+  // The step's gradient verdict (overflow, norm), when training needs one:
+  // fp16 skips overflowing steps and clipping scales by the global norm,
+  // so no optimizer op may start before every gradient is in.
+  [[nodiscard]] bool checks_gradients() const {
+    return training_.precision == Precision::kFp16 || training_.max_grad_norm > 0;
+  }
+  OpId gradient_check(int step, int layer_count);
+  void optimizer_chain(int step, int j, int index, std::optional<OpId> verdict);
   Result<Schedule> finish();
 
   const Policy& policy_;
@@ -119,6 +128,10 @@ class Lowering {
   std::vector<std::optional<OpId>> last_optimizer_;  // the latest optimizer op of each partition
   std::vector<OpId> offloads_;  // gradient offloads of the backward pass under construction
   std::vector<std::optional<OpId>> last_state_write_;  // NVMe write that last stored j's states
+  std::optional<OpId> last_verdict_;  // the previous step's gradient check
+  std::optional<OpId> last_checkpoint_;  // the latest checkpoint op
+  std::vector<OpId> step_updates_;  // ops of the step under construction that change the state
+  void checkpoint(int step);
 };
 
 void Lowering::resident_memory(Schedule& s) const {
@@ -233,6 +246,7 @@ void Lowering::backward(int step, int micro) {
   const int64_t tokens = training_.tokens_per_micro_batch();
   const bool is_last_micro = micro == last_micro();
   std::vector<OpId> order;  // backward compute ops so far
+  std::vector<std::pair<int, int>> deferred;  // (partition, index) whose optimizer waits for the verdict
   offloads_.clear();
   for (int l = n - 1; l >= 0; --l) {
     const int index = n - 1 - l;
@@ -268,6 +282,9 @@ void Lowering::backward(int step, int micro) {
       bwd.frees.push_back({Tier::kGpu, full - saved, "recomputed " + name});
       if (keep_data_) bwd.reads.push_back("recomputed " + name);
     }
+    // fp16: the loss scale of this step follows from the previous step's
+    // overflow verdict, so its backward cannot start before that check.
+    if (index == 0 && training_.precision == Precision::kFp16 && last_verdict_) waits.push_back(*last_verdict_);
     bwd.deps = std::move(waits);
     if (keep_data_) {
       bwd.reads.push_back("act " + name);
@@ -281,9 +298,55 @@ void Lowering::backward(int step, int micro) {
     reduce_and_offload(step, micro, index, l, b);
     if (!is_last_micro) continue;
     for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
-      if (partitions_[static_cast<size_t>(j)].layer == l) optimizer_chain(step, j, index);
+      if (partitions_[static_cast<size_t>(j)].layer != l) continue;
+      if (checks_gradients())
+        deferred.emplace_back(j, index);
+      else
+        optimizer_chain(step, j, index, std::nullopt);
     }
   }
+  if (deferred.empty()) return;
+  const OpId verdict = gradient_check(step, n);
+  last_verdict_ = verdict;
+  for (const auto& [j, index] : deferred) optimizer_chain(step, j, index, verdict);
+}
+
+OpId Lowering::gradient_check(int step, int layer_count) {
+  struct Side {
+    std::vector<OpId> deps;
+    Bytes bytes;
+    int64_t params = 0;
+  };
+  std::array<Side, 2> side;  // [0]: device gradients, [1]: host gradients
+  for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
+    Side& x = side[pp(j).gradients == Tier::kGpu ? 0 : 1];
+    const std::vector<OpId>& ready = grad_ready_[static_cast<size_t>(j)];
+    x.deps.insert(x.deps.end(), ready.begin(), ready.end());
+    x.bytes += grad_shard(j);
+    x.params += grad_shard(j).count() / 2;
+  }
+  // Each check reads every 16-bit gradient once (a square and an add per
+  // element). Across ranks the partial norms would meet in an all-reduce of
+  // one number, too small to schedule.
+  const std::string tail = " s" + std::to_string(step);
+  std::optional<OpId> verdict;
+  for (size_t k = 0; k < side.size(); ++k) {
+    if (side[k].params == 0) continue;
+    const bool host = k == 1;
+    Op check{.kind = OpKind::kGradCheck, .lane = host ? Lane::kCpuOptim : Lane::kGpuCompute,
+             .name = std::string(host ? "check grads cpu" : "check grads gpu") + tail, .step = step,
+             .micro_step = last_micro(), .tensor_class = TensorClass::kGrad16, .bytes = side[k].bytes,
+             .flops = Flops(2.0 * static_cast<double>(side[k].params)), .params = side[k].params,
+             .deps = side[k].deps};
+    if (verdict) check.deps.push_back(*verdict);
+    if (keep_data_) {
+      if (verdict) check.reads.push_back("gradient verdict gpu" + tail);
+      check.writes.push_back(std::string(host ? "gradient verdict" : "gradient verdict gpu") + tail);
+    }
+    verdict = add(std::move(check), {step, last_micro(), kBackwardPhase, layer_count, host ? kSubOptimizer : kSubCompute});
+  }
+  if (keep_data_) ops_[static_cast<size_t>(*verdict)].writes.back() = "gradient verdict" + tail;
+  return *verdict;
 }
 
 void Lowering::reduce_and_offload(int step, int micro, int index, int layer, OpId backward_op) {
@@ -332,7 +395,7 @@ void Lowering::reduce_and_offload(int step, int micro, int index, int layer, OpI
   }
 }
 
-void Lowering::optimizer_chain(int step, int j, int index) {
+void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> verdict) {
   const PartitionPolicy& p = pp(j);
   const std::string name = pname(j) + " s" + std::to_string(step);
   const int64_t params = state_params(j);
@@ -340,6 +403,8 @@ void Lowering::optimizer_chain(int step, int j, int index) {
   const Tier host = Tier::kCpu;
   std::vector<OpId> deps = grad_ready_[static_cast<size_t>(j)];
   grad_ready_[static_cast<size_t>(j)].clear();
+  if (verdict) deps.push_back(*verdict);
+  if (last_checkpoint_) deps.push_back(*last_checkpoint_);
   // Step t's update reads the states step t-1's update wrote.
   if (const auto& previous = last_optimizer_[static_cast<size_t>(j)]) deps.push_back(*previous);
   const std::string states_name = "states " + pname(j);
@@ -366,6 +431,7 @@ void Lowering::optimizer_chain(int step, int j, int index) {
          // the 16-bit copy: 12 + 2 read, 12 + 2 written per parameter.
          .bytes = Bytes(28 * params), .flops = Flops(12.0 * static_cast<double>(params)), .params = params,
          .deps = deps, .reads = {states_at}};
+  if (verdict && keep_data_) opt.reads.push_back("gradient verdict s" + std::to_string(step));
   if (p.gradients == Tier::kCpu) {
     opt.reads.push_back("grad16 " + pname(j) + " cpu s" + std::to_string(step));
     opt.frees.push_back({Tier::kCpu, grad_shard(j), "grad16 " + pname(j) + " cpu"});
@@ -416,14 +482,28 @@ void Lowering::optimizer_chain(int step, int j, int index) {
   auto& ready = param_ready_[next];
   if (ready.empty()) ready.resize(partitions_.size());
   ready[static_cast<size_t>(j)] = publish;
+  step_updates_.push_back(publish);
+  if (last_state_write_[static_cast<size_t>(j)]) step_updates_.push_back(*last_state_write_[static_cast<size_t>(j)]);
+}
+
+void Lowering::checkpoint(int step) {
+  // The state after `step` is complete once every update of it (and, by
+  // their own order, of the steps before) has landed where it rests.
+  Op save{.kind = OpKind::kCheckpoint, .lane = Lane::kCpuOptim, .name = "checkpoint s" + std::to_string(step),
+          .step = step, .micro_step = last_micro(), .deps = step_updates_};
+  if (last_checkpoint_) save.deps.push_back(*last_checkpoint_);
+  last_checkpoint_ = add(std::move(save), {step, last_micro(), kBackwardPhase, 65535, kSubGatherUpdate});
 }
 
 void Lowering::lower_step(int step) {
   optimizer_order_.clear();
+  step_updates_.clear();
   for (int micro = 0; micro <= last_micro(); ++micro) {
     forward(step, micro);
     backward(step, micro);
   }
+  const std::vector<int>& after = options_.checkpoint_after;
+  if (std::find(after.begin(), after.end(), step) != after.end()) checkpoint(step);
 }
 
 Result<Schedule> Lowering::run() {

@@ -4,6 +4,8 @@
 // DAG and that no op reads data that no earlier op produced.
 #pragma once
 
+#include <vector>
+
 #include "core/diagnostic.h"
 #include "core/machine_spec.h"
 #include "core/memory_estimate.h"
@@ -21,6 +23,9 @@ struct LowerOptions {
   // diagnostic). The planner, lowering thousands of variants of one design,
   // turns it off for speed; tests and the commands keep it on.
   bool validate = true;
+  // Steps (0-based, within the schedule) after which a checkpoint op
+  // records the training state; ascending.
+  std::vector<int> checkpoint_after;
 };
 
 // The policy must have one PartitionPolicy per partition of the workload

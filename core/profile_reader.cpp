@@ -1,6 +1,7 @@
 #include "core/profile_reader.h"
 
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include "core/profile_kind.h"
@@ -156,9 +157,18 @@ void fill_training(YamlMap& m, TrainingSpec& t) {
   assign(t.gradient_accumulation, m.integer("gradient_accumulation", Need::kOptional, {1, 1'000'000}));
   assign(t.precision, m.choice<Precision>("precision", Need::kRequired, kPrecisions));
   if (std::optional<YamlMap> ls = m.map("loss_scaling", Need::kOptional)) {
-    assign(t.loss_scaling.initial_scale, ls->number("initial_scale", Need::kOptional, {1, 1e30}));
+    const std::optional<double> initial = ls->number("initial_scale", Need::kOptional, {1, 1e30});
+    assign(t.loss_scaling.initial_scale, initial);
+    // DeepSpeed's spelling of the same: initial_scale = 2^initial_scale_power.
+    if (std::optional<int64_t> power = ls->integer("initial_scale_power", Need::kOptional, {0, 64})) {
+      if (initial) {
+        ls->report("initial_scale_power", "given with initial_scale", "one of initial_scale, initial_scale_power");
+      }
+      t.loss_scaling.initial_scale = std::ldexp(1.0, static_cast<int>(*power));
+    }
     assign(t.loss_scaling.window, ls->integer("window", Need::kOptional, {1, 1'000'000'000}));
     assign(t.loss_scaling.min_scale, ls->number("min_scale", Need::kOptional, {1e-30, 1e30}));
+    assign(t.loss_scaling.hysteresis, ls->integer("hysteresis", Need::kOptional, {1, 1'000'000'000}));
     ls->finish();
     if (t.precision == Precision::kBf16) {
       m.report("loss_scaling", "given with precision bf16", "loss scaling only with precision fp16");
@@ -167,6 +177,7 @@ void fill_training(YamlMap& m, TrainingSpec& t) {
   assign(t.optimizer, m.choice<OptimizerKind>("optimizer", Need::kRequired, kOptimizers));
   if (std::optional<YamlMap> adam = m.map("adam", Need::kOptional)) fill_adam(*adam, t.adam);
   assign(t.activation_checkpointing, m.boolean("activation_checkpointing", Need::kRequired));
+  assign(t.max_grad_norm, m.number("max_grad_norm", Need::kOptional, {0, 1e30}));
 }
 
 }  // namespace

@@ -18,6 +18,8 @@ std::string_view to_string(OpKind kind) {
     case OpKind::kAllGather: return "all_gather";
     case OpKind::kReduceScatter: return "reduce_scatter";
     case OpKind::kAllReduce: return "all_reduce";
+    case OpKind::kGradCheck: return "grad_check";
+    case OpKind::kCheckpoint: return "checkpoint";
   }
   return "";
 }

@@ -51,7 +51,20 @@ enum class OpKind : uint8_t {
   kAllGather,      // ZeRO-3 parameter gather across ranks
   kReduceScatter,  // gradient reduction across ranks, each keeping its shard (stage >= 2)
   kAllReduce,      // gradient reduction across ranks, each keeping all (stages 0 and 1)
+  // The step's gradients reduced to one verdict before any optimizer op
+  // may use them: non-finite (fp16 overflow: the step is skipped) and the
+  // global L2 norm (gradient clipping). One op per lane whose tier holds
+  // gradients: on gpu.compute over device gradients, on cpu.optim over host
+  // gradients (the latter also waits for the former).
+  kGradCheck,
+  // A consistent copy of the training state after a step (a checkpoint):
+  // waits for every update of that step and before, and every update of
+  // the next step waits for it, so compute and prefetches run on. Its I/O
+  // goes to the checkpoint folder, outside the plan's lanes; the simulator
+  // gives it no duration.
+  kCheckpoint,
 };
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::kCheckpoint) + 1;
 
 [[nodiscard]] std::string_view to_string(OpKind kind);
 

@@ -18,10 +18,16 @@ struct AdamConfig {
   double weight_decay = 0.0;  // L2 for Adam, decoupled for AdamW (PyTorch docs)
 };
 
+// Dynamic loss scaling as DeepSpeed's DynamicLossScaler does it
+// (deepspeed/runtime/fp16/loss_scaler.py; keys of its fp16 config section in
+// brackets): the scale shrinks by half only after `hysteresis` overflowing
+// steps (each one skipped), and doubles after `window` steps in a row
+// without overflow, which also restores the hysteresis.
 struct LossScaling {
-  double initial_scale = 65536;  // 2^16, DeepSpeed's initial_scale_power 16
-  int64_t window = 1000;         // steps without overflow before the scale grows
-  double min_scale = 1;
+  double initial_scale = 65536;  // 2^16 [initial_scale_power 16]
+  int64_t window = 1000;         // steps without overflow before the scale grows [loss_scale_window]
+  double min_scale = 1;          // [min_loss_scale]
+  int64_t hysteresis = 2;        // overflows tolerated before the scale shrinks [hysteresis]
 };
 
 struct TrainingSpec {
@@ -36,6 +42,10 @@ struct TrainingSpec {
   OptimizerKind optimizer = OptimizerKind::kAdamW;
   AdamConfig adam;
   bool activation_checkpointing = true;
+  // Clip the step's gradient to this global L2 norm (torch.nn.utils.
+  // clip_grad_norm_, DeepSpeed's gradient_clipping); 1.0 as in common
+  // recipes (Llama 2, GPT-3); 0: no clipping.
+  double max_grad_norm = 1.0;
 
   [[nodiscard]] int64_t tokens_per_micro_batch() const { return micro_batch * sequence_length; }
 };

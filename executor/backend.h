@@ -94,6 +94,14 @@ class Backend {
   [[nodiscard]] virtual Event record(core::Lane lane) = 0;
   virtual void wait(const Event& event) = 0;
 
+  // Bytes this backend has moved on `lane` so far (copies, block reads and
+  // writes), counted as it moves them: what the progress line reports.
+  [[nodiscard]] virtual int64_t bytes_moved(core::Lane lane) const = 0;
+  // Abandons what is in flight: calls blocked in the backend return soon
+  // with an error. Called when a run is being stopped (a failed op, the
+  // watchdog); a backend whose calls always finish on their own ignores it.
+  virtual void cancel() {}
+
   // NVMe. A region is reserved once, then written and read whole.
   [[nodiscard]] virtual core::Result<void> reserve_region(const std::string& region, int64_t bytes) = 0;
   [[nodiscard]] virtual core::Result<void> block_write(core::Lane lane, const BlockIo& io) = 0;

@@ -108,7 +108,7 @@ int64_t CpuBackend::capacity(core::Tier tier) const {
   return options_.capacity[static_cast<size_t>(tier)];
 }
 
-core::Result<void> CpuBackend::copy(core::Lane, const Buffer& dst, int64_t dst_offset, const Buffer& src,
+core::Result<void> CpuBackend::copy(core::Lane lane, const Buffer& dst, int64_t dst_offset, const Buffer& src,
                                     int64_t src_offset, int64_t bytes) {
   if (dst_offset < 0 || src_offset < 0 || bytes < 0 || dst_offset + bytes > dst.bytes ||
       src_offset + bytes > src.bytes) {
@@ -118,6 +118,7 @@ core::Result<void> CpuBackend::copy(core::Lane, const Buffer& dst, int64_t dst_o
                        ""});
   }
   if (bytes > 0) std::memcpy(dst.data + dst_offset, src.data + src_offset, static_cast<size_t>(bytes));
+  moved_[static_cast<size_t>(lane)] += bytes;
   return {};
 }
 
@@ -162,7 +163,11 @@ core::Result<void> CpuBackend::reserve_region(const std::string& region, int64_t
   return {};
 }
 
-core::Result<void> CpuBackend::block_io(const BlockIo& io, bool write) {
+int64_t CpuBackend::bytes_moved(core::Lane lane) const {
+  return moved_[static_cast<size_t>(lane)].load();
+}
+
+core::Result<void> CpuBackend::block_io(core::Lane lane, const BlockIo& io, bool write) {
   Extent extent;
   {
     std::lock_guard lock(regions_mutex_);
@@ -180,14 +185,15 @@ core::Result<void> CpuBackend::block_io(const BlockIo& io, bool write) {
   } catch (const IoError& e) {
     return core::fail({{}, e.what(), ""});
   }
+  moved_[static_cast<size_t>(lane)] += static_cast<int64_t>(io.data.size());
   return {};
 }
 
-core::Result<void> CpuBackend::block_write(core::Lane, const BlockIo& io) {
-  return block_io(io, true);
+core::Result<void> CpuBackend::block_write(core::Lane lane, const BlockIo& io) {
+  return block_io(lane, io, true);
 }
-core::Result<void> CpuBackend::block_read(core::Lane, const BlockIo& io) {
-  return block_io(io, false);
+core::Result<void> CpuBackend::block_read(core::Lane lane, const BlockIo& io) {
+  return block_io(lane, io, false);
 }
 
 }  // namespace stowage::executor

@@ -43,6 +43,7 @@ class CpuBackend final : public Backend {
   [[nodiscard]] core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) override;
   [[nodiscard]] Event record(core::Lane lane) override;
   void wait(const Event& event) override;
+  [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override;
   [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override;
   [[nodiscard]] core::Result<void> block_write(core::Lane lane, const BlockIo& io) override;
   [[nodiscard]] core::Result<void> block_read(core::Lane lane, const BlockIo& io) override;
@@ -53,13 +54,14 @@ class CpuBackend final : public Backend {
 
  private:
   explicit CpuBackend(CpuBackendOptions options) : options_(std::move(options)) {}
-  core::Result<void> block_io(const BlockIo& io, bool write);
+  core::Result<void> block_io(core::Lane lane, const BlockIo& io, bool write);
 
   CpuBackendOptions options_;
   std::optional<BlockStore> store_;
   std::mutex regions_mutex_;
   std::map<std::string, Extent> regions_;
   std::array<std::atomic<int64_t>, 3> in_use_{};
+  std::array<std::atomic<int64_t>, core::kLaneCount> moved_{};
   std::atomic<bool> locked_{true};
 };
 

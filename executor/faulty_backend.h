@@ -1,19 +1,26 @@
 // A backend that fails on purpose: it forwards every call to another
 // backend, except the Nth call of one kind, which fails with a chosen
-// message (an I/O error, device memory exhausted...). Tests use it to check
-// that a failing op stops the run with a clear message and loses nothing.
+// message (an I/O error, device memory exhausted...) or hangs until the run
+// is cancelled (a stuck driver call). Tests use it to check that a failing
+// op stops the run with a clear message and loses nothing, and that the
+// watchdog reports a hang instead of waiting forever.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "executor/backend.h"
 
 namespace stowage::executor {
 
+enum class FaultEffect : uint8_t { kFail, kHang };
+
 struct Fault {
   CallKind kind = CallKind::kBlockWrite;
   int64_t nth = 1;  // 1-based: the first call of `kind` is 1
   std::string message = "injected fault";
+  FaultEffect effect = FaultEffect::kFail;
 };
 
 class FaultyBackend final : public Backend {
@@ -47,6 +54,11 @@ class FaultyBackend final : public Backend {
   }
   [[nodiscard]] Event record(core::Lane lane) override { return inner_.record(lane); }
   void wait(const Event& event) override { inner_.wait(event); }
+  [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override { return inner_.bytes_moved(lane); }
+  void cancel() override {
+    cancelled_ = true;
+    inner_.cancel();
+  }
   [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override {
     return inner_.reserve_region(region, bytes);
   }
@@ -63,6 +75,11 @@ class FaultyBackend final : public Backend {
   core::Result<void> trip(CallKind kind, std::string_view what) {
     const int64_t n = ++calls_[static_cast<size_t>(kind)];
     if (kind != fault_.kind || n != fault_.nth) return {};
+    if (fault_.effect == FaultEffect::kHang) {
+      while (!cancelled_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return core::fail({{}, "injected hang, cancelled (" + std::string(to_string(kind)) + " call " +
+                                 std::to_string(n) + ", '" + std::string(what) + "')", ""});
+    }
     return core::fail({{}, fault_.message + " (" + std::string(to_string(kind)) + " call " + std::to_string(n) +
                                ", '" + std::string(what) + "')", ""});
   }
@@ -70,6 +87,7 @@ class FaultyBackend final : public Backend {
   Backend& inner_;
   Fault fault_;
   std::array<std::atomic<int64_t>, kCallKindCount> calls_{};
+  std::atomic<bool> cancelled_{false};
 };
 
 }  // namespace stowage::executor

@@ -1,6 +1,7 @@
 #include "executor/interpreter.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -13,7 +14,9 @@
 #include <tuple>
 #include <utility>
 
+#include "executor/gradient_divisor.h"
 #include "executor/model/half_convert.h"
+#include "executor/square_sum.h"
 
 namespace stowage::executor {
 namespace {
@@ -29,45 +32,61 @@ int64_t now_ns() {
       .count();
 }
 
-// Buffers in flight for one partition, in the order their producers ran.
-// Producers and consumers of one kind of buffer follow the schedule's
-// dependencies, so first in is first out.
+// Buffers in flight for one partition, in the order their producers ran,
+// each tagged with the schedule step it belongs to. Producers and consumers
+// of one kind of buffer follow the schedule's dependencies, so first in is
+// first out; a reader that needs one step's buffer asks by step.
 class BufferQueue {
  public:
-  void push(Buffer b) {
+  void push(int step, Buffer b) {
     std::lock_guard lock(mutex_);
-    queue_.push_back(std::move(b));
+    queue_.push_back({step, std::move(b)});
   }
   // The oldest buffer, left in place (a consumer that does not free it).
   core::Result<Buffer*> front(std::string_view what) {
     std::lock_guard lock(mutex_);
     if (queue_.empty()) return missing(what);
-    return &queue_.front();
+    return &queue_.front().buffer;
   }
   core::Result<Buffer*> back(std::string_view what) {
     std::lock_guard lock(mutex_);
     if (queue_.empty()) return missing(what);
-    return &queue_.back();
+    return &queue_.back().buffer;
+  }
+  // The newest buffer of schedule step `step`, left in place.
+  core::Result<Buffer*> of_step(int step, std::string_view what) {
+    std::lock_guard lock(mutex_);
+    for (auto it = queue_.rbegin(); it != queue_.rend(); ++it) {
+      if (it->step == step) return &it->buffer;
+    }
+    return missing(what);
   }
   core::Result<Buffer> pop(std::string_view what) {
     std::lock_guard lock(mutex_);
     if (queue_.empty()) return missing(what);
-    Buffer b = std::move(queue_.front());
+    Buffer b = std::move(queue_.front().buffer);
     queue_.pop_front();
     return b;
   }
-  std::deque<Buffer> drain() {
+  std::vector<Buffer> drain() {
     std::lock_guard lock(mutex_);
-    return std::exchange(queue_, {});
+    std::vector<Buffer> out;
+    for (Entry& e : queue_) out.push_back(std::move(e.buffer));
+    queue_.clear();
+    return out;
   }
 
  private:
+  struct Entry {
+    int step = 0;
+    Buffer buffer;
+  };
   static std::unexpected<core::Diagnostics> missing(std::string_view what) {
     return core::fail(
         {{}, "no " + std::string(what) + " in flight (a bug in stowage's schedule or executor)", ""});
   }
   std::mutex mutex_;
-  std::deque<Buffer> queue_;  // deque: references stay valid while others are pushed
+  std::deque<Entry> queue_;  // deque: references stay valid while others are pushed
 };
 
 struct PartitionFlight {
@@ -102,15 +121,23 @@ struct Interpreter::State {
   std::map<std::tuple<int, int, int>, std::vector<Buffer>> activations;  // (step, micro, layer)
   std::mutex activations_mutex;
 
-  std::vector<std::vector<core::OpId>> deps;  // the schedule's, plus the fp16 overflow barrier
   std::vector<uint8_t> done;
+  // Per lane: its ops in issue order and the next to issue; per op: the
+  // lane slot running it (for the watchdog's report).
+  std::array<std::vector<core::OpId>, core::kLaneCount> lane_ops;
+  std::array<size_t, core::kLaneCount> lane_next{};
+  std::vector<int64_t> started_ns;  // 0 until the op starts
+  int64_t last_progress_ns = 0;     // when an op last finished (or the run began)
+  int running_threads = 0;
   bool failed = false;
   core::Diagnostics error;
   std::mutex mutex;
   std::condition_variable changed;
   std::mutex sink_mutex;
   std::vector<std::atomic<int64_t>> remaining_in_step;
-  std::vector<std::atomic<bool>> overflow;
+  std::vector<std::atomic<bool>> overflow;  // a gradient of step s was not finite
+  std::vector<SquareSum> sum_squares;       // of step s's (still scaled) gradients, by the check ops
+  std::mutex verdict_mutex;
 
   State(const core::Schedule& s, Backend& b, PartitionHomes& h, LayerCompute& m, InterpretOptions o)
       : schedule(s),
@@ -120,8 +147,10 @@ struct Interpreter::State {
         options(std::move(o)),
         flight(h.all().size()),
         done(s.ops.size(), 0),
+        started_ns(s.ops.size(), 0),
         remaining_in_step(static_cast<size_t>(s.steps)),
-        overflow(static_cast<size_t>(s.steps)) {}
+        overflow(static_cast<size_t>(s.steps)),
+        sum_squares(static_cast<size_t>(s.steps)) {}
 
   [[nodiscard]] int64_t global(int step) const { return options.first_step + step; }
   // The parameter version the optimizer of `step` writes.
@@ -155,9 +184,23 @@ struct Interpreter::State {
   core::Result<void> write_states(const Op& op);
   core::Result<void> read_params(const Op& op);
   core::Result<void> write_params(const Op& op);
+  core::Result<void> check_gradients(const Op& op);
+  // What the optimizer of `step` divides its 16-bit gradients by
+  // (executor/gradient_divisor.h); final once the step's check ops ran,
+  // which every optimizer op waits for.
+  float gradient_divisor_of(int step) {
+    double squares = 0;
+    {
+      std::lock_guard lock(verdict_mutex);
+      squares = sum_squares[static_cast<size_t>(step)].value();
+    }
+    return static_cast<float>(
+        gradient_divisor(scale_of(step), options.accumulation, squares, options.max_grad_norm));
+  }
   // The loss scale of schedule step `step`: a pure function of the scaler
   // at step 0 and the overflows before `step`, which are final by then
-  // (step-1's backward ran before step's on the compute lane).
+  // (under fp16 each step's first backward waits for the previous step's
+  // gradient check, a dependency of the schedule).
   float scale_of(int step) const {
     if (!options.dynamic_scaling) return 1.0f;
     LossScaler s = options.scaler;
@@ -169,8 +212,11 @@ struct Interpreter::State {
     for (int s = 0; s < step; ++s) n += overflow[static_cast<size_t>(s)].load() ? 1 : 0;
     return n;
   }
-  void run_lane(Lane lane);
+  void run_lane(Lane lane, int slot);
   void fail_with(const Op& op, core::Diagnostics d);
+  // Called with `mutex` held when nothing finished for options.watchdog:
+  // every lane's running op and what its next op waits on.
+  core::Diagnostics hang_report(int64_t now) const;
 };
 
 core::Result<void> Interpreter::State::compute(const Op& op) {
@@ -237,16 +283,9 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
       PartitionHome& h = homes[j];
       std::span<const float> slice =
           g32.subspan(static_cast<size_t>(h.part.first_param), static_cast<size_t>(h.params()));
-      // Overflow is judged on the 16-bit gradient the optimizer will read:
-      // an fp32 value above fp16's range is finite here and infinite there.
-      auto check = [&](std::span<const uint16_t> g) {
-        bool finite = true;
-        for (uint16_t x : g) finite &= std::isfinite(from_half(x, p));
-        if (!finite) overflow[static_cast<size_t>(op.step)].store(true);
-      };
       const bool accumulate = h.policy.gradients == Tier::kGpu && op.micro_step > 0;
       if (accumulate) {
-        auto acc = flight[j].grads_device.back("grad16 " + h.name);
+        auto acc = flight[j].grads_device.of_step(op.step, "grad16 " + h.name);
         if (!acc) {
           result = std::unexpected(acc.error());
           break;
@@ -254,7 +293,6 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
         std::span<uint16_t> a = (*acc)->as<uint16_t>();
         for (size_t i = 0; i < slice.size(); ++i)
           a[i] = to_half(from_half(a[i], p) + from_half(to_half(slice[i], p), p), p);
-        check(a);
         continue;
       }
       auto out = allocate(Tier::kGpu, 2 * h.params(), "grad16 " + h.name);
@@ -264,8 +302,7 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
       }
       std::span<uint16_t> o = out->as<uint16_t>();
       for (size_t i = 0; i < slice.size(); ++i) o[i] = to_half(slice[i], p);
-      check(o);
-      (h.policy.gradients == Tier::kGpu ? flight[j].grads_device : flight[j].grads_out).push(std::move(*out));
+      (h.policy.gradients == Tier::kGpu ? flight[j].grads_device : flight[j].grads_out).push(op.step, std::move(*out));
     }
     release(*grads);
   }
@@ -300,7 +337,7 @@ core::Result<void> Interpreter::State::fetch(const Op& op) {
     release(*device);
     return copied;
   }
-  in_flight(op).fetched.push(std::move(*device));
+  in_flight(op).fetched.push(op.step, std::move(*device));
   return {};
 }
 
@@ -325,13 +362,13 @@ core::Result<void> Interpreter::State::offload(const Op& op) {
     if (!host)
       result = std::unexpected(host.error());
     else if (result = backend.copy(op.lane, *host, 0, *out, 0, out->bytes); result)
-      f.grads_host.push(std::move(*host));
+      f.grads_host.push(op.step, std::move(*host));
     else
       release(*host);
   } else {
     // Accumulate on the host, rounding as the device accumulator does, so
     // that where gradients rest never changes the math.
-    auto acc = f.grads_host.back("grad16 " + h.name + " cpu");
+    auto acc = f.grads_host.of_step(op.step, "grad16 " + h.name + " cpu");
     auto landed = allocate(Tier::kCpu, out->bytes, "grad16 " + h.name + " landing");
     if (!acc)
       result = std::unexpected(acc.error());
@@ -391,17 +428,41 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
                        .precision = options.precision,
                        .hyper = options.hyper,
                        .step = global(op.step) + 1 - (options.skipped_before + skipped_before(op.step)),
-                       .grad_scale = scale_of(op.step)};
+                       .grad_scale = gradient_divisor_of(op.step)};
     result = backend.optimizer_step(op.lane, work);
   }
   release(*grads);
   if (updated.data != nullptr) {
     if (result)
-      f.updated.push(std::move(updated));
+      f.updated.push(op.step, std::move(updated));
     else
       release(updated);
   }
   return result;
+}
+
+core::Result<void> Interpreter::State::check_gradients(const Op& op) {
+  // This lane's share of the verdict: the gradients resting on its tier.
+  const Tier tier = op.lane == Lane::kCpuOptim ? Tier::kCpu : Tier::kGpu;
+  const core::Precision p = options.precision;
+  SquareSum squares;
+  bool finite = true;
+  for (size_t j = 0; j < homes.all().size(); ++j) {
+    PartitionHome& h = homes[j];
+    if (h.policy.gradients != tier) continue;
+    BufferQueue& q = tier == Tier::kGpu ? flight[j].grads_device : flight[j].grads_host;
+    auto g = q.of_step(op.step, "grad16 " + h.name + " of step " + std::to_string(op.step));
+    if (!g) return std::unexpected(g.error());
+    for (uint16_t x : (*g)->as<const uint16_t>()) {
+      const double v = from_half(x, p);
+      finite &= std::isfinite(v);
+      squares.add(v);
+    }
+  }
+  std::lock_guard lock(verdict_mutex);
+  sum_squares[static_cast<size_t>(op.step)].add(squares);
+  if (!finite) overflow[static_cast<size_t>(op.step)].store(true);
+  return {};
 }
 
 core::Result<void> Interpreter::State::read_states(const Op& op) {
@@ -413,7 +474,7 @@ core::Result<void> Interpreter::State::read_states(const Op& op) {
     release(*staged);
     return r;
   }
-  in_flight(op).staged_states.push(std::move(*staged));
+  in_flight(op).staged_states.push(op.step, std::move(*staged));
   return {};
 }
 
@@ -436,7 +497,7 @@ core::Result<void> Interpreter::State::read_params(const Op& op) {
     release(*staged);
     return r;
   }
-  in_flight(op).staged_params.push(std::move(*staged));
+  in_flight(op).staged_params.push(op.step, std::move(*staged));
   return {};
 }
 
@@ -470,6 +531,11 @@ core::Result<void> Interpreter::State::execute(const Op& op) {
       return read_params(op);
     case OpKind::kWriteParams:
       return write_params(op);
+    case OpKind::kGradCheck:
+      return check_gradients(op);
+    case OpKind::kCheckpoint:
+      if (!options.checkpoint) return {};
+      return options.checkpoint(global(op.step));
     case OpKind::kAllGather:
     case OpKind::kReduceScatter:
     case OpKind::kAllReduce:
@@ -489,25 +555,34 @@ void Interpreter::State::fail_with(const Op& op, core::Diagnostics d) {
   changed.notify_all();
 }
 
-void Interpreter::State::run_lane(Lane lane) {
-  for (const Op& op : schedule.ops) {
-    if (op.lane != lane) continue;
+// One of a lane's slot threads. The lane issues its ops in order: the
+// next op starts when its dependencies have finished and a slot is free,
+// exactly as the simulator's engine starts them (sim/engine.cpp), so a
+// lane with N slots runs up to N ops at once.
+void Interpreter::State::run_lane(Lane lane, int slot) {
+  const auto l = static_cast<size_t>(lane);
+  const std::vector<core::OpId>& queue = lane_ops[l];
+  for (;;) {
+    core::OpId id = -1;
     {
       std::unique_lock lock(mutex);
-      const auto& waits = deps[static_cast<size_t>(op.id)];
       changed.wait(lock, [&] {
-        if (failed) return true;
-        for (core::OpId d : waits) {
+        if (failed || lane_next[l] == queue.size()) return true;
+        for (core::OpId d : schedule.op(queue[lane_next[l]]).deps) {
           if (!done[static_cast<size_t>(d)]) return false;
         }
         return true;
       });
-      if (failed) return;
+      if (failed || lane_next[l] == queue.size()) break;
+      id = queue[lane_next[l]++];
+      started_ns[static_cast<size_t>(id)] = now_ns();
     }
+    changed.notify_all();  // the lane's next op may be ready for another slot
+    const Op& op = schedule.op(id);
     const int64_t start = now_ns() - options.time_origin_ns;
     if (options.sink != nullptr) {
       std::lock_guard lock(sink_mutex);
-      options.sink->op_started(options.first_op + op.id, start, 0);
+      options.sink->op_started(options.first_op + op.id, start, slot);
     }
     auto result = execute(op);
     if (options.sink != nullptr) {
@@ -516,16 +591,57 @@ void Interpreter::State::run_lane(Lane lane) {
     }
     if (!result) {
       fail_with(op, result.error());
-      return;
+      break;
     }
     {
       std::lock_guard lock(mutex);
       done[static_cast<size_t>(op.id)] = 1;
+      last_progress_ns = now_ns();
     }
     changed.notify_all();
     if (--remaining_in_step[static_cast<size_t>(op.step)] == 0 && options.step_done)
       options.step_done(global(op.step));
   }
+  std::lock_guard lock(mutex);
+  --running_threads;
+  changed.notify_all();
+}
+
+core::Diagnostics Interpreter::State::hang_report(int64_t now) const {
+  auto seconds = [](int64_t ns) { return std::to_string(ns / 1'000'000'000) + " s"; };
+  core::Diagnostics d;
+  d.push_back({{},
+               "no op finished for " + seconds(now - last_progress_ns) +
+                   " (watchdog): the run is stopped; each lane's state follows",
+               "a longer --watchdog if an op is legitimately this slow"});
+  for (Lane lane : core::kAllLanes) {
+    const auto l = static_cast<size_t>(lane);
+    const std::vector<core::OpId>& queue = lane_ops[l];
+    if (queue.empty()) continue;
+    std::string line = std::string(core::to_string(lane)) + ": ";
+    std::vector<std::string> running;
+    for (size_t k = 0; k < lane_next[l]; ++k) {
+      const core::OpId id = queue[k];
+      if (!done[static_cast<size_t>(id)])
+        running.push_back("'" + schedule.op(id).name + "' (running for " +
+                          seconds(now - started_ns[static_cast<size_t>(id)]) + ")");
+    }
+    for (const std::string& r : running) line += "runs " + r + "; ";
+    if (lane_next[l] == queue.size()) {
+      line += running.empty() ? "finished" : "nothing else to issue";
+    } else {
+      const Op& next = schedule.op(queue[lane_next[l]]);
+      std::string waits;
+      for (core::OpId dep : next.deps) {
+        if (done[static_cast<size_t>(dep)]) continue;
+        const Op& w = schedule.op(dep);
+        waits += std::string(waits.empty() ? "" : ", ") + "'" + w.name + "' on " + std::string(core::to_string(w.lane));
+      }
+      line += "next '" + next.name + "' waits for " + (waits.empty() ? std::string("a free slot") : waits);
+    }
+    d.push_back({{}, line, ""});
+  }
+  return d;
 }
 
 Interpreter::Interpreter(const core::Schedule& schedule, Backend& backend, PartitionHomes& homes,
@@ -541,20 +657,9 @@ Interpreter::Interpreter(const core::Schedule& schedule, Backend& backend, Parti
     s.partitions_of_layer[layer].push_back(j);
     s.layer_params[layer] += homes[j].params();
   }
-  s.deps.reserve(schedule.ops.size());
-  for (const Op& op : schedule.ops) s.deps.push_back(op.deps);
-  if (s.options.precision == core::Precision::kFp16) {
-    // Overflow barrier: an fp16 step is skipped when any gradient
-    // overflowed, so every optimizer op waits for the step's last backward
-    // (as DeepSpeed checks overflow over all gradients before stepping).
-    std::map<int, core::OpId> last_backward;
-    for (const Op& op : schedule.ops) {
-      if (op.kind == OpKind::kBackward) last_backward[op.step] = std::max(last_backward[op.step], op.id);
-    }
-    for (const Op& op : schedule.ops) {
-      if (op.kind == OpKind::kOptimizer) s.deps[static_cast<size_t>(op.id)].push_back(last_backward[op.step]);
-    }
-  }
+  // Only the schedule orders ops: every gate (the fp16 overflow check,
+  // clipping) is an op of its own that both interpreters see.
+  for (const Op& op : schedule.ops) s.lane_ops[static_cast<size_t>(op.lane)].push_back(op.id);
   for (const Op& op : schedule.ops) ++s.remaining_in_step[static_cast<size_t>(op.step)];
 }
 
@@ -575,22 +680,53 @@ Interpreter::~Interpreter() {
 core::Result<void> Interpreter::run() {
   State& s = *state_;
   for (Tier tier : core::kAllTiers) s.memory_changed(tier);  // what rests on each tier as the run starts
-  std::vector<std::jthread> lanes;
+  s.last_progress_ns = now_ns();
+  std::vector<std::jthread> threads;
   for (Lane lane : core::kAllLanes) {
-    const bool used = std::any_of(s.schedule.ops.begin(), s.schedule.ops.end(),
-                                  [&](const Op& op) { return op.lane == lane; });
-    if (used) lanes.emplace_back([&s, lane] { s.run_lane(lane); });
+    const auto l = static_cast<size_t>(lane);
+    if (s.lane_ops[l].empty()) continue;
+    for (int slot = 0; slot < std::max(1, s.schedule.lane_slots[l]); ++slot) {
+      {
+        std::lock_guard lock(s.mutex);
+        ++s.running_threads;
+      }
+      threads.emplace_back([&s, lane, slot] { s.run_lane(lane, slot); });
+    }
   }
-  lanes.clear();  // joins
+  {
+    // The watchdog: a run in which nothing finishes for too long is stopped
+    // with a report, never left hanging.
+    std::unique_lock lock(s.mutex);
+    const int64_t limit = s.options.watchdog.count();
+    while (s.running_threads > 0 && !s.failed) {
+      s.changed.wait_for(lock, std::chrono::milliseconds(std::clamp<int64_t>(limit / 1'000'000 / 4, 1, 250)));
+      const int64_t now = now_ns();
+      if (s.running_threads > 0 && !s.failed && now - s.last_progress_ns > limit) {
+        s.error = s.hang_report(now);
+        s.failed = true;
+        s.changed.notify_all();
+      }
+    }
+  }
+  if (s.failed) s.backend.cancel();  // a call stuck in the backend gives up
+  threads.clear();  // joins
   if (s.failed) return std::unexpected(s.error);
   return {};
 }
 
 LossScaler Interpreter::final_scaler() const {
+  return scaler_after(state_->schedule.steps - 1);
+}
+
+LossScaler Interpreter::scaler_after(int step) const {
   LossScaler s = state_->options.scaler;
   if (!state_->options.dynamic_scaling) return s;
-  for (int i = 0; i < state_->schedule.steps; ++i) s.update(state_->overflow[static_cast<size_t>(i)].load());
+  for (int i = 0; i <= step; ++i) s.update(state_->overflow[static_cast<size_t>(i)].load());
   return s;
+}
+
+int64_t Interpreter::skipped_through(int step) const {
+  return state_->skipped_before(step + 1);
 }
 
 bool Interpreter::overflowed(int step) const {

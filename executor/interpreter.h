@@ -7,6 +7,7 @@
 // measured timeline has the same shape as the simulator's prediction.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,9 +34,17 @@ struct InterpretOptions {
   LossScaler scaler;
   bool dynamic_scaling = false;
   int64_t skipped_before = 0;
+  int64_t accumulation = 1;   // micro-steps per step: their gradients are averaged
+  double max_grad_norm = 0;   // clip to this global norm; 0: no clipping
+  // Stop the run with a report of every lane when no op has finished for
+  // this long (a hang is never silent).
+  std::chrono::nanoseconds watchdog = std::chrono::seconds(60);
   core::TimelineSink* sink = nullptr;  // may be null; called under a lock
   // Called when a step's last op has finished, from the lane that ran it.
   std::function<void(int64_t step)> step_done;
+  // Runs a checkpoint op: saves the training state after global `step`.
+  // A failure stops the run like any failed op.
+  std::function<core::Result<void>(int64_t step)> checkpoint;
 };
 
 class Interpreter {
@@ -50,8 +59,11 @@ class Interpreter {
 
   // Whether any gradient of step s was not finite (fp16 overflow).
   [[nodiscard]] bool overflowed(int step) const;
-  // The loss scaler after the schedule's last step.
+  // The loss scaler after the schedule's last step, or after step `step`.
   [[nodiscard]] LossScaler final_scaler() const;
+  [[nodiscard]] LossScaler scaler_after(int step) const;
+  // Steps of this schedule up to and including `step` whose update was skipped.
+  [[nodiscard]] int64_t skipped_through(int step) const;
 
  private:
   struct State;

@@ -69,8 +69,8 @@ class Trainer {
  private:
   core::Result<void> initialise();
   core::Result<void> restore(const std::filesystem::path& dir);
-  core::Result<std::string> save(int64_t step);
-  core::Result<void> segment(int64_t steps, TrainingRun& out);
+  core::Result<std::string> save(const RunState& state);
+  core::Result<void> train_steps(TrainingRun& out);
   core::Result<double> held_out_loss();
   // Micro-batch `index` of a part of the data, a function of the seed.
   void fill(model::CorpusPart part, int64_t index, std::span<int32_t> in, std::span<int32_t> target) const {
@@ -124,7 +124,7 @@ core::Result<void> Trainer::initialise() {
   return {};
 }
 
-core::Result<std::string> Trainer::save(int64_t step) {
+core::Result<std::string> Trainer::save(const RunState& state) {
   // Gather every home's bytes; blobs name the partition and what they hold.
   std::vector<std::vector<std::byte>> data;
   std::vector<BlobSource> blobs;
@@ -146,17 +146,18 @@ core::Result<std::string> Trainer::save(int64_t step) {
                      .tier = std::string(core::to_string(h.policy.optimizer_states)),
                      .content = std::span<const std::byte>(data.back())});
   }
-  nlohmann::json meta = {{"step", step},
+  nlohmann::json meta = {{"step", state.step},
                          {"plan", options_.plan_name},
                          {"model", plan_.model},
                          {"seed", options_.seed},
                          {"partitions", names_},
                          {"param16_versions", homes_->versions()},
-                         {"loss_scale", state_.scaler.scale},
-                         {"good_steps", state_.scaler.good_steps},
-                         {"skipped_steps", state_.skipped}};
+                         {"loss_scale", state.scaler.scale},
+                         {"good_steps", state.scaler.good_steps},
+                         {"hysteresis_left", state.scaler.hysteresis_left},
+                         {"skipped_steps", state.skipped}};
   try {
-    const auto dir = save_checkpoint(*options_.checkpoint_root, checkpoint_name(step), meta.dump(), blobs);
+    const auto dir = save_checkpoint(*options_.checkpoint_root, checkpoint_name(state.step), meta.dump(), blobs);
     return dir.string();
   } catch (const CheckpointWriteError& e) {
     return core::fail(
@@ -197,17 +198,28 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   state_.scaler = LossScaler::for_precision(training_.precision, training_.loss_scaling);
   state_.scaler.scale = meta.value("loss_scale", state_.scaler.scale);
   state_.scaler.good_steps = meta.value("good_steps", int64_t{0});
+  state_.scaler.hysteresis_left = meta.value("hysteresis_left", state_.scaler.hysteresis_left);
   state_.skipped = meta.value("skipped_steps", int64_t{0});
   return {};
 }
 
-core::Result<void> Trainer::segment(int64_t steps, TrainingRun& out) {
+// The whole run is one schedule: its checkpoints are ops of it, so the
+// simulator's prediction printed beside the run is of exactly these ops.
+core::Result<void> Trainer::train_steps(TrainingRun& out) {
+  const int64_t first_step = state_.step;
+  const int64_t steps = options_.steps - first_step;
   core::LowerOptions lower_options{.steps = static_cast<int>(steps)};
+  if (options_.checkpoint_root) {
+    const int64_t every = options_.checkpoint_every > 0 ? options_.checkpoint_every : steps;
+    for (int64_t s = 0; s < steps; ++s) {
+      const int64_t global = first_step + s + 1;  // steps done after schedule step s
+      if (global % every == 0 || global == options_.steps) lower_options.checkpoint_after.push_back(static_cast<int>(s));
+    }
+  }
   auto schedule = core::lower(plan_.policy, machine_, workload_, profile_training_, lower_options);
   if (!schedule) return std::unexpected(schedule.error());
-  const auto first_op = static_cast<core::OpId>(out.schedule.ops.size());
-  recorder_.grow(out.schedule.ops.size() + schedule->ops.size());
-  const int64_t first_step = state_.step;
+  recorder_.grow(schedule->ops.size());
+  out.losses.assign(static_cast<size_t>(steps), 0.0);
   const int micros = static_cast<int>(training_.gradient_accumulation);
   GptCompute compute(
       model_, {.batch = training_.micro_batch, .seq = training_.sequence_length},
@@ -215,22 +227,22 @@ core::Result<void> Trainer::segment(int64_t steps, TrainingRun& out) {
         fill(model::CorpusPart::kTrain, step * micros + micro, in, target);
       },
       plan_.policy.activation_checkpointing);
-  // Bytes each step's transfers carry, per lane, for the progress line.
-  std::vector<std::array<int64_t, core::kLaneCount>> moved(static_cast<size_t>(schedule->steps));
-  for (const core::Op& op : schedule->ops) {
-    if (op.lane != core::Lane::kGpuCompute && op.lane != core::Lane::kCpuOptim) {
-      moved[static_cast<size_t>(op.step)][static_cast<size_t>(op.lane)] += op.bytes.count();
-    }
-  }
+  // Bytes the backend moved per lane, as the progress line reports them:
+  // the difference since the previous step finished.
+  std::array<int64_t, core::kLaneCount> moved_before{};
+  for (core::Lane lane : core::kAllLanes) moved_before[static_cast<size_t>(lane)] = backend_.bytes_moved(lane);
   std::unique_ptr<Interpreter> interpreter;
   InterpretOptions io{.first_step = first_step,
                       .time_origin_ns = origin_ns_,
-                      .first_op = first_op,
+                      .first_op = 0,
                       .precision = training_.precision,
                       .hyper = {.config = training_.adam, .optimizer = training_.optimizer},
                       .scaler = state_.scaler,
                       .dynamic_scaling = training_.precision == core::Precision::kFp16,
                       .skipped_before = state_.skipped,
+                      .accumulation = training_.gradient_accumulation,
+                      .max_grad_norm = training_.max_grad_norm,
+                      .watchdog = options_.watchdog,
                       .sink = &recorder_};
   io.step_done = [&](int64_t step) {
     std::lock_guard lock(report_mutex_);
@@ -242,31 +254,36 @@ core::Result<void> Trainer::segment(int64_t steps, TrainingRun& out) {
     r.seconds = static_cast<double>(now - last_step_ns_) * 1e-9;
     last_step_ns_ = now;
     r.tokens_per_second = static_cast<double>(schedule->tokens_per_step) / std::max(r.seconds, 1e-9);
-    r.bytes = moved[static_cast<size_t>(step - first_step)];
+    for (core::Lane lane : core::kAllLanes) {
+      const auto l = static_cast<size_t>(lane);
+      const int64_t total = backend_.bytes_moved(lane);
+      r.bytes[l] = total - moved_before[l];
+      moved_before[l] = total;
+    }
     r.skipped = interpreter->overflowed(static_cast<int>(step - first_step));
-    out.losses.push_back(r.loss);
+    r.skipped_total = state_.skipped + interpreter->skipped_through(static_cast<int>(step - first_step));
+    out.losses[static_cast<size_t>(step - first_step)] = r.loss;
     if (options_.on_step) options_.on_step(r);
+  };
+  io.checkpoint = [&](int64_t step) -> core::Result<void> {
+    // The run state as this step leaves it: the scaler after its verdict.
+    RunState saved{.step = step + 1,
+                   .scaler = interpreter->scaler_after(static_cast<int>(step - first_step)),
+                   .skipped = state_.skipped + interpreter->skipped_through(static_cast<int>(step - first_step))};
+    auto dir = save(saved);
+    if (!dir) return std::unexpected(dir.error());
+    std::lock_guard lock(report_mutex_);
+    out.checkpoints.push_back(*dir);
+    if (options_.on_note) options_.on_note("checkpoint written: " + *dir);
+    return {};
   };
   interpreter = std::make_unique<Interpreter>(*schedule, backend_, *homes_, compute, io);
   auto ran = interpreter->run();
   if (!ran) return ran;
   state_.scaler = interpreter->final_scaler();
-  for (int s = 0; s < schedule->steps; ++s) state_.skipped += interpreter->overflowed(s) ? 1 : 0;
-  state_.step += steps;
-  // Append the segment to the run's schedule.
-  core::Schedule& all = out.schedule;
-  if (all.ops.empty()) {
-    all = *schedule;
-    all.ops.clear();
-    all.steps = 0;
-  }
-  for (core::Op op : schedule->ops) {
-    op.id += first_op;
-    for (core::OpId& d : op.deps) d += first_op;
-    op.step += static_cast<int>(first_step - out.first_step);
-    all.ops.push_back(std::move(op));
-  }
-  all.steps += schedule->steps;
+  state_.skipped += interpreter->skipped_through(schedule->steps - 1);
+  state_.step = options_.steps;
+  out.schedule = std::move(*schedule);
   return {};
 }
 
@@ -312,17 +329,7 @@ core::Result<TrainingRun> Trainer::run() {
   out.unigram_entropy = corpus_.train_unigram_entropy();
   origin_ns_ = now_ns();
   last_step_ns_ = origin_ns_;
-  const int64_t every = options_.checkpoint_every > 0 ? options_.checkpoint_every : options_.steps;
-  while (state_.step < options_.steps) {
-    const int64_t steps = std::min(every - state_.step % every, options_.steps - state_.step);
-    if (auto r = segment(steps, out); !r) return std::unexpected(r.error());
-    if (options_.checkpoint_root) {
-      auto dir = save(state_.step);
-      if (!dir) return std::unexpected(dir.error());
-      out.checkpoints.push_back(*dir);
-      if (options_.on_note) options_.on_note("checkpoint written: " + *dir);
-    }
-  }
+  if (auto r = train_steps(out); !r) return std::unexpected(r.error());
   out.seconds = static_cast<double>(now_ns() - origin_ns_) * 1e-9;
   out.timeline = recorder_.take();
   auto held_out = held_out_loss();

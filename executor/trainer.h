@@ -4,6 +4,7 @@
 // measured timeline of the whole run.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -30,7 +31,8 @@ struct StepReport {
   double seconds = 0;        // since the previous step finished (the first: since the run began)
   double tokens_per_second = 0;
   std::array<int64_t, core::kLaneCount> bytes{};  // moved per lane in this step
-  bool skipped = false;      // fp16 overflow: the update was skipped
+  bool skipped = false;      // a gradient was not finite (fp16 overflow): the update was skipped
+  int64_t skipped_total = 0;  // steps skipped so far in the run, this one included
 };
 
 struct TrainerOptions {
@@ -43,6 +45,8 @@ struct TrainerOptions {
   std::string plan_name;       // recorded in checkpoints
   std::function<void(const StepReport&)> on_step;
   std::function<void(const std::string&)> on_note;  // "checkpoint written to ..."
+  // Stop with a report of every lane when no op finished for this long.
+  std::chrono::nanoseconds watchdog = std::chrono::seconds(60);
 };
 
 struct TrainingRun {
@@ -51,7 +55,7 @@ struct TrainingRun {
   double held_out_loss = 0;          // after the last step
   double unigram_entropy = 0;        // nats per byte of the training data
   double seconds = 0;                // wall time of the steps
-  core::Schedule schedule;           // every segment's ops, ids renumbered in order
+  core::Schedule schedule;           // the run's ops, checkpoints included
   core::Timeline timeline;           // measured, in the schedule's ids
   std::vector<std::string> checkpoints;  // directories written
 };

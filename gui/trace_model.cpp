@@ -183,7 +183,7 @@ std::optional<core::Lane> lane_from_name(std::string_view name) {
 }
 
 std::optional<core::OpKind> op_kind_from_name(std::string_view name) {
-  for (int k = 0; k <= static_cast<int>(core::OpKind::kAllReduce); ++k) {
+  for (int k = 0; k < core::kOpKindCount; ++k) {
     const auto kind = static_cast<core::OpKind>(k);
     if (core::to_string(kind) == name) return kind;
   }

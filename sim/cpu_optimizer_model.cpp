@@ -10,7 +10,12 @@ Demand cpu_optimizer_demand(const core::Op& op, const ModelContext& c) {
   if (bytes <= 0 || op.params <= 0) return {.fixed = 1};
   Demand d{.work = bytes};
   d.per_unit[static_cast<size_t>(Resource::kDram)] = 1;
-  d.per_unit[static_cast<size_t>(Resource::kCpu)] = c.params.adam_flops_per_param * static_cast<double>(op.params) / bytes;
+  // Adam's FLOPs come from the cost parameters; other host ops (the
+  // gradient check) carry theirs.
+  const double flops = op.kind == core::OpKind::kOptimizer
+                           ? c.params.adam_flops_per_param * static_cast<double>(op.params)
+                           : op.flops.count();
+  d.per_unit[static_cast<size_t>(Resource::kCpu)] = flops / bytes;
   return d;
 }
 

@@ -32,6 +32,10 @@ struct BlockStoreOptions {
   // Block requests in flight per direction, 1..1024, e.g. 8. Each direction
   // holds queue_depth * block_bytes of staging memory.
   int queue_depth = 8;
+  // Regions each direction may read (or write) at once, 1..64: a schedule
+  // lane with N slots (the plan's nvme_prefetch_depth) keeps N regions in
+  // flight. Each has its own ring and staging memory.
+  int regions_in_flight = 1;
   // A filesystem that refuses O_DIRECT (tmpfs) is an error unless this is
   // set; then the page cache is used. For tests only.
   bool allow_buffered = false;
@@ -72,9 +76,9 @@ struct IoStats {
   core::Seconds write_time;   // wall time spent inside write()
 };
 
-// Threads: read() and write() each own an io_uring and its staging buffers,
-// so one thread may read (the nvme.read lane) while another writes (the
-// nvme.write lane); two concurrent reads (or writes) wait for each other.
+// Threads: each direction has `regions_in_flight` io_urings with their
+// staging buffers, so that many reads (the nvme.read lane's slots) and as
+// many writes run at once; one more waits for a ring to come free.
 // reserve() and stats() may be called from any thread. A region must not be
 // read while it is being written: the schedule orders those (if it does not,
 // the read either sees the region as unwritten or fails its checksums; it

@@ -186,5 +186,99 @@ TEST(Lower, MemoryEffectsBalanceOverAStep) {
   }
 }
 
+// Whether `to` is reachable from `from` by dependencies.
+bool depends_on(const Schedule& s, OpId to, OpId from) {
+  std::vector<OpId> stack = {to};
+  std::vector<bool> seen(s.ops.size());
+  while (!stack.empty()) {
+    const OpId at = stack.back();
+    stack.pop_back();
+    if (at == from) return true;
+    if (seen[static_cast<size_t>(at)]) continue;
+    seen[static_cast<size_t>(at)] = true;
+    for (OpId d : s.op(at).deps) stack.push_back(d);
+  }
+  return false;
+}
+
+Schedule lower_with(StandardPlacement which, TrainingSpec training, LowerOptions options = {}) {
+  const MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  const Policy p = policy_for(standard_placement(which, machine.gpu_count), w, training);
+  return must(lower(p, machine, w, training, options));
+}
+
+// Clipping and fp16 gate every optimizer op on the step's gradient check,
+// itself after every gradient of the step; without either there is none.
+TEST(Lower, TheGradientCheckGatesEveryOptimizerOp) {
+  TrainingSpec training = must(bundled().training("default"));
+  ASSERT_EQ(training.max_grad_norm, 1.0);  // on by default
+  for (StandardPlacement which : {StandardPlacement::kAllGpu, StandardPlacement::kZeroOffload,
+                                  StandardPlacement::kZeroInfinity}) {
+    const Schedule s = lower_with(which, training, {.steps = 2});
+    std::map<int, OpId> verdict;  // the last check of each step
+    for (const Op& op : s.ops) {
+      if (op.kind == OpKind::kGradCheck) verdict[op.step] = std::max(verdict[op.step], op.id);
+    }
+    ASSERT_EQ(verdict.size(), 2u);
+    for (const Op& op : s.ops) {
+      if (op.kind == OpKind::kOptimizer) {
+        EXPECT_TRUE(depends_on(s, op.id, verdict[op.step])) << op.name;
+      }
+      if (op.kind == OpKind::kBackward || op.kind == OpKind::kOffloadGrads) {
+        EXPECT_TRUE(depends_on(s, verdict[op.step], op.id)) << op.name;
+      }
+    }
+  }
+  training.max_grad_norm = 0;
+  EXPECT_EQ(count_kinds(lower_with(StandardPlacement::kZeroOffload, training))[OpKind::kGradCheck], 0);
+  training.precision = Precision::kFp16;
+  EXPECT_EQ(count_kinds(lower_with(StandardPlacement::kZeroOffload, training))[OpKind::kGradCheck], 1);
+}
+
+// fp16: a step's loss scale follows from the previous step's verdict, so its
+// backward pass waits for that check (both interpreters see the edge).
+TEST(Lower, Fp16BackwardWaitsForThePreviousVerdict) {
+  TrainingSpec training = must(bundled().training("default"));
+  training.precision = Precision::kFp16;
+  const Schedule s = lower_with(StandardPlacement::kZeroOffload, training, {.steps = 2});
+  OpId verdict0 = -1, first_backward1 = -1;
+  for (const Op& op : s.ops) {
+    if (op.kind == OpKind::kGradCheck && op.step == 0) verdict0 = op.id;
+    if (op.kind == OpKind::kBackward && op.step == 1 && first_backward1 < 0) first_backward1 = op.id;
+  }
+  ASSERT_GE(verdict0, 0);
+  ASSERT_GE(first_backward1, 0);
+  EXPECT_TRUE(depends_on(s, first_backward1, verdict0));
+}
+
+// A checkpoint after step 0 waits for every update of step 0 and holds back
+// every update of step 1, and nothing else.
+TEST(Lower, ACheckpointSitsBetweenTwoStepsUpdates) {
+  const TrainingSpec training = must(bundled().training("default"));
+  const Schedule s = lower_with(StandardPlacement::kZeroInfinity, training, {.steps = 2, .checkpoint_after = {0}});
+  OpId checkpoint = -1;
+  for (const Op& op : s.ops) {
+    if (op.kind == OpKind::kCheckpoint) {
+      EXPECT_EQ(checkpoint, -1) << "one checkpoint";
+      checkpoint = op.id;
+    }
+  }
+  ASSERT_GE(checkpoint, 0);
+  for (const Op& op : s.ops) {
+    const bool update = op.kind == OpKind::kOptimizer || op.kind == OpKind::kWriteStates ||
+                        op.kind == OpKind::kWriteParams;
+    if (update && op.step == 0) {
+      EXPECT_TRUE(depends_on(s, checkpoint, op.id)) << op.name;
+    }
+    if (op.kind == OpKind::kOptimizer && op.step == 1) {
+      EXPECT_TRUE(depends_on(s, op.id, checkpoint)) << op.name;
+    }
+    if (op.kind == OpKind::kForward && op.step == 1) {
+      EXPECT_FALSE(depends_on(s, op.id, checkpoint)) << op.name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stowage::core

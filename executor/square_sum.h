@@ -1,0 +1,46 @@
+// A sum of squares that does not depend on the order of its terms, for the
+// global gradient norm: the same gradients give the same norm whether they
+// rest on one tier or are split over three and summed by two check ops in
+// either order, so placement never changes the clipping (and the losses).
+// Each square is truncated to a multiple of 2^-64 and added as an integer
+// (exact, associative); squares below 2^-64 vanish, which moves a norm by
+// at most 2^-32 per 2^32 elements, far below what clipping can see. A
+// square of 2^63 or more (|g| > 3e9) saturates: the norm is then "huge",
+// which clips to almost nothing, as a norm that large would.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace stowage::executor {
+
+// GCC and Clang's 128-bit integer (__extension__: not ISO C++, -Wpedantic).
+__extension__ typedef unsigned __int128 SquareSumTotal;
+
+class SquareSum {
+ public:
+  void add(double value) {
+    const double square = value * value;  // exact for 16-bit values (at most 22 significant bits)
+    if (!(square < kLimit)) {
+      saturated_ = true;  // also NaN and infinity; finiteness is judged apart
+      return;
+    }
+    total_ += static_cast<SquareSumTotal>(std::ldexp(square, 64));
+  }
+  void add(const SquareSum& other) {
+    total_ += other.total_;
+    saturated_ |= other.saturated_;
+  }
+  [[nodiscard]] double value() const {
+    if (saturated_) return std::numeric_limits<double>::infinity();
+    return std::ldexp(static_cast<double>(total_), -64);
+  }
+
+ private:
+  static constexpr double kLimit = 9223372036854775808.0;  // 2^63: 2^64 such terms still fit in 128 bits
+  SquareSumTotal total_ = 0;
+  bool saturated_ = false;
+};
+
+}  // namespace stowage::executor

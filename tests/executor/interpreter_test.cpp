@@ -1,0 +1,105 @@
+// The interpreter keeps to the schedule's lane slots (a lane with N slots
+// runs up to N ops at once, as the simulator does) and its watchdog turns a
+// hang into a failure that says, lane by lane, what runs and what waits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "executor/faulty_backend.h"
+#include "tests/executor/tiny_gpt_fixture.h"
+
+namespace stowage::executor {
+namespace {
+
+using namespace testing;
+
+// Forwards to another backend; block reads take at least 30 ms, long
+// enough that reads the interpreter issues together overlap, and the most
+// in flight at once is recorded.
+class SlowReads final : public Backend {
+ public:
+  explicit SlowReads(Backend& inner) : inner_(inner) {}
+  [[nodiscard]] int max_reads_in_flight() const { return max_.load(); }
+
+  [[nodiscard]] std::string_view name() const override { return "slow-reads"; }
+  [[nodiscard]] core::Result<Buffer> allocate(core::Tier t, int64_t b, std::string w) override {
+    return inner_.allocate(t, b, std::move(w));
+  }
+  void release(Buffer& b) override { inner_.release(b); }
+  [[nodiscard]] int64_t in_use(core::Tier t) const override { return inner_.in_use(t); }
+  [[nodiscard]] int64_t capacity(core::Tier t) const override { return inner_.capacity(t); }
+  [[nodiscard]] core::Result<void> copy(core::Lane l, const Buffer& d, int64_t doff, const Buffer& s, int64_t soff,
+                                        int64_t n) override {
+    return inner_.copy(l, d, doff, s, soff, n);
+  }
+  [[nodiscard]] core::Result<void> compute(core::Lane l, std::string_view w, const std::function<void()>& k) override {
+    return inner_.compute(l, w, k);
+  }
+  [[nodiscard]] core::Result<void> optimizer_step(core::Lane l, const OptimizerWork& w) override {
+    return inner_.optimizer_step(l, w);
+  }
+  [[nodiscard]] Event record(core::Lane l) override { return inner_.record(l); }
+  void wait(const Event& e) override { inner_.wait(e); }
+  [[nodiscard]] int64_t bytes_moved(core::Lane l) const override { return inner_.bytes_moved(l); }
+  [[nodiscard]] core::Result<void> reserve_region(const std::string& r, int64_t b) override {
+    return inner_.reserve_region(r, b);
+  }
+  [[nodiscard]] core::Result<void> block_write(core::Lane l, const BlockIo& io) override {
+    return inner_.block_write(l, io);
+  }
+  [[nodiscard]] core::Result<void> block_read(core::Lane l, const BlockIo& io) override {
+    if (l != core::Lane::kNvmeRead) return inner_.block_read(l, io);  // a checkpoint's or the homes' own reads
+    const int now = ++in_flight_;
+    int seen = max_.load();
+    while (now > seen && !max_.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    auto r = inner_.block_read(l, io);
+    --in_flight_;
+    return r;
+  }
+
+ private:
+  Backend& inner_;
+  std::atomic<int> in_flight_{0}, max_{0};
+};
+
+int most_reads_at_once(int prefetch_depth) {
+  core::PlanFile plan = plan_where(kNvmeOffload);
+  plan.policy.nvme_prefetch_depth = prefetch_depth;
+  auto inner = backend("slots-" + std::to_string(prefetch_depth), 0, prefetch_depth);
+  SlowReads slow(*inner);
+  auto run = train_plan(plan, slow, {.steps = 1, .seed = 7});
+  EXPECT_TRUE(run) << (run ? "" : core::to_string(run.error()));
+  return slow.max_reads_in_flight();
+}
+
+TEST(Interpreter, ALaneRunsAsManyOpsAtOnceAsItHasSlots) {
+  // Step 0's first state reads have no dependencies: with two slots both
+  // start together; with one, never two at once.
+  EXPECT_EQ(most_reads_at_once(2), 2);
+  EXPECT_EQ(most_reads_at_once(1), 1);
+}
+
+TEST(Interpreter, TheWatchdogReportsAHangLaneByLane) {
+  auto inner = backend("hang");
+  // The third compute call never returns until the run is cancelled.
+  FaultyBackend hanging(*inner, {.kind = CallKind::kCompute, .nth = 3, .effect = FaultEffect::kHang});
+  const auto started = std::chrono::steady_clock::now();
+  auto run = train_plan(plan_where(kNvmeOffload), hanging,
+                        {.steps = 2, .seed = 7, .watchdog = std::chrono::milliseconds(300)});
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_FALSE(run);
+  const std::string message = core::to_string(run.error());
+  EXPECT_NE(message.find("no op finished for"), std::string::npos) << message;
+  EXPECT_NE(message.find("(watchdog)"), std::string::npos) << message;
+  EXPECT_NE(message.find("gpu.compute: runs 'fwd"), std::string::npos) << message;
+  EXPECT_NE(message.find("waits for"), std::string::npos) << message;
+  EXPECT_LT(took, std::chrono::seconds(20)) << "the run was stopped, not left hanging";
+}
+
+}  // namespace
+}  // namespace stowage::executor

@@ -1,0 +1,108 @@
+// The executor tests' small GPT (2 blocks of width 64), its plans by
+// placement and backends with a private NVMe folder, shared by the trainer
+// and schedule-matrix tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/policy.h"
+#include "core/profile_catalog.h"
+#include "core/workload.h"
+#include "executor/cpu_backend.h"
+#include "executor/trainer.h"
+
+namespace stowage::executor::testing {
+
+struct Fixture {
+  core::MachineSpec machine;
+  core::ModelSpec model;
+  core::TrainingSpec training;
+};
+
+inline const Fixture& fixture() {
+  static const Fixture f = [] {
+    const core::ProfileCatalog catalog(STOWAGE_PROFILES_DIR);
+    Fixture x{.machine = *catalog.machine("workstation-24gb-1nvme"), .model = *catalog.model("tiny-gpt"),
+              .training = *catalog.training("tiny")};
+    x.model.d_model = 64;
+    x.model.layers = 2;
+    x.model.heads = 2;
+    x.model.kv_heads = 2;
+    x.model.head_dim = 32;
+    x.model.ffn = 256;
+    x.model.max_positions = 64;
+    x.training.micro_batch = 4;
+    x.training.sequence_length = 32;
+    return x;
+  }();
+  return f;
+}
+
+inline int partition_count(const core::Policy& p) {
+  const core::Workload w(fixture().model, fixture().training.sequence_length);
+  return static_cast<int>(core::partitions_of(w, p.sub_group_params).size());
+}
+
+inline core::PlanFile plan_where(core::PartitionPolicy where, int64_t sub_group = 0) {
+  core::PlanFile plan{.machine = "workstation-24gb-1nvme", .model = "tiny-gpt", .training = "tiny"};
+  plan.policy.sub_group_params = sub_group;
+  plan.policy.partitions.assign(static_cast<size_t>(partition_count(plan.policy)), where);
+  return plan;
+}
+
+inline const core::PartitionPolicy kAllDevice{};
+inline const core::PartitionPolicy kCpuOffload{.param16 = core::Tier::kGpu, .optimizer_states = core::Tier::kCpu,
+                                               .optimizer = core::OptimizerDevice::kCpu,
+                                               .gradients = core::Tier::kCpu};
+inline const core::PartitionPolicy kNvmeOffload{.param16 = core::Tier::kCpu, .optimizer_states = core::Tier::kNvme,
+                                                .optimizer = core::OptimizerDevice::kCpu,
+                                                .gradients = core::Tier::kCpu};
+inline const core::PartitionPolicy kParamsOnNvme{.param16 = core::Tier::kNvme, .optimizer_states = core::Tier::kNvme,
+                                                 .optimizer = core::OptimizerDevice::kCpu,
+                                                 .gradients = core::Tier::kCpu};
+
+// A mix of every tier: layers split into sub-groups, partition j on
+// device, CPU or NVMe by j % 3.
+inline core::PlanFile three_tier_mix() {
+  core::PlanFile mix = plan_where(kAllDevice, 20000);
+  for (size_t j = 0; j < mix.policy.partitions.size(); ++j) {
+    mix.policy.partitions[j] = j % 3 == 0 ? kAllDevice : j % 3 == 1 ? kCpuOffload : kNvmeOffload;
+  }
+  return mix;
+}
+
+inline std::filesystem::path scratch(const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::current_path() / ("trainer_test_" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+inline std::unique_ptr<CpuBackend> backend(const std::string& name, int64_t device_cap = 0, int regions = 2) {
+  CpuBackendOptions o{.lock_host_memory = false};
+  o.capacity[0] = device_cap;
+  o.nvme = BlockStoreOptions{.directories = {scratch(name) / "nvme"}, .block_bytes = core::Bytes(64 << 10),
+                             .queue_depth = 4, .regions_in_flight = regions, .allow_buffered = true};
+  auto b = CpuBackend::create(std::move(o));
+  EXPECT_TRUE(b) << (b ? "" : core::to_string(b.error()));
+  return std::move(*b);
+}
+
+inline core::Result<TrainingRun> train_plan(const core::PlanFile& plan, Backend& b, TrainerOptions options) {
+  const Fixture& f = fixture();
+  return train(plan, f.machine, f.model, f.training, b, options);
+}
+
+inline std::vector<double> losses(const core::PlanFile& plan, int64_t steps, const std::string& name) {
+  auto b = backend(name);
+  auto run = train_plan(plan, *b, {.steps = steps, .seed = 7});
+  EXPECT_TRUE(run) << (run ? "" : core::to_string(run.error()));
+  return run ? run->losses : std::vector<double>{};
+}
+
+}  // namespace stowage::executor::testing
