@@ -129,9 +129,14 @@ class Lowering {
   std::vector<OpId> offloads_;  // gradient offloads of the backward pass under construction
   std::vector<std::optional<OpId>> last_state_write_;  // NVMe write that last stored j's states
   std::optional<OpId> last_verdict_;  // the previous step's gradient check
-  std::optional<OpId> last_checkpoint_;  // the latest checkpoint op
-  std::vector<OpId> step_updates_;  // ops of the step under construction that change the state
-  void checkpoint(int step);
+  // Checkpoints: per partition, the ops of its latest update (what a
+  // snapshot waits for); the step whose checkpoint is being taken, and the
+  // snapshots taken of it so far.
+  std::vector<std::vector<OpId>> updates_;
+  std::optional<int> pending_checkpoint_;
+  std::vector<OpId> snapshots_;
+  OpId snapshot(int j, std::optional<OpId> verdict, Key key);
+  void commit_checkpoint();
 };
 
 void Lowering::resident_memory(Schedule& s) const {
@@ -404,7 +409,10 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
   std::vector<OpId> deps = grad_ready_[static_cast<size_t>(j)];
   grad_ready_[static_cast<size_t>(j)].clear();
   if (verdict) deps.push_back(*verdict);
-  if (last_checkpoint_) deps.push_back(*last_checkpoint_);
+  // A checkpoint of the previous step copies this partition just before
+  // this update overwrites it.
+  if (pending_checkpoint_ && *pending_checkpoint_ == step - 1)
+    deps.push_back(snapshot(j, verdict, {step, last_micro(), kBackwardPhase, index, kSubReadStates}));
   // Step t's update reads the states step t-1's update wrote.
   if (const auto& previous = last_optimizer_[static_cast<size_t>(j)]) deps.push_back(*previous);
   const std::string states_name = "states " + pname(j);
@@ -482,28 +490,59 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
   auto& ready = param_ready_[next];
   if (ready.empty()) ready.resize(partitions_.size());
   ready[static_cast<size_t>(j)] = publish;
-  step_updates_.push_back(publish);
-  if (last_state_write_[static_cast<size_t>(j)]) step_updates_.push_back(*last_state_write_[static_cast<size_t>(j)]);
+  // The previous step's publish too: under a delayed update it wrote the
+  // other parameter version a snapshot copies, possibly on another slot.
+  std::vector<OpId>& updates = updates_[static_cast<size_t>(j)];
+  updates = updates.empty() ? std::vector<OpId>{publish} : std::vector<OpId>{publish, updates.front()};
+  if (p.optimizer_states == Tier::kNvme) updates.push_back(*last_state_write_[static_cast<size_t>(j)]);
 }
 
-void Lowering::checkpoint(int step) {
-  // The state after `step` is complete once every update of it (and, by
-  // their own order, of the steps before) has landed where it rests.
-  Op save{.kind = OpKind::kCheckpoint, .lane = Lane::kCpuOptim, .name = "checkpoint s" + std::to_string(step),
-          .step = step, .micro_step = last_micro(), .deps = step_updates_};
-  if (last_checkpoint_) save.deps.push_back(*last_checkpoint_);
-  last_checkpoint_ = add(std::move(save), {step, last_micro(), kBackwardPhase, 65535, kSubGatherUpdate});
+// A checkpoint after step k: one snapshot op per partition copies its state
+// (param16 versions, master32, adam_m, adam_v) to host memory once step k's
+// update of it has landed, placed on cpu.optim just before step k+1's
+// optimizer of that partition (which waits for it, and for nothing else of
+// the checkpoint), so training runs on; after the last snapshot a commit op
+// writes them all to the checkpoint folder and frees them. A snapshot also
+// waits for step k+1's gradient check, which comes first on that lane.
+OpId Lowering::snapshot(int j, std::optional<OpId> verdict, Key key) {
+  const int step = *pending_checkpoint_;
+  const int versions = policy_.delayed_update ? 2 : 1;
+  const Bytes bytes = param_shard(j) * versions + Bytes(12 * state_params(j));
+  Op copy{.kind = OpKind::kCheckpoint, .lane = Lane::kCpuOptim,
+          .name = "snapshot " + pname(j) + " s" + std::to_string(step), .partition = j,
+          .layer = partitions_[static_cast<size_t>(j)].layer, .step = step, .micro_step = last_micro(),
+          .bytes = bytes, .deps = updates_[static_cast<size_t>(j)],
+          .allocs = {{Tier::kCpu, bytes, "checkpoint snapshot " + pname(j)}}};
+  if (verdict) copy.deps.push_back(*verdict);
+  snapshots_.push_back(add(std::move(copy), key));
+  return snapshots_.back();
+}
+
+void Lowering::commit_checkpoint() {
+  const int step = *pending_checkpoint_;
+  if (snapshots_.size() < partitions_.size()) {
+    // The checkpoint after the schedule's last step: no later update to
+    // wait for, so the snapshots follow the last step's updates.
+    for (int j = 0; j < static_cast<int>(partitions_.size()); ++j)
+      snapshot(j, std::nullopt, {step + 1, 0, kBackwardPhase, 65535, kSubReadStates});
+  }
+  Op commit{.kind = OpKind::kCheckpoint, .lane = Lane::kCpuOptim, .name = "checkpoint s" + std::to_string(step),
+            .step = step, .micro_step = last_micro(), .deps = snapshots_};
+  for (OpId id : snapshots_) commit.frees.push_back(ops_[static_cast<size_t>(id)].allocs.front());
+  add(std::move(commit), {step + 1, last_micro(), kBackwardPhase, 65535, kSubGatherUpdate});
+  snapshots_.clear();
+  pending_checkpoint_.reset();
 }
 
 void Lowering::lower_step(int step) {
   optimizer_order_.clear();
-  step_updates_.clear();
   for (int micro = 0; micro <= last_micro(); ++micro) {
     forward(step, micro);
     backward(step, micro);
   }
+  if (pending_checkpoint_) commit_checkpoint();  // the previous step's: every snapshot is taken
   const std::vector<int>& after = options_.checkpoint_after;
-  if (std::find(after.begin(), after.end(), step) != after.end()) checkpoint(step);
+  if (std::find(after.begin(), after.end(), step) != after.end()) pending_checkpoint_ = step;
 }
 
 Result<Schedule> Lowering::run() {
@@ -526,6 +565,7 @@ Result<Schedule> Lowering::run() {
   for (auto& buffer : grads_consumed_) buffer.assign(partitions_.size(), std::nullopt);
   last_state_write_.assign(partitions_.size(), std::nullopt);
   last_optimizer_.assign(partitions_.size(), std::nullopt);
+  updates_.assign(partitions_.size(), {});
   grad_ready_.assign(partitions_.size(), {});
   param_ready_[0].resize(partitions_.size());
   param_ready_[1].resize(partitions_.size());
@@ -533,6 +573,7 @@ Result<Schedule> Lowering::run() {
     if (param_ready_[step].empty()) param_ready_[step].resize(partitions_.size());
     lower_step(step);
   }
+  if (pending_checkpoint_) commit_checkpoint();
   return finish();
 }
 

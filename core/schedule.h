@@ -57,11 +57,12 @@ enum class OpKind : uint8_t {
   // gradients: on gpu.compute over device gradients, on cpu.optim over host
   // gradients (the latter also waits for the former).
   kGradCheck,
-  // A consistent copy of the training state after a step (a checkpoint):
-  // waits for every update of that step and before, and every update of
-  // the next step waits for it, so compute and prefetches run on. Its I/O
-  // goes to the checkpoint folder, outside the plan's lanes; the simulator
-  // gives it no duration.
+  // A checkpoint after a step: with a partition, a snapshot of that
+  // partition's state into host memory once the step's update of it has
+  // landed (the next step's update of it waits for the snapshot); without
+  // one, the commit that writes every snapshot to the checkpoint folder.
+  // The simulator gives both no duration (their I/O goes to the checkpoint
+  // folder, outside the plan's lanes); the snapshots' host memory counts.
   kCheckpoint,
 };
 inline constexpr int kOpKindCount = static_cast<int>(OpKind::kCheckpoint) + 1;

@@ -120,6 +120,8 @@ struct Interpreter::State {
   std::vector<PartitionFlight> flight;
   std::map<std::tuple<int, int, int>, std::vector<Buffer>> activations;  // (step, micro, layer)
   std::mutex activations_mutex;
+  std::map<int, std::vector<Buffer>> snapshots;  // by step, then partition: a checkpoint being taken
+  std::mutex snapshots_mutex;
 
   std::vector<uint8_t> done;
   // Per lane: its ops in issue order and the next to issue; per op: the
@@ -185,6 +187,8 @@ struct Interpreter::State {
   core::Result<void> read_params(const Op& op);
   core::Result<void> write_params(const Op& op);
   core::Result<void> check_gradients(const Op& op);
+  core::Result<void> snapshot(const Op& op);
+  core::Result<void> commit_checkpoint(const Op& op);
   // What the optimizer of `step` divides its 16-bit gradients by
   // (executor/gradient_divisor.h); final once the step's check ops ran,
   // which every optimizer op waits for.
@@ -465,6 +469,37 @@ core::Result<void> Interpreter::State::check_gradients(const Op& op) {
   return {};
 }
 
+core::Result<void> Interpreter::State::snapshot(const Op& op) {
+  PartitionHome& h = home(op);
+  auto copy = allocate(Tier::kCpu, op.bytes.count(), "checkpoint snapshot " + h.name);
+  if (!copy) return std::unexpected(copy.error());
+  if (options.snapshot) {
+    if (auto r = options.snapshot(global(op.step), static_cast<size_t>(op.partition), copy->as<std::byte>()); !r) {
+      release(*copy);
+      return r;
+    }
+  }
+  std::lock_guard lock(snapshots_mutex);
+  std::vector<Buffer>& of_step = snapshots[op.step];
+  of_step.resize(homes.all().size());
+  of_step[static_cast<size_t>(op.partition)] = std::move(*copy);
+  return {};
+}
+
+core::Result<void> Interpreter::State::commit_checkpoint(const Op& op) {
+  std::vector<Buffer> taken;
+  {
+    std::lock_guard lock(snapshots_mutex);
+    taken = std::move(snapshots[op.step]);
+    snapshots.erase(op.step);
+  }
+  std::vector<std::span<const std::byte>> views;
+  for (const Buffer& b : taken) views.push_back(b.as<const std::byte>());
+  core::Result<void> r = options.checkpoint ? options.checkpoint(global(op.step), views) : core::Result<void>{};
+  for (Buffer& b : taken) release(b);
+  return r;
+}
+
 core::Result<void> Interpreter::State::read_states(const Op& op) {
   PartitionHome& h = home(op);
   auto staged = allocate(Tier::kCpu, 12 * h.params(), "staged states " + h.name);
@@ -534,8 +569,7 @@ core::Result<void> Interpreter::State::execute(const Op& op) {
     case OpKind::kGradCheck:
       return check_gradients(op);
     case OpKind::kCheckpoint:
-      if (!options.checkpoint) return {};
-      return options.checkpoint(global(op.step));
+      return op.partition >= 0 ? snapshot(op) : commit_checkpoint(op);
     case OpKind::kAllGather:
     case OpKind::kReduceScatter:
     case OpKind::kAllReduce:
@@ -673,6 +707,9 @@ Interpreter::~Interpreter() {
     }
   }
   for (auto& [key, list] : state_->activations) {
+    for (Buffer& b : list) state_->backend.release(b);
+  }
+  for (auto& [step, list] : state_->snapshots) {
     for (Buffer& b : list) state_->backend.release(b);
   }
 }

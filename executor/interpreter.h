@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "core/diagnostic.h"
 #include "core/schedule.h"
@@ -42,9 +44,13 @@ struct InterpretOptions {
   core::TimelineSink* sink = nullptr;  // may be null; called under a lock
   // Called when a step's last op has finished, from the lane that ran it.
   std::function<void(int64_t step)> step_done;
-  // Runs a checkpoint op: saves the training state after global `step`.
-  // A failure stops the run like any failed op.
-  std::function<core::Result<void>(int64_t step)> checkpoint;
+  // Checkpoint ops: `snapshot` copies partition j's state after global
+  // `step` into `into` (host memory the schedule allocates, its size the
+  // op's bytes); `checkpoint` writes the snapshots of that step, by
+  // partition. A failure stops the run like any failed op.
+  std::function<core::Result<void>(int64_t step, size_t partition, std::span<std::byte> into)> snapshot;
+  std::function<core::Result<void>(int64_t step, const std::vector<std::span<const std::byte>>& snapshots)>
+      checkpoint;
 };
 
 class Interpreter {

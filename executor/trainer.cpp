@@ -69,7 +69,8 @@ class Trainer {
  private:
   core::Result<void> initialise();
   core::Result<void> restore(const std::filesystem::path& dir);
-  core::Result<std::string> save(const RunState& state);
+  core::Result<void> snapshot(size_t j, std::span<std::byte> into);
+  core::Result<std::string> save(const RunState& state, const std::vector<std::span<const std::byte>>& snapshots);
   core::Result<void> train_steps(TrainingRun& out);
   core::Result<double> held_out_loss();
   // Micro-batch `index` of a part of the data, a function of the seed.
@@ -124,27 +125,43 @@ core::Result<void> Trainer::initialise() {
   return {};
 }
 
-core::Result<std::string> Trainer::save(const RunState& state) {
-  // Gather every home's bytes; blobs name the partition and what they hold.
-  std::vector<std::vector<std::byte>> data;
+core::Result<void> Trainer::snapshot(size_t j, std::span<std::byte> into) {
+  // Partition j's snapshot layout: each param16 version, then its states.
+  size_t at = 0;
+  auto mismatch = [&] {
+    return core::fail({{}, "the snapshot of " + names_[j] + " does not have the size the schedule declared (" +
+                               std::to_string(into.size()) + " bytes; a bug in stowage)", ""});
+  };
+  auto put = [&](core::Result<std::vector<std::byte>> bytes) -> core::Result<void> {
+    if (!bytes) return std::unexpected(bytes.error());
+    if (at + bytes->size() > into.size()) return mismatch();
+    std::copy(bytes->begin(), bytes->end(), into.begin() + static_cast<std::ptrdiff_t>(at));
+    at += bytes->size();
+    return {};
+  };
+  for (int v = 0; v < homes_->versions(); ++v) {
+    if (auto r = put(homes_->read_param16(j, static_cast<size_t>(v))); !r) return r;
+  }
+  if (auto r = put(homes_->read_states(j)); !r) return r;
+  if (at != into.size()) return mismatch();
+  return {};
+}
+
+core::Result<std::string> Trainer::save(const RunState& state, const std::vector<std::span<const std::byte>>& snapshots) {
+  // Blobs name the partition and what they hold, cut from its snapshot.
   std::vector<BlobSource> blobs;
-  data.reserve(parts_.size() * 3);
   for (size_t j = 0; j < parts_.size(); ++j) {
     const PartitionHome& h = (*homes_)[j];
-    for (int v = 0; v < homes_->versions(); ++v) {
-      auto p = homes_->read_param16(j, static_cast<size_t>(v));
-      if (!p) return std::unexpected(p.error());
-      data.push_back(std::move(*p));
+    const size_t param_bytes = static_cast<size_t>(2 * parts_[j].params);
+    size_t at = 0;
+    for (int v = 0; v < homes_->versions(); ++v, at += param_bytes) {
       blobs.push_back({.name = "param16 " + names_[j] + " #" + std::to_string(v),
                        .tier = std::string(core::to_string(h.policy.param16)),
-                       .content = std::span<const std::byte>(data.back())});
+                       .content = snapshots[j].subspan(at, param_bytes)});
     }
-    auto s = homes_->read_states(j);
-    if (!s) return std::unexpected(s.error());
-    data.push_back(std::move(*s));
     blobs.push_back({.name = "states " + names_[j],
                      .tier = std::string(core::to_string(h.policy.optimizer_states)),
-                     .content = std::span<const std::byte>(data.back())});
+                     .content = snapshots[j].subspan(at)});
   }
   nlohmann::json meta = {{"step", state.step},
                          {"plan", options_.plan_name},
@@ -265,12 +282,13 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
     out.losses[static_cast<size_t>(step - first_step)] = r.loss;
     if (options_.on_step) options_.on_step(r);
   };
-  io.checkpoint = [&](int64_t step) -> core::Result<void> {
+  io.snapshot = [this](int64_t, size_t j, std::span<std::byte> into) { return snapshot(j, into); };
+  io.checkpoint = [&](int64_t step, const std::vector<std::span<const std::byte>>& snapshots) -> core::Result<void> {
     // The run state as this step leaves it: the scaler after its verdict.
     RunState saved{.step = step + 1,
                    .scaler = interpreter->scaler_after(static_cast<int>(step - first_step)),
                    .skipped = state_.skipped + interpreter->skipped_through(static_cast<int>(step - first_step))};
-    auto dir = save(saved);
+    auto dir = save(saved, snapshots);
     if (!dir) return std::unexpected(dir.error());
     std::lock_guard lock(report_mutex_);
     out.checkpoints.push_back(*dir);

@@ -36,7 +36,8 @@ std::map<OpKind, int> count_kinds(const Schedule& s) {
 
 // tiny-gpt has 6 layers (embedding, 4 blocks, final); with checkpointing the
 // 4 blocks are recomputed. All on one GPU: 6 forward, 4 recompute,
-// 6 backward, 6 optimizer steps on the GPU and nothing else.
+// 6 backward, the gradient check (clipping at 1.0 is on by default) and
+// 6 optimizer steps on the GPU, and nothing else.
 TEST(Lower, AllGpuOneStep) {
   const Lowered l = lower_tiny(StandardPlacement::kAllGpu);
   std::map<OpKind, int> n = count_kinds(l.schedule);
@@ -44,20 +45,22 @@ TEST(Lower, AllGpuOneStep) {
   EXPECT_EQ(n[OpKind::kRecompute], 4);
   EXPECT_EQ(n[OpKind::kBackward], 6);
   EXPECT_EQ(n[OpKind::kOptimizer], 6);
-  EXPECT_EQ(l.schedule.ops.size(), 22u);
+  EXPECT_EQ(n[OpKind::kGradCheck], 1);
+  EXPECT_EQ(l.schedule.ops.size(), 23u);
   for (const Op& op : l.schedule.ops) EXPECT_EQ(op.lane, Lane::kGpuCompute) << op.name;
 }
 
 // ZeRO-Offload adds, per layer, a gradient offload and an upload of the
-// updated parameters, and moves the optimizer to the CPU: 22 + 12 ops.
+// updated parameters, and moves the optimizer and the gradient check (over
+// host gradients) to the CPU: 23 + 12 ops.
 TEST(Lower, ZeroOffloadMovesGradientsAndOptimizerToTheHost) {
   const Lowered l = lower_tiny(StandardPlacement::kZeroOffload);
   std::map<OpKind, int> n = count_kinds(l.schedule);
   EXPECT_EQ(n[OpKind::kOffloadGrads], 6);
   EXPECT_EQ(n[OpKind::kUploadParams], 6);
-  EXPECT_EQ(l.schedule.ops.size(), 34u);
+  EXPECT_EQ(l.schedule.ops.size(), 35u);
   for (const Op& op : l.schedule.ops) {
-    if (op.kind == OpKind::kOptimizer) {
+    if (op.kind == OpKind::kOptimizer || op.kind == OpKind::kGradCheck) {
       EXPECT_EQ(op.lane, Lane::kCpuOptim);
     }
     if (op.kind == OpKind::kOffloadGrads) {
@@ -68,14 +71,15 @@ TEST(Lower, ZeroOffloadMovesGradientsAndOptimizerToTheHost) {
 
 // ZeRO-Infinity: parameters come from the CPU for the forward and again for
 // the backward (12 uploads), and optimizer states are read from and written
-// to NVMe around each of the 6 optimizer steps: 16 compute + 12 + 6 + 12 + 6.
+// to NVMe around each of the 6 optimizer steps: 16 compute + 12 + 6 + 12 + 6,
+// and the gradient check.
 TEST(Lower, ZeroInfinityStreamsParamsAndStates) {
   const Lowered l = lower_tiny(StandardPlacement::kZeroInfinity);
   std::map<OpKind, int> n = count_kinds(l.schedule);
   EXPECT_EQ(n[OpKind::kUploadParams], 12);
   EXPECT_EQ(n[OpKind::kReadStates], 6);
   EXPECT_EQ(n[OpKind::kWriteStates], 6);
-  EXPECT_EQ(l.schedule.ops.size(), 52u);
+  EXPECT_EQ(l.schedule.ops.size(), 53u);
   // Each state read moves 12 bytes per parameter of its layer.
   for (const Op& op : l.schedule.ops) {
     if (op.kind == OpKind::kReadStates) {
@@ -252,30 +256,43 @@ TEST(Lower, Fp16BackwardWaitsForThePreviousVerdict) {
   EXPECT_TRUE(depends_on(s, first_backward1, verdict0));
 }
 
-// A checkpoint after step 0 waits for every update of step 0 and holds back
-// every update of step 1, and nothing else.
+// A checkpoint after step 0: a snapshot per partition waits for that
+// partition's update of step 0 and holds back only its update of step 1;
+// the commit waits for every snapshot; compute never waits for any of it.
 TEST(Lower, ACheckpointSitsBetweenTwoStepsUpdates) {
   const TrainingSpec training = must(bundled().training("default"));
   const Schedule s = lower_with(StandardPlacement::kZeroInfinity, training, {.steps = 2, .checkpoint_after = {0}});
-  OpId checkpoint = -1;
+  std::map<int, OpId> snapshot;  // by partition
+  OpId commit = -1;
   for (const Op& op : s.ops) {
-    if (op.kind == OpKind::kCheckpoint) {
-      EXPECT_EQ(checkpoint, -1) << "one checkpoint";
-      checkpoint = op.id;
+    if (op.kind != OpKind::kCheckpoint) continue;
+    if (op.partition < 0) {
+      EXPECT_EQ(commit, -1) << "one commit";
+      commit = op.id;
+    } else {
+      snapshot[op.partition] = op.id;
     }
   }
-  ASSERT_GE(checkpoint, 0);
+  ASSERT_GE(commit, 0);
+  ASSERT_EQ(snapshot.size(), 6u);
+  for (const auto& [j, id] : snapshot) EXPECT_TRUE(depends_on(s, commit, id));
   for (const Op& op : s.ops) {
-    const bool update = op.kind == OpKind::kOptimizer || op.kind == OpKind::kWriteStates ||
-                        op.kind == OpKind::kWriteParams;
+    const bool update = op.kind == OpKind::kOptimizer || op.kind == OpKind::kWriteStates;
     if (update && op.step == 0) {
-      EXPECT_TRUE(depends_on(s, checkpoint, op.id)) << op.name;
+      EXPECT_TRUE(depends_on(s, snapshot[op.partition], op.id)) << op.name;
     }
     if (op.kind == OpKind::kOptimizer && op.step == 1) {
-      EXPECT_TRUE(depends_on(s, op.id, checkpoint)) << op.name;
+      EXPECT_TRUE(depends_on(s, op.id, snapshot[op.partition])) << op.name;
+      // Optimizers run from the last layer down: none waits for the
+      // snapshot of a partition whose update comes after its own.
+      for (const auto& [j, id] : snapshot) {
+        if (j < op.partition) {
+          EXPECT_FALSE(depends_on(s, op.id, id)) << op.name << " waits for a later snapshot";
+        }
+      }
     }
-    if (op.kind == OpKind::kForward && op.step == 1) {
-      EXPECT_FALSE(depends_on(s, op.id, checkpoint)) << op.name;
+    if (op.kind == OpKind::kForward || op.kind == OpKind::kBackward) {
+      EXPECT_FALSE(depends_on(s, op.id, commit)) << op.name;
     }
   }
 }

@@ -114,5 +114,28 @@ TEST(ScheduleMatrix, EveryCaseFinishesWithTheAllDeviceLossesAndTheSameOps) {
   EXPECT_EQ(cases, 80);
 }
 
+// The prediction printed beside a run is the simulation of the ops that
+// ran, checkpoints included: checkpoints after every step leave the
+// predicted step time as it is without them (they hold back only each
+// partition's next update, which waits for that partition anyway).
+TEST(ScheduleMatrix, CheckpointsDoNotChangeThePredictedStep) {
+  const Fixture& f = fixture();
+  for (bool delayed : {false, true}) {
+    core::PlanFile plan = plan_where(kNvmeOffload);
+    plan.policy.delayed_update = delayed;
+    auto plain = backend("predict-plain");
+    auto with = backend("predict-ckpt");
+    auto a = train_plan(plan, *plain, {.steps = 8, .seed = 7});
+    auto b = train_plan(plan, *with, {.steps = 8, .seed = 7, .checkpoint_root = scratch("predict") / "c",
+                                      .checkpoint_every = 1});
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(b->checkpoints.size(), 8u);
+    EXPECT_EQ(a->losses, b->losses);
+    const double without = sim::simulate(a->schedule, f.machine).summary.step_time.value();
+    const double checkpointed = sim::simulate(b->schedule, f.machine).summary.step_time.value();
+    EXPECT_NEAR(checkpointed, without, without * 0.01) << "delayed " << delayed;
+  }
+}
+
 }  // namespace
 }  // namespace stowage::executor

@@ -4,6 +4,9 @@
 // a clear message and leaves the last checkpoint intact.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -176,6 +179,58 @@ TEST(Trainer, TheMeasuredTimelineHasEveryOpOnceAndLanesRunInOrder) {
     cpu |= m.tier == Tier::kCpu && m.bytes.count() > 0;
   }
   EXPECT_TRUE(gpu && cpu);
+}
+
+// The progress line's bytes are what the backend moved, lane by lane; over
+// a run they add up to exactly what the schedule's transfers declare.
+TEST(Trainer, BytesMovedAreMeasuredAndMatchTheSchedule) {
+  for (const core::PlanFile& plan : {plan_where(kNvmeOffload), three_tier_mix(), plan_where(kParamsOnNvme)}) {
+    auto b = backend("bytes");
+    std::array<int64_t, core::kLaneCount> measured{};
+    TrainerOptions options{.steps = 3, .seed = 7};
+    options.on_step = [&](const StepReport& r) {
+      for (size_t l = 0; l < measured.size(); ++l) measured[l] += r.bytes[l];
+    };
+    auto run = train_plan(plan, *b, options);
+    ASSERT_TRUE(run) << core::to_string(run.error());
+    std::array<int64_t, core::kLaneCount> declared{};
+    for (const core::Op& op : run->schedule.ops) {
+      if (op.lane != core::Lane::kGpuCompute && op.lane != core::Lane::kCpuOptim)
+        declared[static_cast<size_t>(op.lane)] += op.bytes.count();
+    }
+    EXPECT_EQ(measured, declared);
+    EXPECT_GT(measured[static_cast<size_t>(core::Lane::kNvmeRead)], 0);
+  }
+}
+
+// Forced overflows: a loss scale far above fp16's range overflows the
+// first steps; each is skipped and reported, the scale comes down after
+// DeepSpeed's hysteresis, and training goes on with finite losses.
+TEST(Trainer, Fp16OverflowsAreSkippedReportedAndRecoveredFrom) {
+  core::TrainingSpec fp16 = fixture().training;
+  fp16.precision = core::Precision::kFp16;
+  fp16.loss_scaling.initial_scale = 1 << 30;
+  fp16.gradient_accumulation = 3;
+  for (const core::PlanFile& plan : {plan_where(kAllDevice), plan_where(kCpuOffload), three_tier_mix()}) {
+    auto b = backend("overflow");
+    std::vector<StepReport> reports;
+    TrainerOptions options{.steps = 26, .seed = 7};
+    options.on_step = [&](const StepReport& r) { reports.push_back(r); };
+    const Fixture& f = fixture();
+    auto run = train(plan, f.machine, f.model, fp16, *b, options);
+    ASSERT_TRUE(run) << core::to_string(run.error());
+    ASSERT_EQ(reports.size(), 26u);
+    std::sort(reports.begin(), reports.end(), [](const auto& a, const auto& c) { return a.step < c.step; });
+    // 2^30 halves to 2^15 or so in ~15 steps, the first overflow tolerated
+    // (hysteresis 2).
+    EXPECT_TRUE(reports[0].skipped && reports[1].skipped);
+    const int64_t skipped = reports.back().skipped_total;
+    EXPECT_GE(skipped, 10);
+    EXPECT_LE(skipped, 20) << "the scale came down and steps were taken";
+    EXPECT_FALSE(reports.back().skipped);
+    for (double loss : run->losses) EXPECT_TRUE(std::isfinite(loss));
+    EXPECT_LT(run->losses.back(), run->losses.front() - 0.3);
+  }
 }
 
 }  // namespace
