@@ -175,5 +175,28 @@ TEST(RunCommand, ACorruptCheckpointIsRefused) {
   EXPECT_NE(o.err.find("truncated checkpoint"), std::string::npos) << o.err;
 }
 
+// A hang is never silent: a backend call that never returns (injected)
+// stops the run after --watchdog seconds with each lane's state, exit 74.
+TEST(RunCommand, TheWatchdogStopsAHungRunAndSaysWhere) {
+  const fs::path dir = scratch("watchdog");
+  std::vector<std::string> args = run_args(small_plan(dir), dir, 3);
+  args.insert(args.end(), {"--fault", "compute:4:hang", "--watchdog", "0.5"});
+  const auto started = std::chrono::steady_clock::now();
+  const Outcome o = stowage(args);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  EXPECT_EQ(o.code, kExitIoError) << o.err;
+  EXPECT_NE(o.err.find("(watchdog)"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("gpu.compute: runs '"), std::string::npos) << o.err;
+}
+
+TEST(RunCommand, AFaultMustNameACallAfterTheFirst) {
+  const fs::path dir = scratch("fault-zero");
+  std::vector<std::string> args = run_args(small_plan(dir), dir, 1);
+  args.insert(args.end(), {"--fault", "compute:0"});
+  const Outcome o = stowage(args);
+  EXPECT_NE(o.code, kExitOk);
+  EXPECT_NE(o.err.find("--fault 'compute:0'"), std::string::npos) << o.err;
+}
+
 }  // namespace
 }  // namespace stowage::cli
