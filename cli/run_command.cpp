@@ -301,6 +301,12 @@ int run_run(const Context& context, const RunArgs& a) {
   }
   t.row({"peak memory", "gpu " + short_bytes(peak[0]) + " of " + short_bytes(device) + " cap, cpu " + short_bytes(peak[1]) +
                             ", nvme " + short_bytes(peak[2])});
+  // The simulator's peak for the same ops: the schedule's memory effects at
+  // the simulated times. The executor allocates on its own (fp32 compute
+  // workspaces, the model's activations), so the two differ (issue 10).
+  const auto& p = predicted.engine.peak;
+  t.row({"predicted peak", "gpu " + short_bytes(p[0].count()) + ", cpu " + short_bytes(p[1].count()) + ", nvme " +
+                               short_bytes(p[2].count()) + " (the schedule's memory effects)"});
   out << '\n';
   t.print(out, 2);
   if (!a.trace.empty()) out << "\n  measured trace: " << a.trace << '\n';

@@ -225,7 +225,11 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
 core::Result<void> Trainer::train_steps(TrainingRun& out) {
   const int64_t first_step = state_.step;
   const int64_t steps = options_.steps - first_step;
-  core::LowerOptions lower_options{.steps = static_cast<int>(steps)};
+  // The executor holds no CUDA context and no data loader: the schedule it
+  // runs (and the prediction of it) reserves nothing for them.
+  core::LowerOptions lower_options{
+      .steps = static_cast<int>(steps),
+      .buffers = {.gpu_reserve = core::Bytes(0), .host_reserve = core::Bytes(0)}};
   if (options_.checkpoint_root) {
     const int64_t every = options_.checkpoint_every > 0 ? options_.checkpoint_every : steps;
     for (int64_t s = 0; s < steps; ++s) {
