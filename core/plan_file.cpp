@@ -145,6 +145,7 @@ void write_policy(std::string& out, const Policy& p) {
   write_line(out, kIn, "nvme_block_size", exact_size(p.nvme_block_size));
   write_line(out, kIn, "nvme_queue_depth", std::to_string(p.nvme_queue_depth));
   write_line(out, kIn, "delayed_update", yes_no(p.delayed_update));
+  if (p.speculative_update) write_line(out, kIn, "speculative_update", yes_no(p.speculative_update));
   write_line(out, kIn, "activation_checkpointing", yes_no(p.activation_checkpointing));
   write_line(out, kIn, "micro_batch", std::to_string(p.micro_batch));
   write_line(out, kIn, "gradient_accumulation", std::to_string(p.gradient_accumulation));
@@ -199,6 +200,7 @@ Policy read_policy(YamlMap& m) {
   }
   assign(p.nvme_queue_depth, m.integer("nvme_queue_depth", Need::kRequired, kNvmeQueueDepth));
   assign(p.delayed_update, m.boolean("delayed_update", Need::kRequired));
+  assign(p.speculative_update, m.boolean("speculative_update", Need::kOptional));
   assign(p.activation_checkpointing, m.boolean("activation_checkpointing", Need::kRequired));
   // 0: as the training profile says.
   assign(p.micro_batch, m.integer("micro_batch", Need::kRequired, {0, 1'000'000}));

@@ -70,6 +70,8 @@ class Interpreter {
   [[nodiscard]] LossScaler scaler_after(int step) const;
   // Steps of this schedule up to and including `step` whose update was skipped.
   [[nodiscard]] int64_t skipped_through(int step) const;
+  // Steps whose speculative updates were rolled back and replayed.
+  [[nodiscard]] int64_t replayed_steps() const;
 
  private:
   struct State;

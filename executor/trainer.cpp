@@ -305,6 +305,7 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
   state_.scaler = interpreter->final_scaler();
   state_.skipped += interpreter->skipped_through(schedule->steps - 1);
   state_.step = options_.steps;
+  out.replayed_steps = interpreter->replayed_steps();
   out.schedule = std::move(*schedule);
   return {};
 }

@@ -58,6 +58,7 @@ struct TrainingRun {
   core::Schedule schedule;           // the run's ops, checkpoints included
   core::Timeline timeline;           // measured, in the schedule's ids
   std::vector<std::string> checkpoints;  // directories written
+  int64_t replayed_steps = 0;        // speculative updates rolled back and replayed (failed checks)
 };
 
 // Whether the executor can run the plan at all: one GPU, a GPT-2-style

@@ -297,5 +297,42 @@ TEST(Lower, ACheckpointSitsBetweenTwoStepsUpdates) {
   }
 }
 
+// Speculative updates: optimizer ops no longer wait for the gradient check,
+// each allocates a rollback copy of its states, and an accept op after the
+// check frees them; the next step's use of the parameters waits for it.
+TEST(Lower, SpeculativeUpdatesRunAheadOfTheCheckAndAreAccepted) {
+  const TrainingSpec training = must(bundled().training("default"));
+  const MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  Policy p = policy_for(standard_placement(StandardPlacement::kZeroOffload, machine.gpu_count), w, training);
+  p.speculative_update = true;
+  const Schedule s = must(lower(p, machine, w, training, {.steps = 2}));
+  std::map<int, OpId> verdict, accept;
+  for (const Op& op : s.ops) {
+    if (op.kind == OpKind::kGradCheck) verdict[op.step] = op.id;
+    if (op.kind == OpKind::kAcceptUpdate) accept[op.step] = op.id;
+  }
+  ASSERT_EQ(accept.size(), 2u);
+  Bytes copies;
+  for (const Op& op : s.ops) {
+    if (op.kind == OpKind::kOptimizer) {
+      EXPECT_FALSE(depends_on(s, op.id, verdict[op.step])) << op.name;
+      EXPECT_TRUE(depends_on(s, accept[op.step], op.id)) << op.name;
+      ASSERT_EQ(op.allocs.size(), 1u) << op.name;
+      EXPECT_EQ(op.allocs[0].bytes, Bytes(12 * op.params)) << "a copy of master32, adam_m, adam_v";
+      if (op.step == 0) copies += op.allocs[0].bytes;
+    }
+    if (op.kind == OpKind::kForward && op.step == 1) {
+      EXPECT_TRUE(depends_on(s, op.id, accept[0])) << op.name;
+    }
+  }
+  EXPECT_TRUE(depends_on(s, accept[0], verdict[0]));
+  Bytes freed;
+  for (const MemoryEffect& e : s.op(accept[0]).frees) {
+    if (e.tensor.starts_with("rollback copy")) freed += e.bytes;
+  }
+  EXPECT_EQ(freed, copies);
+}
+
 }  // namespace
 }  // namespace stowage::core

@@ -233,5 +233,49 @@ TEST(Trainer, Fp16OverflowsAreSkippedReportedAndRecoveredFrom) {
   }
 }
 
+// Speculative updates never change the math: when the step's check passes
+// they are kept, when it fails (a norm above max_grad_norm, an fp16
+// overflow) they are rolled back and replayed, and either way the losses
+// equal those of updates that wait for the check, on every placement.
+TEST(Trainer, SpeculativeUpdatesGiveTheSameLossesWhetherKeptOrReplayed) {
+  const Fixture& f = fixture();
+  struct Setting {
+    const char* what;
+    core::Precision precision;
+    double max_grad_norm;
+    double initial_scale;
+    bool replays;
+  };
+  const Setting settings[] = {
+      {"bf16, never clipped: kept", core::Precision::kBf16, 1e9, 1, false},
+      {"bf16, clipped at 0.05: replayed", core::Precision::kBf16, 0.05, 1, true},
+      {"fp16, forced overflows: rolled back", core::Precision::kFp16, 1e9, 1 << 26, true},
+  };
+  for (const Setting& x : settings) {
+    core::TrainingSpec training = f.training;
+    training.precision = x.precision;
+    training.max_grad_norm = x.max_grad_norm;
+    training.gradient_accumulation = 2;
+    if (x.precision == core::Precision::kFp16) training.loss_scaling.initial_scale = x.initial_scale;
+    for (const core::PlanFile& waiting : {plan_where(kCpuOffload), three_tier_mix(), plan_where(kParamsOnNvme)}) {
+      core::PlanFile speculative = waiting;
+      speculative.policy.speculative_update = true;
+      auto a = backend("spec-a");
+      auto b = backend("spec-b");
+      auto plain = train(waiting, f.machine, f.model, training, *a, {.steps = 6, .seed = 7});
+      auto spec = train(speculative, f.machine, f.model, training, *b, {.steps = 6, .seed = 7});
+      ASSERT_TRUE(plain) << x.what << ": " << core::to_string(plain.error());
+      ASSERT_TRUE(spec) << x.what << ": " << core::to_string(spec.error());
+      EXPECT_EQ(spec->losses, plain->losses) << x.what;
+      EXPECT_EQ(spec->held_out_loss, plain->held_out_loss) << x.what;
+      int accepts = 0;
+      for (const core::Op& op : spec->schedule.ops) accepts += op.kind == core::OpKind::kAcceptUpdate ? 1 : 0;
+      EXPECT_EQ(accepts, 6) << x.what;
+      EXPECT_EQ(spec->replayed_steps > 0, x.replays) << x.what << ": " << spec->replayed_steps << " replayed";
+      EXPECT_EQ(plain->replayed_steps, 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stowage::executor
