@@ -2,6 +2,8 @@
 
 #include <map>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
@@ -40,6 +42,14 @@ int run_stowage(int argc, const char* const* argv, std::ostream& out, std::ostre
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e, out, err);
   } catch (const CLI::ParseError& e) {
+    // CLI11 checks for the required subcommand before it complains about
+    // extras, so `stowage --bogus` said "A subcommand is required" (issue 12).
+    if (const std::vector<std::string> extra = app.remaining();
+        !extra.empty() && app.get_subcommands().empty()) {
+      err << "error: unknown option '" << extra.front()
+          << "' (stowage --help lists the options and subcommands)\n";
+      return kExitUsage;
+    }
     app.exit(e, out, err);
     return kExitUsage;
   }

@@ -2,13 +2,18 @@
 // with the executor's CPU backend, prints a live progress line and a
 // summary, and writes the measured timeline (--trace) beside the predicted
 // one (--predicted-trace) in the same format, op for op.
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cmath>
+#include <cerrno>
+#include <cstring>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -20,8 +25,10 @@
 #include "core/chrome_trace.h"
 #include "core/plan_file.h"
 #include "core/units.h"
+#include "executor/checkpoint/checkpoint_reader.h"
 #include "executor/checkpoint/checkpoint_root.h"
 #include "executor/cpu_backend.h"
+#include "executor/directory_lock.h"
 #include "executor/faulty_backend.h"
 #include "executor/trainer.h"
 #include "sim/simulator.h"
@@ -58,15 +65,35 @@ core::Result<executor::Fault> parse_fault(const std::string& text) {
   for (int k = 0; k < executor::kCallKindCount; ++k) {
     const auto c = static_cast<executor::CallKind>(k);
     if (executor::to_string(c) != kind || colon == std::string::npos) continue;
-    try {
-      return executor::Fault{.kind = c, .nth = std::stoll(text.substr(colon + 1)), .message = "injected fault"};
-    } catch (const std::exception&) {
+    // Digits only, and N >= 1: "KIND:0" and "KIND:-2" never fire, which
+    // would make a test pass without injecting anything (issue 12).
+    const std::string n = text.substr(colon + 1);
+    if (n.empty() || n.size() > 18 || !std::ranges::all_of(n, [](char ch) { return ch >= '0' && ch <= '9'; }))
       break;
-    }
+    if (std::stoll(n) < 1) break;
+    return executor::Fault{.kind = c, .nth = std::stoll(n), .message = "injected fault"};
   }
   return core::fail({{}, "--fault '" + text + "' is not KIND:N",
                      "KIND one of allocate, copy, compute, optimizer, block-read, block-write; N >= 1"});
 }
+
+// --data must be a regular file: CLI::ExistingFile lets a FIFO (which blocks
+// the read forever) and /dev/zero (which never ends) through (issue 12).
+const CLI::Validator kRegularFile(
+    [](std::string& path) {
+      struct stat st {};
+      if (::stat(path.c_str(), &st) != 0) return "cannot use '" + path + "': " + std::strerror(errno);
+      if (!S_ISREG(st.st_mode)) return "'" + path + "' is not a regular file (a FIFO, device or directory)";
+      return std::string();
+    },
+    "FILE");
+
+// CLI11 would read "-1" into a uint64_t as 2^64 - 1 (issue 12).
+const CLI::Validator kNotNegative(
+    [](std::string& text) {
+      return text.starts_with('-') ? std::string("must be 0 or more") : std::string();
+    },
+    "N >= 0");
 
 // The progress line: one line per step on a terminal (rewritten in place),
 // every tenth of the run otherwise.
@@ -125,6 +152,53 @@ core::Diagnostics write_trace(const std::string& path, const core::Schedule& s, 
   return write_file_atomically(path, text.str());
 }
 
+// Every output of the run checked, and the checkpoint root created and
+// claimed, before anything is trained (issue 12): a bad path or a second run
+// on the same root must cost nothing. kExitOk when all is well.
+int prepare_outputs(const Context& context, const RunArgs& a,
+                    std::optional<executor::DirectoryLock>& checkpoint_lock) {
+  for (const std::string& path : {a.trace, a.predicted_trace}) {
+    if (path.empty()) continue;
+    if (auto checked = check_output_path(path); !checked) {
+      report(context, checked.error());
+      return kExitCannotWrite;
+    }
+  }
+  if (!a.checkpoint_dir.empty()) {
+    auto lock = executor::DirectoryLock::acquire(a.checkpoint_dir, "checkpoint directory");
+    if (!lock) {
+      report(context, lock.error());
+      return kExitCannotWrite;
+    }
+    checkpoint_lock.emplace(std::move(*lock));
+  }
+  return kExitOk;
+}
+
+// Resuming from a checkpoint at or after --steps (re-running a finished job
+// with --resume latest) has nothing to train: says so, exit 0 (it crashed
+// before issue 12). nullopt when there is work, or when the checkpoint
+// cannot be read (the trainer then says why).
+std::optional<int> nothing_to_do(const Context& context, const RunArgs& a, const std::filesystem::path& dir) {
+  auto reader = executor::CheckpointReader::open(dir);
+  if (!reader) return std::nullopt;
+  const nlohmann::json meta = nlohmann::json::parse(reader->metadata_json(), nullptr, false);
+  if (!meta.is_object() || !meta.contains("step") || !meta["step"].is_number_integer()) return std::nullopt;
+  const auto step = meta["step"].get<int64_t>();
+  if (step < a.steps) return std::nullopt;
+  if (a.as_json) {
+    *context.out << nlohmann::json{{"first_step", step},
+                                   {"losses", nlohmann::json::array()},
+                                   {"nothing_to_do", true}}
+                        .dump(2)
+                 << '\n';
+  } else {
+    *context.out << "nothing to do: the checkpoint " << dir.string() << " is at step " << step
+                 << " and --steps is " << a.steps << " (give a larger --steps to train further)\n";
+  }
+  return kExitOk;
+}
+
 int run_run(const Context& context, const RunArgs& a) {
   auto plan = core::load_plan(a.plan);
   if (!plan) return report(context, plan.error());
@@ -134,6 +208,8 @@ int run_run(const Context& context, const RunArgs& a) {
     for (core::Diagnostic& x : d) x.where.file = a.plan;  // the plan asks for what cannot run
     return report(context, d);
   }
+  std::optional<executor::DirectoryLock> checkpoint_lock;  // held until the run ends
+  if (const int code = prepare_outputs(context, a, checkpoint_lock); code != kExitOk) return code;
 
   executor::CpuBackendOptions backend_options{.optimizer_threads = a.threads};
   int64_t device = in->machine.gpu.memory.count();
@@ -199,6 +275,9 @@ int run_run(const Context& context, const RunArgs& a) {
   } else if (!a.resume.empty()) {
     options.resume = a.resume;
   }
+  if (options.resume) {
+    if (const auto done = nothing_to_do(context, a, *options.resume)) return *done;
+  }
   std::ostream& out = *context.out;
   if (!a.as_json) {
     out << "Training " << in->model.label << " with plan " << a.plan << " on the cpu backend\n"
@@ -221,6 +300,11 @@ int run_run(const Context& context, const RunArgs& a) {
   if (!run) {
     report(context, run.error());
     return kExitIoError;
+  }
+  if (run->losses.empty()) {  // nothing was trained; nothing_to_do() normally says so first
+    *context.out << "nothing to do: training starts at step " << run->first_step << ", --steps is " << a.steps
+                 << '\n';
+    return kExitOk;
   }
   if (!cpu->get()->host_memory_locked() && !a.as_json) {
     out << "  note: host memory could not be locked (RLIMIT_MEMLOCK); host tiers ran pageable\n";
@@ -297,9 +381,12 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
   auto a = std::make_shared<RunArgs>();
   sub->add_option("plan", a->plan, "Plan file (stowage/plan/v1)")->required()->check(CLI::ExistingFile);
   sub->add_option("--steps", a->steps, "Train until this step")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1000000}));
-  sub->add_option("--seed", a->seed, "Seed of the initial parameters and the data order")->capture_default_str();
-  sub->add_option("--data", a->data, "A text file to train on, byte by byte (default: generated English-like text)")
-      ->check(CLI::ExistingFile);
+  sub->add_option("--seed", a->seed, "Seed of the initial parameters and the data order")
+      ->capture_default_str()
+      ->check(kNotNegative);
+  sub->add_option("--data", a->data,
+                  "A text file to train on, byte by byte (default: generated English-like text)")
+      ->check(kRegularFile);
   sub->add_option("--device-memory", a->device_memory,
                   "Cap on device memory, e.g. '32 MiB' (default: the plan machine's GPU memory)");
   sub->add_option("--nvme-dir", a->nvme_dirs, "Directory on an NVMe drive; repeat to stripe (default: ./stowage-nvme)");

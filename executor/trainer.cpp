@@ -159,8 +159,12 @@ core::Result<std::string> Trainer::save(int64_t step) {
     const auto dir = save_checkpoint(*options_.checkpoint_root, checkpoint_name(step), meta.dump(), blobs);
     return dir.string();
   } catch (const CheckpointWriteError& e) {
-    return core::fail(
-        {{}, std::string("checkpoint not written, the previous one is intact: ") + e.what(), ""});
+    // Say "intact" only of a checkpoint that exists (issue 12).
+    const auto previous = find_latest(*options_.checkpoint_root);
+    const std::string kept = previous && *previous
+                                 ? "the previous one (" + (*previous)->string() + ") is intact"
+                                 : "and there is no earlier checkpoint";
+    return core::fail({{}, "checkpoint not written, " + kept + ": " + e.what(), ""});
   }
 }
 

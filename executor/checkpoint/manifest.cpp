@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_depth.h"
+
 namespace stowage::executor {
 namespace {
 
@@ -149,6 +151,11 @@ void check_blob_places(const Manifest& m, const std::string& path, core::Diagnos
 }
 
 std::optional<Json> parse_json(std::string_view text, const std::string& path, core::Diagnostics& problems) {
+  // Before parsing: a deeply nested manifest overflowed the stack (issue 12).
+  if (auto too_deep = core::check_json_depth(text, path)) {
+    problems.push_back(std::move(*too_deep));
+    return std::nullopt;
+  }
   try {
     return Json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

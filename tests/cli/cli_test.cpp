@@ -35,6 +35,13 @@ TEST(Cli, UnknownSubcommandIsAUsageError) {
   EXPECT_FALSE(o.err.empty());
 }
 
+// Issue 12: this said "A subcommand is required".
+TEST(Cli, AnUnknownOptionIsNamed) {
+  const Outcome o = stowage({"--bogus"});
+  EXPECT_EQ(o.code, kExitUsage);
+  EXPECT_NE(o.err.find("unknown option '--bogus'"), std::string::npos) << o.err;
+}
+
 TEST(Cli, MemoryWithoutModelIsAUsageError) {
   const Outcome o = stowage({"memory", "--machine", "dgx-2"});
   EXPECT_EQ(o.code, kExitUsage);

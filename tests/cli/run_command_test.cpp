@@ -1,10 +1,11 @@
 // `stowage run` as a user runs it: a real process training a small GPT
 // under an NVMe-offloading plan, its traces, a failing disk, and a run
 // killed with SIGKILL and resumed from its last checkpoint.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 
 #include "cli/app.h"
 #include "cli/exit_codes.h"
+#include "executor/directory_lock.h"
 #include "tests/cli/run_stowage.h"
 
 extern char** environ;
@@ -173,6 +175,96 @@ TEST(RunCommand, ACorruptCheckpointIsRefused) {
   const Outcome o = stowage(resume);
   EXPECT_NE(o.code, kExitOk);
   EXPECT_NE(o.err.find("truncated checkpoint"), std::string::npos) << o.err;
+}
+
+// Issue 12: output paths were checked only after training, so a bad one
+// lost every trained step. Now the run stops before it starts: not even
+// the NVMe directory is created.
+TEST(RunCommand, BadOutputPathsAreRefusedBeforeTraining) {
+  const fs::path dir = scratch("outputs");
+  const fs::path plan = small_plan(dir);
+  ASSERT_EQ(::mkfifo((dir / "fifo.json").c_str(), 0600), 0);
+  std::ofstream(dir / "a-file") << "not a folder";
+  const std::vector<std::vector<std::string>> bad{
+      {"--trace", (dir / "missing" / "t.json").string()},
+      {"--predicted-trace", (dir / "fifo.json").string()},
+      {"--checkpoint-dir", (dir / "a-file").string()},
+  };
+  for (const std::vector<std::string>& extra : bad) {
+    std::vector<std::string> args = run_args(plan, dir, 2);
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Outcome o = stowage(args);
+    EXPECT_EQ(o.code, kExitCannotWrite) << extra[0] << ": " << o.err;
+    EXPECT_NE(o.err.find(extra[1]), std::string::npos) << o.err;
+    EXPECT_FALSE(fs::exists(dir / "nvme")) << extra[0] << ": training had started";
+  }
+  EXPECT_TRUE(fs::is_fifo(dir / "fifo.json"));
+}
+
+// Issue 12: two runs on one checkpoint root destroyed each other's
+// checkpoints. The second is refused at once, naming the first's process.
+TEST(RunCommand, ALockedCheckpointRootIsRefusedNamingTheHolder) {
+  const fs::path dir = scratch("locked");
+  const fs::path plan = small_plan(dir);
+  auto held = executor::DirectoryLock::acquire(dir / "checkpoints", "checkpoint directory");
+  ASSERT_TRUE(held);
+  std::vector<std::string> args = run_args(plan, dir, 2);
+  args.insert(args.end(), {"--checkpoint-dir", (dir / "checkpoints").string()});
+  const Outcome o = stowage(args);
+  EXPECT_EQ(o.code, kExitCannotWrite);
+  EXPECT_NE(o.err.find("in use by another stowage run (process " + std::to_string(::getpid()) + ")"),
+            std::string::npos)
+      << o.err;
+}
+
+// Issue 12: re-running a finished job with --resume latest segfaulted.
+TEST(RunCommand, ResumingAtOrAfterTheLastStepHasNothingToDo) {
+  const fs::path dir = scratch("finished");
+  const fs::path plan = small_plan(dir);
+  const fs::path root = dir / "checkpoints";
+  std::vector<std::string> args = run_args(plan, dir, 2);
+  args.insert(args.end(), {"--checkpoint-dir", root.string()});
+  run_json(args);
+  for (const char* steps : {"2", "1"}) {
+    const Outcome o =
+        stowage({"run", plan.string(), "--steps", steps, "--nvme-dir", (dir / "nvme").string(),
+                 "--block-size", "64KiB", "--checkpoint-dir", root.string(), "--resume", "latest"});
+    EXPECT_EQ(o.code, kExitOk) << o.err;
+    EXPECT_NE(
+        o.out.find("nothing to do: the checkpoint " + (root / "step-000002").string() + " is at step 2"),
+        std::string::npos)
+        << o.out;
+  }
+}
+
+// Issue 12: --data /dev/zero grew without bound; a FIFO blocked forever.
+// (The corpus loader refuses them too: tests/core/text_file_test.cpp.)
+TEST(RunCommand, DataThatIsNotARegularFileIsRefused) {
+  const fs::path dir = scratch("data");
+  const fs::path plan = small_plan(dir);
+  ASSERT_EQ(::mkfifo((dir / "corpus").c_str(), 0600), 0);
+  for (const std::string& data : {std::string("/dev/zero"), (dir / "corpus").string()}) {
+    std::vector<std::string> args = run_args(plan, dir, 1);
+    args.insert(args.end(), {"--data", data});
+    const Outcome o = stowage(args);
+    EXPECT_EQ(o.code, kExitUsage);
+    EXPECT_NE(o.err.find("--data: '" + data + "' is not a regular file"), std::string::npos) << o.err;
+  }
+}
+
+// Issue 12: both were accepted silently; a fault that never fires lets a
+// fault test pass without testing anything.
+TEST(RunCommand, ANegativeSeedOrAZerothFaultIsRefusedNamingTheArgument) {
+  const fs::path dir = scratch("args");
+  const fs::path plan = small_plan(dir);
+  const Outcome seed = stowage({"run", plan.string(), "--seed", "-1"});
+  EXPECT_EQ(seed.code, kExitUsage);
+  EXPECT_NE(seed.err.find("--seed"), std::string::npos) << seed.err;
+  for (const char* fault : {"block-write:0", "block-write:-3", "block-write:2x"}) {
+    const Outcome o = stowage({"run", plan.string(), "--fault", fault});
+    EXPECT_EQ(o.code, kExitBadInput) << fault;
+    EXPECT_NE(o.err.find("--fault '" + std::string(fault) + "' is not KIND:N"), std::string::npos) << o.err;
+  }
 }
 
 }  // namespace

@@ -209,6 +209,36 @@ TEST(Trainer, AFailingWriteStopsTheRunAndKeepsTheLastCheckpoint) {
   EXPECT_FALSE(fs::exists(root / "step-000004"));
 }
 
+// Issue 12: "the previous one is intact" was printed even when there was
+// none. A directory that is not a checkpoint where one is to go makes the
+// save fail (it is never replaced): first for the first checkpoint, then,
+// planted once step 2's is written, for the second.
+TEST(Trainer, AFailedCheckpointSaysWhetherAnEarlierOneIsIntact) {
+  const fs::path root = scratch("intact") / "checkpoints";
+  fs::create_directories(root / "step-000002");
+  auto b = backend("intact-1");  // not "intact": scratch() would empty the root
+  auto first = train_plan(plan_where(kCpuOffload), *b,
+                          {.steps = 4, .seed = 7, .checkpoint_root = root, .checkpoint_every = 2});
+  ASSERT_FALSE(first);
+  EXPECT_NE(core::to_string(first.error()).find("there is no earlier checkpoint"), std::string::npos)
+      << core::to_string(first.error());
+
+  fs::remove(root / "step-000002");
+  auto c = backend("intact-2");
+  auto second =
+      train_plan(plan_where(kCpuOffload), *c,
+                 {.steps = 4,
+                  .seed = 7,
+                  .checkpoint_root = root,
+                  .checkpoint_every = 2,
+                  .on_note = [&](const std::string&) { fs::create_directories(root / "step-000004"); }});
+  ASSERT_FALSE(second);
+  const std::string message = core::to_string(second.error());
+  EXPECT_NE(message.find("the previous one (" + (root / "step-000002").string() + ") is intact"),
+            std::string::npos)
+      << message;
+}
+
 TEST(Trainer, Fp16WithDynamicLossScalingLearns) {
   core::TrainingSpec fp16 = fixture().training;
   fp16.precision = core::Precision::kFp16;

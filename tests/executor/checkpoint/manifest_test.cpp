@@ -74,5 +74,16 @@ TEST(Manifest, CrcAbove32BitsIsRefused) {
       << core::to_string(parsed.error());
 }
 
+// Issue 12: a manifest nested 100,000 deep overflowed the stack. It is
+// refused before parsing, with the place where the cap is passed.
+TEST(Manifest, DeepNestingIsRefusedBeforeParsing) {
+  const std::string deep = R"({"format": "stowage/checkpoint/v1", "metadata": )" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}";
+  const auto parsed = parse_manifest(deep, "m.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(core::to_string(parsed.error()).find("m.json:1:"), std::string::npos);
+  EXPECT_NE(core::to_string(parsed.error()).find("nested deeper than 64"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace stowage::executor
