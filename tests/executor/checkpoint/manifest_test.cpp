@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace stowage::executor {
@@ -62,6 +63,18 @@ TEST(Manifest, BlobOutsideItsFileIsRefused) {
   EXPECT_EQ(parsed.error()[0].to_string(),
             "m.json: blob 'b' ends at byte 8200 of file 'blobs.bin', which has 8199 bytes (blobs inside "
             "their file)");
+}
+
+// Issue 12: offset + size near INT64_MAX overflowed while the message was
+// made (UBSan). 2 * (2^63 - 1) = 18446744073709551614.
+TEST(Manifest, ABlobNearInt64MaxIsRefusedWithoutOverflow) {
+  Manifest m = sample();
+  m.blobs[1].offset = core::Bytes(INT64_MAX);
+  m.blobs[1].size = core::Bytes(INT64_MAX);
+  const auto parsed = parse_manifest(manifest_to_text(m), "m.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(core::to_string(parsed.error()).find("ends at byte 18446744073709551614"), std::string::npos)
+      << core::to_string(parsed.error());
 }
 
 TEST(Manifest, CrcAbove32BitsIsRefused) {
