@@ -30,6 +30,7 @@
 #include "executor/cpu_backend.h"
 #include "executor/directory_lock.h"
 #include "executor/faulty_backend.h"
+#include "executor/nvme/io_error.h"
 #include "executor/trainer.h"
 #include "sim/simulator.h"
 
@@ -243,6 +244,13 @@ int run_run(const Context& context, const RunArgs& a) {
   core::Result<std::unique_ptr<executor::CpuBackend>> cpu = std::unexpected(core::Diagnostics{});
   try {
     cpu = executor::CpuBackend::create(std::move(backend_options));
+  } catch (const executor::IoError& e) {
+    *context.err << "error: " << e.what() << '\n';
+    // An --nvme-dir another run holds, or a block file there that is not
+    // ours: an output that cannot be written, as for the checkpoint root.
+    const bool not_ours = e.kind() == executor::IoErrorKind::kSetup &&
+                          (e.error_number() == EBUSY || e.error_number() == EEXIST);
+    return not_ours ? kExitCannotWrite : kExitIoError;
   } catch (const std::exception& e) {
     *context.err << "error: " << e.what() << '\n';
     return kExitIoError;

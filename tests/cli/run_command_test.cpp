@@ -217,6 +217,29 @@ TEST(RunCommand, ALockedCheckpointRootIsRefusedNamingTheHolder) {
       << o.err;
 }
 
+// The same for an --nvme-dir (two runs in one folder share the default
+// ./stowage-nvme), and for a block file there that this run did not make.
+TEST(RunCommand, ALockedNvmeDirectoryOrAForeignBlockFileIsRefused) {
+  const fs::path dir = scratch("nvme-locked");
+  const fs::path plan = small_plan(dir);
+  {
+    auto held = executor::DirectoryLock::acquire(dir / "nvme", "NVMe directory");
+    ASSERT_TRUE(held);
+    const Outcome o = stowage(run_args(plan, dir, 2));
+    EXPECT_EQ(o.code, kExitCannotWrite);
+    EXPECT_NE(
+        o.err.find("NVMe directory is in use by another stowage run (process " + std::to_string(::getpid())),
+        std::string::npos)
+        << o.err;
+  }
+  std::ofstream(dir / "nvme" / "stowage-0.blocks") << "mine";
+  const Outcome o = stowage(run_args(plan, dir, 2));
+  EXPECT_EQ(o.code, kExitCannotWrite);
+  EXPECT_NE(o.err.find("already exists and this run did not create it"), std::string::npos) << o.err;
+  std::ifstream in(dir / "nvme" / "stowage-0.blocks");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "mine");
+}
+
 // Issue 12: re-running a finished job with --resume latest segfaulted.
 TEST(RunCommand, ResumingAtOrAfterTheLastStepHasNothingToDo) {
   const fs::path dir = scratch("finished");
