@@ -2,6 +2,8 @@
 #include "cli/app.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -211,6 +213,17 @@ TEST(CliSimulate, BrokenPlanNamesFileLineAndField) {
   EXPECT_EQ(o.code, kExitBadInput);
   EXPECT_NE(o.err.find(plan + ":6:15: policy.zero_stage"), std::string::npos) << o.err;
   fs::remove_all(dir);
+}
+
+// Issue 12: a plan that is a FIFO must be refused, not block the read.
+TEST(CliSimulate, APlanThatIsAFifoIsRefusedWithoutBlocking) {
+  const fs::path fifo = fs::temp_directory_path() / ("stowage-plan-fifo-" + std::to_string(::getpid()));
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Outcome o = stowage({"simulate", fifo.string()});
+  fs::remove(fifo);
+  EXPECT_EQ(o.code, kExitBadInput) << o.err;
+  EXPECT_NE(o.err.find("cannot read file: it is a FIFO"), std::string::npos) << o.err;
 }
 
 TEST(CliSimulate, TraceToAnUnwritablePlaceFailsCleanly) {

@@ -135,5 +135,16 @@ TEST_F(OutputFileTest, SimulateRefusesAFifoTraceWithCannotWrite) {
   EXPECT_TRUE(fs::is_fifo(at("trace.json")));
 }
 
+// A bad --save-plan is found before anything is written: no trace is left
+// beside the error.
+TEST_F(OutputFileTest, SimulateChecksEveryOutputBeforeWritingAny) {
+  const testing::Outcome o = testing::stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model",
+                                               "tiny-gpt", "--placement", "all-gpu", "--trace",
+                                               at("trace.json").string(), "--save-plan", dir_.string()});
+  EXPECT_EQ(o.code, kExitCannotWrite) << o.err;
+  EXPECT_NE(o.err.find("a directory"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(at("trace.json")));
+}
+
 }  // namespace
 }  // namespace stowage::cli

@@ -1,6 +1,7 @@
 #include "executor/checkpoint/checkpoint_reader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <stdexcept>
 
@@ -58,6 +59,21 @@ TEST(CheckpointReader, VerifyNamesEveryCorruptBlob) {
   ASSERT_EQ(verified.error().size(), 2u);
   EXPECT_NE(verified.error()[0].what.find("blob 'big'"), std::string::npos);
   EXPECT_NE(verified.error()[1].what.find("blob 'small'"), std::string::npos);
+}
+
+// Issue 12: a FIFO in place of a checkpoint's file blocked the open
+// forever. Each is refused as not a regular file, without waiting.
+TEST(CheckpointReader, AFifoInPlaceOfAFileIsRefusedWithoutBlocking) {
+  for (const char* file : {"manifest.json", "blobs.bin"}) {
+    ScratchDir root;
+    const auto dir = save_checkpoint(root.path(), "step-000001", "{}", {});
+    std::filesystem::remove(dir / file);
+    ASSERT_EQ(::mkfifo((dir / file).c_str(), 0600), 0);
+    const auto reader = CheckpointReader::open(dir);
+    ASSERT_FALSE(reader) << file;
+    EXPECT_NE(core::to_string(reader.error()).find("not a regular file"), std::string::npos)
+        << core::to_string(reader.error());
+  }
 }
 
 }  // namespace
