@@ -171,6 +171,14 @@ core::Result<std::string> Trainer::save(int64_t step) {
 core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   auto reader = CheckpointReader::open(dir);
   if (!reader) return std::unexpected(reader.error());
+  std::vector<ExpectedBlob> expected;  // checked before verify() reads every byte
+  for (size_t j = 0; j < parts_.size(); ++j) {
+    for (int v = 0; v < homes_->versions(); ++v)
+      expected.push_back(
+          {"param16 " + names_[j] + " #" + std::to_string(v), core::Bytes(2 * parts_[j].params)});
+    expected.push_back({"states " + names_[j], core::Bytes(12 * parts_[j].params)});
+  }
+  if (auto e = reader->expect_blobs(expected); !e) return e;
   if (auto v = reader->verify(); !v) return v;
   nlohmann::json meta;
   try {

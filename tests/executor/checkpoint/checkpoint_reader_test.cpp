@@ -76,5 +76,26 @@ TEST(CheckpointReader, AFifoInPlaceOfAFileIsRefusedWithoutBlocking) {
   }
 }
 
+// Issue 12: a blob of the wrong size was found only after verify() had
+// read and checksummed all of it (71 s for a claimed 50 GiB). expect_blobs
+// compares sizes from the manifest alone, and names every problem.
+TEST(CheckpointReader, ExpectBlobsNamesEveryMissingOrMisSizedBlobWithoutReading) {
+  ScratchDir root;
+  const auto bytes = pattern_bytes(100, 1);
+  const std::vector<BlobSource> blobs{{.name = "a", .tier = "cpu", .content = std::span(bytes)},
+                                      {.name = "b", .tier = "cpu", .content = std::span(bytes)}};
+  const auto reader = CheckpointReader::open(save_checkpoint(root.path(), "step-000001", "{}", blobs));
+  ASSERT_TRUE(reader);
+  const std::vector<ExpectedBlob> right{{"a", core::Bytes(100)}, {"b", core::Bytes(100)}};
+  EXPECT_TRUE(reader->expect_blobs(right));
+  const std::vector<ExpectedBlob> wrong{
+      {"a", core::Bytes(100)}, {"b", core::Bytes(50)}, {"c", core::Bytes(1)}};
+  const auto checked = reader->expect_blobs(wrong);
+  ASSERT_FALSE(checked);
+  ASSERT_EQ(checked.error().size(), 2u);
+  EXPECT_EQ(checked.error()[0].what, "blob 'b' has 100 bytes");
+  EXPECT_EQ(checked.error()[1].what, "checkpoint has no blob 'c'");
+}
+
 }  // namespace
 }  // namespace stowage::executor
