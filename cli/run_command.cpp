@@ -176,13 +176,14 @@ int prepare_outputs(const Context& context, const RunArgs& a,
   return kExitOk;
 }
 
-// Resuming from a checkpoint at or after --steps (re-running a finished job
-// with --resume latest) has nothing to train: says so, exit 0 (it crashed
-// before issue 12). nullopt when there is work, or when the checkpoint
-// cannot be read (the trainer then says why).
-std::optional<int> nothing_to_do(const Context& context, const RunArgs& a, const std::filesystem::path& dir) {
+// The checkpoint to resume from, looked at before anything is set up. A
+// missing or damaged one (no manifest, a truncated file) is bad input, 65,
+// like a bad plan. One at or after --steps (re-running a finished job with
+// --resume latest) has nothing to train: says so, exit 0 (it crashed before
+// issue 12). nullopt when there is work to do.
+std::optional<int> check_resume(const Context& context, const RunArgs& a, const std::filesystem::path& dir) {
   auto reader = executor::CheckpointReader::open(dir);
-  if (!reader) return std::nullopt;
+  if (!reader) return report(context, reader.error());
   const nlohmann::json meta = nlohmann::json::parse(reader->metadata_json(), nullptr, false);
   if (!meta.is_object() || !meta.contains("step") || !meta["step"].is_number_integer()) return std::nullopt;
   const auto step = meta["step"].get<int64_t>();
@@ -211,6 +212,32 @@ int run_run(const Context& context, const RunArgs& a) {
   }
   std::optional<executor::DirectoryLock> checkpoint_lock;  // held until the run ends
   if (const int code = prepare_outputs(context, a, checkpoint_lock); code != kExitOk) return code;
+
+  // Which checkpoint to resume from, checked before the backend is set up.
+  executor::TrainerOptions options{.steps = a.steps,
+                                   .seed = a.seed,
+                                   .data = a.data,
+                                   .checkpoint_every = a.checkpoint_every,
+                                   .plan_name = a.plan};
+  if (!a.checkpoint_dir.empty()) options.checkpoint_root = a.checkpoint_dir;
+  if (a.resume == "latest") {
+    if (a.checkpoint_dir.empty()) {
+      *context.err << "error: --resume latest needs --checkpoint-dir\n";
+      return kExitUsage;
+    }
+    auto latest = executor::find_latest(a.checkpoint_dir);
+    if (!latest) return report(context, latest.error());
+    if (!*latest) {
+      *context.err << "error: no checkpoint under " << a.checkpoint_dir << " to resume from\n";
+      return kExitBadInput;
+    }
+    options.resume = **latest;
+  } else if (!a.resume.empty()) {
+    options.resume = a.resume;
+  }
+  if (options.resume) {
+    if (const auto done = check_resume(context, a, *options.resume)) return *done;
+  }
 
   executor::CpuBackendOptions backend_options{.optimizer_threads = a.threads};
   int64_t device = in->machine.gpu.memory.count();
@@ -264,28 +291,6 @@ int run_run(const Context& context, const RunArgs& a) {
     faulty = std::make_unique<executor::FaultyBackend>(*backend, *fault);
     backend = faulty.get();
   }
-
-  executor::TrainerOptions options{.steps = a.steps, .seed = a.seed, .data = a.data, .checkpoint_every = a.checkpoint_every,
-                                   .plan_name = a.plan};
-  if (!a.checkpoint_dir.empty()) options.checkpoint_root = a.checkpoint_dir;
-  if (a.resume == "latest") {
-    if (a.checkpoint_dir.empty()) {
-      *context.err << "error: --resume latest needs --checkpoint-dir\n";
-      return kExitUsage;
-    }
-    auto latest = executor::find_latest(a.checkpoint_dir);
-    if (!latest) return report(context, latest.error());
-    if (!*latest) {
-      *context.err << "error: no checkpoint under " << a.checkpoint_dir << " to resume from\n";
-      return kExitBadInput;
-    }
-    options.resume = **latest;
-  } else if (!a.resume.empty()) {
-    options.resume = a.resume;
-  }
-  if (options.resume) {
-    if (const auto done = nothing_to_do(context, a, *options.resume)) return *done;
-  }
   std::ostream& out = *context.out;
   if (!a.as_json) {
     out << "Training " << in->model.label << " with plan " << a.plan << " on the cpu backend\n"
@@ -309,7 +314,7 @@ int run_run(const Context& context, const RunArgs& a) {
     report(context, run.error());
     return kExitIoError;
   }
-  if (run->losses.empty()) {  // nothing was trained; nothing_to_do() normally says so first
+  if (run->losses.empty()) {  // nothing was trained; check_resume() normally says so first
     *context.out << "nothing to do: training starts at step " << run->first_step << ", --steps is " << a.steps
                  << '\n';
     return kExitOk;

@@ -173,8 +173,20 @@ TEST(RunCommand, ACorruptCheckpointIsRefused) {
   std::vector<std::string> resume = run_args(plan, dir, 4);
   resume.insert(resume.end(), {"--checkpoint-dir", root.string(), "--resume", "latest"});
   const Outcome o = stowage(resume);
-  EXPECT_NE(o.code, kExitOk);
+  EXPECT_EQ(o.code, kExitBadInput);  // a damaged input, like a bad plan (issue 12: it was 74)
   EXPECT_NE(o.err.find("truncated checkpoint"), std::string::npos) << o.err;
+}
+
+// Issue 12: a --resume directory that does not exist exited 74, "a run that
+// failed"; it is bad input, named.
+TEST(RunCommand, AMissingResumeCheckpointIsBadInput) {
+  const fs::path dir = scratch("no-resume");
+  std::vector<std::string> args = run_args(small_plan(dir), dir, 2);
+  args.insert(args.end(), {"--resume", (dir / "step-000009").string()});
+  const Outcome o = stowage(args);
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find((dir / "step-000009").string()), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "nvme")) << "set up before the checkpoint was looked at";
 }
 
 // Issue 12: output paths were checked only after training, so a bad one
