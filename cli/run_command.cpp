@@ -265,7 +265,13 @@ int run_run(const Context& context, const RunArgs& a) {
     for (const std::string& d : a.nvme_dirs.empty() ? std::vector<std::string>{"stowage-nvme"} : a.nvme_dirs) {
       nvme.directories.emplace_back(d);
     }
-    if (core::Diagnostics d = executor::validate(nvme); !d.empty()) return report(context, d);
+    // The plan's block size and queue depth were checked when it loaded:
+    // what is wrong here came from --block-size, --queue-depth or
+    // --nvme-dir, a bad command line (README; issue 12: it exited 65).
+    if (core::Diagnostics d = executor::validate(nvme); !d.empty()) {
+      report(context, d);
+      return kExitUsage;
+    }
     backend_options.nvme = std::move(nvme);
   }
   core::Result<std::unique_ptr<executor::CpuBackend>> cpu = std::unexpected(core::Diagnostics{});

@@ -100,6 +100,10 @@ TEST(RunCommand, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(stowage({"run", plan.string(), "--device-memory", "lots"}).code, kExitUsage);
   EXPECT_EQ(stowage({"run", plan.string(), "--fault", "disk:1"}).code, kExitBadInput);
   EXPECT_EQ(stowage({"run", plan.string(), "--resume", "latest"}).code, kExitUsage);
+  const Outcome block =
+      stowage({"run", plan.string(), "--block-size", "1000", "--nvme-dir", (dir / "nvme").string()});
+  EXPECT_EQ(block.code, kExitUsage);  // issue 12: it was 65, as for a bad plan
+  EXPECT_NE(block.err.find("block size 1000 bytes"), std::string::npos) << block.err;
   const Outcome missing = stowage({"run", (dir / "nope.yaml").string()});
   EXPECT_EQ(missing.code, kExitUsage);
 }
