@@ -1,5 +1,6 @@
 #include "cli/app.h"
 
+#include <algorithm>
 #include <map>
 #include <ostream>
 #include <string>
@@ -16,7 +17,13 @@ core::ProfileCatalog Context::catalog() const {
 }
 
 int report(const Context& context, const core::Diagnostics& diagnostics) {
-  for (const core::Diagnostic& d : diagnostics) *context.err << "error: " << d.to_string() << '\n';
+  // A file of a million bad keys printed 207 MB of errors (issue 12): the
+  // first ones say what is wrong, a count says how much.
+  const size_t shown = std::min(diagnostics.size(), kMaxDiagnosticsShown);
+  for (size_t i = 0; i < shown; ++i) *context.err << "error: " << diagnostics[i].to_string() << '\n';
+  if (shown < diagnostics.size()) {
+    *context.err << "error: ... and " << diagnostics.size() - shown << " more problems like these\n";
+  }
   return kExitBadInput;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -119,6 +120,23 @@ TEST(Cli, UnknownModelSuggestsTheNearestAndExitsWithBadInput) {
   EXPECT_EQ(o.code, kExitBadInput);
   EXPECT_NE(o.err.find("unknown model profile 'llama-2-13'"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("did you mean"), std::string::npos) << o.err;
+}
+
+// Issue 12: a profile of a million bad keys printed 207 MB of errors. The
+// first 50 are printed, then the count of the rest.
+TEST(Cli, ManyProblemsArePrintedFiftyAndACount) {
+  const fs::path model =
+      fs::temp_directory_path() / ("stowage-cli-many-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream text(model);
+  text << "format: stowage/model/v1\n";
+  for (int i = 0; i < 300; ++i) text << "unknown_key_" << i << ": 1\n";
+  text.close();
+  const Outcome o = stowage({"memory", "--machine", "dgx-2", "--model", model.string()});
+  fs::remove(model);
+  EXPECT_EQ(o.code, kExitBadInput);
+  const auto lines = std::count(o.err.begin(), o.err.end(), '\n');
+  EXPECT_EQ(lines, 51) << o.err.substr(0, 2000);
+  EXPECT_NE(o.err.find("more problems like these"), std::string::npos);
 }
 
 // The issue's check: a broken profile prints the file, line and field.
