@@ -40,6 +40,31 @@ std::span<const std::byte> bytes_of(std::span<const float> f) {
   return std::as_bytes(f);
 }
 
+// What a checkpoint's metadata says of itself that must hold for this run
+// (issue 12: a wrong step or model resumed silently with other losses): the
+// model the plan trains, and the step its directory is named for.
+core::Diagnostics identity_problems(const nlohmann::json& meta, const std::filesystem::path& dir,
+                                    const std::string& model) {
+  core::Diagnostics problems;
+  const std::string where = (dir / "manifest.json").string();
+  const nlohmann::json* saved_model = meta.contains("model") ? &meta["model"] : nullptr;
+  if (saved_model == nullptr || !saved_model->is_string() || saved_model->get<std::string>() != model) {
+    problems.push_back(
+        {{where},
+         "the checkpoint is of model " + (saved_model ? saved_model->dump() : std::string("(none)")),
+         "model \"" + model + "\", the plan's"});
+  }
+  const std::optional<int64_t> named = checkpoint_step(dir.filename().string());
+  const nlohmann::json* step = meta.contains("step") ? &meta["step"] : nullptr;
+  if (step == nullptr || !step->is_number_integer() || (named && step->get<int64_t>() != *named)) {
+    problems.push_back({{where},
+                        "the manifest says step " + (step ? step->dump() : std::string("(none)")) +
+                            (named ? ", its directory's name step " + std::to_string(*named) : std::string()),
+                        "the checkpoint saved in that directory (was it renamed?)"});
+  }
+  return problems;
+}
+
 // The state of a run between segments: what a checkpoint holds.
 struct RunState {
   int64_t step = 0;
@@ -186,6 +211,7 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   } catch (const nlohmann::json::exception& e) {
     return core::fail({{(dir / "manifest.json").string()}, std::string("bad metadata: ") + e.what(), ""});
   }
+  if (core::Diagnostics d = identity_problems(meta, dir, plan_.model); !d.empty()) return std::unexpected(d);
   const std::string where = (dir / "manifest.json").string();
   if (!meta.contains("partitions") || meta["partitions"].get<std::vector<std::string>>() != names_ ||
       meta.value("param16_versions", 0) != homes_->versions() ||

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "core/policy.h"
@@ -188,6 +189,37 @@ TEST(Trainer, AResumeFromAnotherSeedIsRefused) {
   auto r = train_plan(plan_where(kCpuOffload), *c, {.steps = 2, .seed = 8, .resume = root / "step-000001"});
   ASSERT_FALSE(r);
   EXPECT_NE(core::to_string(r.error()).find("another plan, model or seed"), std::string::npos);
+}
+
+// Issue 12: a checkpoint's step and model were trusted. A checkpoint moved
+// to another step's name, or whose manifest names another model, is
+// refused with what it says and what was expected.
+TEST(Trainer, ACheckpointOfAnotherStepOrModelIsRefused) {
+  const fs::path root = scratch("identity") / "checkpoints";
+  auto b = backend("identity-a");
+  ASSERT_TRUE(train_plan(plan_where(kCpuOffload), *b, {.steps = 1, .seed = 7, .checkpoint_root = root}));
+  fs::rename(root / "step-000001", root / "step-000002");
+  auto c = backend("identity-b");
+  auto moved =
+      train_plan(plan_where(kCpuOffload), *c, {.steps = 3, .seed = 7, .resume = root / "step-000002"});
+  ASSERT_FALSE(moved);
+  EXPECT_NE(core::to_string(moved.error()).find("the manifest says step 1, its directory's name step 2"),
+            std::string::npos)
+      << core::to_string(moved.error());
+
+  fs::rename(root / "step-000002", root / "step-000001");
+  const fs::path manifest = root / "step-000001" / "manifest.json";
+  std::string text = core::read_text_file(manifest).value();
+  const std::string model = "\"model\": \"" + plan_where(kCpuOffload).model + "\"";
+  ASSERT_NE(text.find(model), std::string::npos) << text;
+  text.replace(text.find(model), model.size(), "\"model\": \"gpt2\"");
+  std::ofstream(manifest, std::ios::trunc) << text;
+  auto d = backend("identity-c");
+  auto other =
+      train_plan(plan_where(kCpuOffload), *d, {.steps = 3, .seed = 7, .resume = root / "step-000001"});
+  ASSERT_FALSE(other);
+  EXPECT_NE(core::to_string(other.error()).find("the checkpoint is of model \"gpt2\""), std::string::npos)
+      << core::to_string(other.error());
 }
 
 TEST(Trainer, AFailingWriteStopsTheRunAndKeepsTheLastCheckpoint) {
