@@ -148,6 +148,15 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
     *context.err << "error: give a plan file, or --machine, --model and --placement (not both)\n";
     return kExitUsage;
   }
+  // Both outputs checked first, so a bad --save-plan does not leave a
+  // trace written beside the error (issue 12).
+  for (const std::string& path : {a.trace, a.save_plan}) {
+    if (path.empty()) continue;
+    if (auto checked = check_output_path(path); !checked) {
+      report(context, checked.error());
+      return kExitCannotWrite;
+    }
+  }
   auto setup = load_setup(context.catalog(), a);
   if (!setup) return report(context, setup.error());
   const core::Workload workload(setup->model, setup->training.sequence_length);

@@ -40,6 +40,31 @@ std::span<const std::byte> bytes_of(std::span<const float> f) {
   return std::as_bytes(f);
 }
 
+// What a checkpoint's metadata says of itself that must hold for this run
+// (issue 12: a wrong step or model resumed silently with other losses): the
+// model the plan trains, and the step its directory is named for.
+core::Diagnostics identity_problems(const nlohmann::json& meta, const std::filesystem::path& dir,
+                                    const std::string& model) {
+  core::Diagnostics problems;
+  const std::string where = (dir / "manifest.json").string();
+  const nlohmann::json* saved_model = meta.contains("model") ? &meta["model"] : nullptr;
+  if (saved_model == nullptr || !saved_model->is_string() || saved_model->get<std::string>() != model) {
+    problems.push_back(
+        {{where},
+         "the checkpoint is of model " + (saved_model ? saved_model->dump() : std::string("(none)")),
+         "model \"" + model + "\", the plan's"});
+  }
+  const std::optional<int64_t> named = checkpoint_step(dir.filename().string());
+  const nlohmann::json* step = meta.contains("step") ? &meta["step"] : nullptr;
+  if (step == nullptr || !step->is_number_integer() || (named && step->get<int64_t>() != *named)) {
+    problems.push_back({{where},
+                        "the manifest says step " + (step ? step->dump() : std::string("(none)")) +
+                            (named ? ", its directory's name step " + std::to_string(*named) : std::string()),
+                        "the checkpoint saved in that directory (was it renamed?)"});
+  }
+  return problems;
+}
+
 // The state of a run between segments: what a checkpoint holds.
 struct RunState {
   int64_t step = 0;
@@ -177,14 +202,26 @@ core::Result<std::string> Trainer::save(const RunState& state, const std::vector
     const auto dir = save_checkpoint(*options_.checkpoint_root, checkpoint_name(state.step), meta.dump(), blobs);
     return dir.string();
   } catch (const CheckpointWriteError& e) {
-    return core::fail(
-        {{}, std::string("checkpoint not written, the previous one is intact: ") + e.what(), ""});
+    // Say "intact" only of a checkpoint that exists (issue 12).
+    const auto previous = find_latest(*options_.checkpoint_root);
+    const std::string kept = previous && *previous
+                                 ? "the previous one (" + (*previous)->string() + ") is intact"
+                                 : "and there is no earlier checkpoint";
+    return core::fail({{}, "checkpoint not written, " + kept + ": " + e.what(), ""});
   }
 }
 
 core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   auto reader = CheckpointReader::open(dir);
   if (!reader) return std::unexpected(reader.error());
+  std::vector<ExpectedBlob> expected;  // checked before verify() reads every byte
+  for (size_t j = 0; j < parts_.size(); ++j) {
+    for (int v = 0; v < homes_->versions(); ++v)
+      expected.push_back(
+          {"param16 " + names_[j] + " #" + std::to_string(v), core::Bytes(2 * parts_[j].params)});
+    expected.push_back({"states " + names_[j], core::Bytes(12 * parts_[j].params)});
+  }
+  if (auto e = reader->expect_blobs(expected); !e) return e;
   if (auto v = reader->verify(); !v) return v;
   nlohmann::json meta;
   try {
@@ -192,6 +229,7 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   } catch (const nlohmann::json::exception& e) {
     return core::fail({{(dir / "manifest.json").string()}, std::string("bad metadata: ") + e.what(), ""});
   }
+  if (core::Diagnostics d = identity_problems(meta, dir, plan_.model); !d.empty()) return std::unexpected(d);
   const std::string where = (dir / "manifest.json").string();
   if (!meta.contains("partitions") || meta["partitions"].get<std::vector<std::string>>() != names_ ||
       meta.value("param16_versions", 0) != homes_->versions() ||

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "core/policy.h"
@@ -120,6 +121,37 @@ TEST(Trainer, AResumeFromAnotherSeedIsRefused) {
   EXPECT_NE(core::to_string(r.error()).find("another plan, model or seed"), std::string::npos);
 }
 
+// Issue 12: a checkpoint's step and model were trusted. A checkpoint moved
+// to another step's name, or whose manifest names another model, is
+// refused with what it says and what was expected.
+TEST(Trainer, ACheckpointOfAnotherStepOrModelIsRefused) {
+  const fs::path root = scratch("identity") / "checkpoints";
+  auto b = backend("identity-a");
+  ASSERT_TRUE(train_plan(plan_where(kCpuOffload), *b, {.steps = 1, .seed = 7, .checkpoint_root = root}));
+  fs::rename(root / "step-000001", root / "step-000002");
+  auto c = backend("identity-b");
+  auto moved =
+      train_plan(plan_where(kCpuOffload), *c, {.steps = 3, .seed = 7, .resume = root / "step-000002"});
+  ASSERT_FALSE(moved);
+  EXPECT_NE(core::to_string(moved.error()).find("the manifest says step 1, its directory's name step 2"),
+            std::string::npos)
+      << core::to_string(moved.error());
+
+  fs::rename(root / "step-000002", root / "step-000001");
+  const fs::path manifest = root / "step-000001" / "manifest.json";
+  std::string text = core::read_text_file(manifest).value();
+  const std::string model = "\"model\": \"" + plan_where(kCpuOffload).model + "\"";
+  ASSERT_NE(text.find(model), std::string::npos) << text;
+  text.replace(text.find(model), model.size(), "\"model\": \"gpt2\"");
+  std::ofstream(manifest, std::ios::trunc) << text;
+  auto d = backend("identity-c");
+  auto other =
+      train_plan(plan_where(kCpuOffload), *d, {.steps = 3, .seed = 7, .resume = root / "step-000001"});
+  ASSERT_FALSE(other);
+  EXPECT_NE(core::to_string(other.error()).find("the checkpoint is of model \"gpt2\""), std::string::npos)
+      << core::to_string(other.error());
+}
+
 TEST(Trainer, AFailingWriteStopsTheRunAndKeepsTheLastCheckpoint) {
   const fs::path root = scratch("fault") / "checkpoints";
   auto inner = backend("fault");
@@ -137,6 +169,36 @@ TEST(Trainer, AFailingWriteStopsTheRunAndKeepsTheLastCheckpoint) {
   ASSERT_TRUE(checkpoint) << core::to_string(checkpoint.error());
   EXPECT_TRUE(checkpoint->verify());
   EXPECT_FALSE(fs::exists(root / "step-000004"));
+}
+
+// Issue 12: "the previous one is intact" was printed even when there was
+// none. A directory that is not a checkpoint where one is to go makes the
+// save fail (it is never replaced): first for the first checkpoint, then,
+// planted once step 2's is written, for the second.
+TEST(Trainer, AFailedCheckpointSaysWhetherAnEarlierOneIsIntact) {
+  const fs::path root = scratch("intact") / "checkpoints";
+  fs::create_directories(root / "step-000002");
+  auto b = backend("intact-1");  // not "intact": scratch() would empty the root
+  auto first = train_plan(plan_where(kCpuOffload), *b,
+                          {.steps = 4, .seed = 7, .checkpoint_root = root, .checkpoint_every = 2});
+  ASSERT_FALSE(first);
+  EXPECT_NE(core::to_string(first.error()).find("there is no earlier checkpoint"), std::string::npos)
+      << core::to_string(first.error());
+
+  fs::remove(root / "step-000002");
+  auto c = backend("intact-2");
+  auto second =
+      train_plan(plan_where(kCpuOffload), *c,
+                 {.steps = 4,
+                  .seed = 7,
+                  .checkpoint_root = root,
+                  .checkpoint_every = 2,
+                  .on_note = [&](const std::string&) { fs::create_directories(root / "step-000004"); }});
+  ASSERT_FALSE(second);
+  const std::string message = core::to_string(second.error());
+  EXPECT_NE(message.find("the previous one (" + (root / "step-000002").string() + ") is intact"),
+            std::string::npos)
+      << message;
 }
 
 TEST(Trainer, Fp16WithDynamicLossScalingLearns) {
