@@ -21,6 +21,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output_file.h"
 #include "cli/profile_inputs.h"
+#include "cli/stop_signals.h"
 #include "cli/text_table.h"
 #include "core/chrome_trace.h"
 #include "core/plan_file.h"
@@ -324,15 +325,26 @@ int run_run(const Context& context, const RunArgs& a) {
     options.on_note = [&out](const std::string& note) { out << "  " << note << '\n'; };
   }
   core::Result<executor::TrainingRun> run = std::unexpected(core::Diagnostics{});
+  const StopSignals signals;
+  options.stop = &StopSignals::received();
   try {
     run = executor::train(*plan, in->machine, in->model, in->training, *backend, options);
   } catch (const std::exception& e) {
     *context.err << "error: " << e.what() << '\n';
     return kExitIoError;
   }
+  const int signal_number = StopSignals::received().load();
   if (!run) {
     report(context, run.error());
-    return kExitIoError;
+    return signal_number != 0 ? 128 + signal_number : kExitIoError;
+  }
+  if (run->interrupted) {
+    *context.err << "stowage run: stopped by signal " << signal_number << " after step "
+                 << run->first_step + static_cast<int64_t>(run->losses.size())
+                 << (run->checkpoints.empty() ? "; no checkpoint (give --checkpoint-dir to keep the steps)"
+                                              : "; checkpoint written: " + run->checkpoints.back())
+                 << '\n';
+    return 128 + signal_number;
   }
   if (run->losses.empty()) {  // nothing was trained; check_resume() normally says so first
     *context.out << "nothing to do: training starts at step " << run->first_step << ", --steps is " << a.steps

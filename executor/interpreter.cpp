@@ -142,6 +142,11 @@ struct Interpreter::State {
   };
   std::map<int, std::vector<Speculation>> speculations;  // by step: updates not yet accepted
   std::atomic<int64_t> replayed_steps{0};
+  // Stopping on request (options.stop): the last step an update has begun,
+  // the step after which no op starts once asked, and how it ended.
+  int updating_step = -1;
+  std::optional<int> stop_after;
+  std::optional<Interpreter::Stopped> stopped;
   std::mutex speculation_mutex;
 
   std::vector<uint8_t> done;
@@ -747,15 +752,19 @@ void Interpreter::State::run_lane(Lane lane, int slot) {
     core::OpId id = -1;
     {
       std::unique_lock lock(mutex);
+      auto past_stop = [&] { return stop_after && schedule.op(queue[lane_next[l]]).step > *stop_after; };
       changed.wait(lock, [&] {
-        if (failed || lane_next[l] == queue.size()) return true;
+        if (failed || lane_next[l] == queue.size() || past_stop()) return true;
         for (core::OpId d : schedule.op(queue[lane_next[l]]).deps) {
           if (!done[static_cast<size_t>(d)]) return false;
         }
         return true;
       });
-      if (failed || lane_next[l] == queue.size()) break;
+      if (failed || lane_next[l] == queue.size() || past_stop()) break;
       id = queue[lane_next[l]++];
+      const core::OpKind kind = schedule.op(id).kind;
+      if (kind == OpKind::kOptimizer || kind == OpKind::kAcceptUpdate)
+        updating_step = std::max(updating_step, schedule.op(id).step);
       started_ns[static_cast<size_t>(id)] = now_ns();
     }
     changed.notify_all();  // the lane's next op may be ready for another slot
@@ -890,6 +899,12 @@ core::Result<void> Interpreter::run() {
     const int64_t limit = s.options.watchdog.count();
     while (s.running_threads > 0 && !s.failed) {
       s.changed.wait_for(lock, std::chrono::milliseconds(std::clamp<int64_t>(limit / 1'000'000 / 4, 1, 250)));
+      if (s.options.stop != nullptr && s.options.stop->load() != 0 && !s.stop_after) {
+        // Asked to stop: finish every step an update has begun, start no
+        // later op; the state is then that after stop_after.
+        s.stop_after = s.updating_step;
+        s.changed.notify_all();
+      }
       const int64_t now = now_ns();
       if (s.running_threads > 0 && !s.failed && now - s.last_progress_ns > limit) {
         s.error = s.hang_report(now);
@@ -901,7 +916,25 @@ core::Result<void> Interpreter::run() {
   if (s.failed) s.backend.cancel();  // a call stuck in the backend gives up
   threads.clear();  // joins
   if (s.failed) return std::unexpected(s.error);
+  if (s.stop_after) {
+    // Consistent only if every update up to stop_after has landed (a lane
+    // that reached a later op first would have left one behind).
+    bool complete = true;
+    for (const Op& op : s.schedule.ops) {
+      // What changes the state: updates, their NVMe writes, and publishing
+      // updated parameters to the device (an upload that allocates nothing).
+      const bool update = op.kind == OpKind::kOptimizer || op.kind == OpKind::kAcceptUpdate ||
+                          op.kind == OpKind::kWriteStates || op.kind == OpKind::kWriteParams ||
+                          (op.kind == OpKind::kUploadParams && op.allocs.empty());
+      if (update && op.step <= *s.stop_after) complete &= s.done[static_cast<size_t>(op.id)] != 0;
+    }
+    s.stopped = Stopped{.after_step = *s.stop_after, .consistent = complete};
+  }
   return {};
+}
+
+std::optional<Interpreter::Stopped> Interpreter::stopped() const {
+  return state_->stopped;
 }
 
 LossScaler Interpreter::final_scaler() const {

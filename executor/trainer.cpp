@@ -301,6 +301,7 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
                       .skipped_before = state_.skipped,
                       .accumulation = training_.gradient_accumulation,
                       .max_grad_norm = training_.max_grad_norm,
+                      .stop = options_.stop,
                       .watchdog = options_.watchdog,
                       .sink = &recorder_};
   io.step_done = [&](int64_t step) {
@@ -340,10 +341,34 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
   interpreter = std::make_unique<Interpreter>(*schedule, backend_, *homes_, compute, io);
   auto ran = interpreter->run();
   if (!ran) return ran;
-  state_.scaler = interpreter->final_scaler();
-  state_.skipped += interpreter->skipped_through(schedule->steps - 1);
-  state_.step = options_.steps;
   out.replayed_steps = interpreter->replayed_steps();
+  int last = schedule->steps - 1;
+  if (const std::optional<Interpreter::Stopped> stopped = interpreter->stopped()) {
+    out.interrupted = true;
+    last = stopped->after_step;
+    out.losses.resize(static_cast<size_t>(last + 1));
+    if (!stopped->consistent) {
+      return core::fail({{}, "stopped mid-update: the state is not that of any one step, no checkpoint written", ""});
+    }
+  }
+  state_.scaler = last >= 0 ? interpreter->scaler_after(last) : state_.scaler;
+  state_.skipped += last >= 0 ? interpreter->skipped_through(last) : 0;
+  state_.step = first_step + last + 1;
+  if (out.interrupted && options_.checkpoint_root && last >= 0) {
+    // The last good state, saved as a checkpoint ends it: every partition
+    // read from where it rests.
+    std::vector<std::vector<std::byte>> copies(parts_.size());
+    std::vector<std::span<const std::byte>> views;
+    for (size_t j = 0; j < parts_.size(); ++j) {
+      copies[j].resize(static_cast<size_t>((2 * homes_->versions() + 12) * parts_[j].params));
+      if (auto r = snapshot(j, copies[j]); !r) return r;
+      views.emplace_back(copies[j]);
+    }
+    auto dir = save(state_, views);
+    if (!dir) return std::unexpected(dir.error());
+    out.checkpoints.push_back(*dir);
+    if (options_.on_note) options_.on_note("checkpoint written: " + *dir);
+  }
   out.schedule = std::move(*schedule);
   return {};
 }
