@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "cli/profile_inputs.h"
@@ -15,7 +16,9 @@
 namespace stowage::cli {
 
 struct PlanInputs : ProfileInputs {
-  core::NvmeSpec spare_drive;  // suggested when a machine has no NVMe
+  // Suggested when a machine has no NVMe: the bundled 4 TB 990 PRO, or else
+  // the largest drive of the profiles folder; none when it has no drives.
+  std::optional<core::NvmeSpec> spare_drive;
 };
 
 core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,

@@ -177,7 +177,8 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
     }
     const core::PlanFile plan{.machine = setup->machine_name, .model = setup->model_name,
                               .training = setup->training_name, .policy = setup->policy, .predicted = figures};
-    if (core::Diagnostics d = write_file_atomically(a.save_plan, core::write_plan(plan)); !d.empty()) {
+    const std::string text = core::write_plan(core::with_references_relative_to(plan, a.save_plan));
+    if (core::Diagnostics d = write_file_atomically(a.save_plan, text); !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
     }

@@ -53,8 +53,14 @@ int run_whatif(const Context& context, const WhatifArgs& a) {
     if (!gpu) return report(context, gpu.error());
     change.gpu = *gpu;
   }
+  if (change.add_nvme > 0 && inputs->machine.nvme_count == 0 && !inputs->spare_drive) {
+    *context.err
+        << "error: --add-nvme: " << inputs->machine.name
+        << " has no NVMe drive to copy and the profiles folder has no NVMe profile (add one under nvme/)\n";
+    return kExitBadInput;
+  }
   PlanInputs changed = *inputs;
-  changed.machine = planner::apply(inputs->machine, change, inputs->spare_drive);
+  changed.machine = planner::apply(inputs->machine, change, inputs->spare_drive.value_or(core::NvmeSpec{}));
   const planner::PlanResult before = planner::search(inputs->machine, inputs->model, inputs->training);
   const planner::PlanResult after = planner::search(changed.machine, changed.model, changed.training);
   std::ostream& out = *context.out;
