@@ -11,6 +11,7 @@
 #include "planner/advice.h"
 #include "planner/memory_floor.h"
 #include "planner/nvme_wear.h"
+#include "planner/pinned_memory.h"
 #include "sim/simulator.h"
 
 namespace stowage::cli {
@@ -138,11 +139,27 @@ core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, c
   return PlanInputs{{std::move(*inputs)}, spare_drive(catalog)};
 }
 
+std::vector<std::string> plan_warnings(const PlanInputs& in, const planner::PlanResult& r) {
+  // The zero-infinity baseline writes to NVMe wherever there are drives, so
+  // the assumed write rate is behind a figure shown whenever one was assumed.
+  std::vector<std::string> out;
+  if (in.assumed_nvme_write) out.push_back(*in.assumed_nvme_write);
+  if (r.best) {
+    const int scale = core::ranks_in_scope(Tier::kCpu, in.machine.gpu_count);
+    const core::Bytes cpu = r.best->summary->peak_memory[static_cast<size_t>(Tier::kCpu)] * scale;
+    if (auto w = planner::pinned_memory_warning(cpu, in.machine, r.best->candidate.policy)) out.push_back(*w);
+  }
+  return out;
+}
+
 void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResult& r, bool explain) {
   out << "Plan for " << in.model.label << " on " << in.machine.label << "\n  training " << in.training.name << ": "
       << in.training.micro_batch << " x " << in.training.sequence_length << " tokens, accumulate "
       << in.training.gradient_accumulation << ", checkpointing " << (in.training.activation_checkpointing ? "on" : "off")
       << "\n\n";
+  const std::vector<std::string> warnings = plan_warnings(in, r);
+  for (const std::string& w : warnings) out << "warning: " << w << '\n';
+  if (!warnings.empty()) out << '\n';
   if (r.best) {
     const Evaluation& b = *r.best;
     const sim::Summary& s = *b.summary;
@@ -219,6 +236,7 @@ json plan_json(const PlanInputs& in, const planner::PlanResult& r) {
   out["baselines"] = json::array();
   for (const Evaluation& e : r.baselines) out["baselines"].push_back(eval(e));
   out["candidates_considered"] = r.considered.size();
+  out["warnings"] = plan_warnings(in, r);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/profile_inputs.h"
 #include "core/plan_file.h"
@@ -23,6 +24,11 @@ struct PlanInputs : ProfileInputs {
 
 core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
                                           const std::string& model, const std::string& training);
+
+// The inputs' warnings and those about the chosen plan (host RAM pinned
+// past planner::kPinnedWarningShare), printed by print_plan and listed in
+// plan_json as "warnings".
+std::vector<std::string> plan_warnings(const PlanInputs& inputs, const planner::PlanResult& result);
 
 void print_plan(std::ostream& out, const PlanInputs& inputs, const planner::PlanResult& result, bool explain);
 nlohmann::json plan_json(const PlanInputs& inputs, const planner::PlanResult& result);

@@ -32,6 +32,11 @@ std::string cell(const std::optional<planner::Evaluation>& e, const std::string&
   return e->candidate.name;
 }
 
+void print_warnings(std::ostream& out, const char* side, const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) out << "warning (" << side << "): " << w << '\n';
+  if (!warnings.empty()) out << '\n';
+}
+
 int run_whatif(const Context& context, const WhatifArgs& a) {
   const core::ProfileCatalog catalog = context.catalog();
   auto plan = core::load_plan(a.plan);
@@ -72,6 +77,8 @@ int run_whatif(const Context& context, const WhatifArgs& a) {
   }
   out << "What if: " << planner::describe(change) << "\n  " << inputs->model.label << " on " << inputs->machine.label
       << "\n\n";
+  print_warnings(out, "as it is", plan_warnings(*inputs, before));
+  print_warnings(out, "changed", plan_warnings(changed, after));
   TextTable t({Align::kLeft, Align::kLeft, Align::kLeft});
   t.row({"", "as it is", "changed"});
   t.row({"step time", cell(before.best, "step"), cell(after.best, "step")});

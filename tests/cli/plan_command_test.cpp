@@ -143,5 +143,46 @@ TEST(CliPlan, AdviceThatDoesNotFitIsListedApart) {
   EXPECT_NE(drive, std::string::npos) << o.out;
 }
 
+// Issue 11: bf16 training was accepted on GPUs without bf16 (V100, T4),
+// costed at the fp16 rate and exported as bf16. It is refused where the
+// training profile says bf16, naming the bundled fp16 profile as the fix.
+TEST(CliPlan, Bf16OnAGpuWithoutBf16IsRefusedWithTheFix) {
+  const Outcome o = stowage({"plan", "--machine", "cloud-t4-vm", "--model", "gpt2"});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find("default.yaml:8:12: precision: training 'default' is bf16, which NVIDIA T4 16GB (in "
+                       "cloud-t4-vm) cannot run (fp16 training: --training fp16-adam)"),
+            std::string::npos)
+      << o.err;
+  EXPECT_TRUE(o.out.empty());
+  const Outcome fixed =
+      stowage({"plan", "--machine", "cloud-t4-vm", "--model", "gpt2", "--training", "fp16-adam"});
+  EXPECT_EQ(fixed.code, kExitOk) << fixed.err;
+  for (const char* command : {"fit", "memory"}) {
+    const Outcome other = command == std::string("fit")
+                              ? stowage({"fit", "--machine", "dgx-2", "--family", "gpt"})
+                              : stowage({"memory", "--machine", "dgx-2", "--model", "gpt2"});
+    EXPECT_EQ(other.code, kExitBadInput) << command;
+    EXPECT_NE(other.err.find("--training fp16-adam"), std::string::npos) << command << ": " << other.err;
+  }
+}
+
+// Issue 11: a drive without a post-cache write rate was simulated at its
+// burst rate. The workstation's 990 PRO is assumed at a quarter of it, and
+// the plan says so in its text and in its JSON.
+TEST(CliPlan, AnAssumedWriteRateIsAWarningInTextAndJson) {
+  const Outcome text = stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "gpt2"});
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  EXPECT_NE(
+      text.out.find("\nwarning: Samsung 990 PRO 2 TB (samsung-990-pro-2tb) gives no write rate for after its "
+                    "write cache fills; assumed 1.725 GB/s, 25% of its 6.9 GB/s burst rate"),
+      std::string::npos)
+      << text.out;
+  const Outcome json = stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "gpt2", "--json"});
+  ASSERT_EQ(json.code, kExitOk) << json.err;
+  const nlohmann::json warnings = nlohmann::json::parse(json.out)["warnings"];
+  ASSERT_EQ(warnings.size(), 1u) << warnings;
+  EXPECT_NE(warnings[0].get<std::string>().find("assumed 1.725 GB/s"), std::string::npos) << warnings;
+}
+
 }  // namespace
 }  // namespace stowage::cli

@@ -100,5 +100,45 @@ TEST(CliSimulate, ProfilesBesideThePlanAreFoundFromAnyFolder) {
   EXPECT_EQ(nlohmann::json::parse(again.out)["step_time_s"], nlohmann::json::parse(o.out)["step_time_s"]);
 }
 
+// Issue 11: the assumed write rate is stated where a figure depends on it:
+// ZeRO-Infinity writes its states to NVMe, ZeRO-Offload writes nothing.
+TEST(CliSimulate, WarnsOfAnAssumedWriteRateOnlyWhenItWrites) {
+  auto warnings_of = [](const char* placement) {
+    const Outcome o = stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt",
+                               "--training", "tiny", "--placement", placement, "--json"});
+    EXPECT_EQ(o.code, kExitOk) << o.err;
+    return nlohmann::json::parse(o.out)["warnings"];
+  };
+  const nlohmann::json infinity = warnings_of("zero-infinity");
+  ASSERT_EQ(infinity.size(), 1u) << infinity;
+  EXPECT_NE(infinity[0].get<std::string>().find("assumed 1.725 GB/s"), std::string::npos) << infinity;
+  EXPECT_TRUE(warnings_of("zero-offload").empty());
+}
+
+// Issue 11: plans pinned nearly all host RAM without a word. ZeRO-Offload
+// of Llama-2-7B peaks at 104.5 GB of host memory, 95.96 GB of it pinned
+// (less the 8 GiB host reserve): on a host of 105 GB it fits and pins 91 %.
+TEST(CliSimulate, PinningMostOfHostRamIsAWarning) {
+  const TempDir dir;
+  std::ofstream(dir.path / "host.yaml")
+      << "format: stowage/host/v1\nlabel: 105 GB host\nsource: test\ncpu_cores: 16\nsockets: 1\n"
+         "dram: 105 GB\ndram_bandwidth: 76.8 GB/s\npcie_lanes: 24\npcie_generation: 5\n";
+  std::ofstream(dir.path / "machine.yaml") << "format: stowage/machine/v1\nlabel: tight\nsource: test\n"
+                                              "gpu: rtx-4090\ngpu_count: 1\nhost: "
+                                           << dir.file("host.yaml") << "\nnvme_count: 0\n";
+  const Outcome o = stowage({"simulate", "--machine", dir.file("machine.yaml"), "--model", "llama-2-7b",
+                             "--placement", "zero-offload", "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  ASSERT_TRUE(j["overflow"].is_null());
+  ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"];
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("of 105 GB of host RAM (91%, above 90%)"),
+            std::string::npos)
+      << j["warnings"];
+  const Outcome text = stowage({"simulate", "--machine", dir.file("machine.yaml"), "--model", "llama-2-7b",
+                                "--placement", "zero-offload"});
+  EXPECT_NE(text.out.find("\nwarning: the plan pins "), std::string::npos) << text.out;
+}
+
 }  // namespace
 }  // namespace stowage::cli
