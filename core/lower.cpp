@@ -71,6 +71,10 @@ class Lowering {
     return Bytes(2 * partitions_[static_cast<size_t>(j)].params / grad_ranks());
   }
   [[nodiscard]] const std::string& pname(int j) const { return partition_names_[static_cast<size_t>(j)]; }
+  // Buffers a prefetch of depth d cycles through: depth 0 (no prefetch)
+  // still needs the one buffer the fetch in use fills, as depth 1 does.
+  [[nodiscard]] int h2d_buffers() const { return std::max(1, policy_.h2d_prefetch_depth); }
+  [[nodiscard]] int nvme_buffers() const { return std::max(1, policy_.nvme_prefetch_depth); }
 
   OpId add(Op op, Key key) {
     op.id = static_cast<OpId>(ops_.size());
@@ -245,7 +249,7 @@ void Lowering::forward(int step, int micro) {
            .bytes = layer_param16(l) + saved, .flops = layer.forward_flops_per_token * static_cast<double>(tokens)};
     if (saved.count() > 0) fwd.allocs.push_back({Tier::kGpu, saved, "activations " + layer.name + tag(step, micro)});
     std::vector<OpId> recycle;
-    const int back = l - policy_.h2d_prefetch_depth;
+    const int back = l - h2d_buffers();
     if (back >= 0) recycle.push_back(compute_order_[static_cast<size_t>(back)]);
     fwd.deps = fetch_params(step, micro, kForwardPhase, l, l, fwd, recycle);
     if (!compute_order_.empty()) fwd.deps.push_back(compute_order_.back());
@@ -277,7 +281,7 @@ void Lowering::backward(int step, int micro) {
     Op bwd{.kind = OpKind::kBackward, .lane = Lane::kGpuCompute, .name = "bwd " + name, .layer = l, .step = step,
            .micro_step = micro, .bytes = layer_param16(l) * 2 + full, .flops = Flops(2 * flops_fwd)};
     std::vector<OpId> recycle;
-    const int back = index - policy_.h2d_prefetch_depth;
+    const int back = index - h2d_buffers();
     if (back >= 0) recycle.push_back(order[static_cast<size_t>(back)]);
     // fetch_params adds the param16 reads and the frees of fetched copies.
     std::vector<OpId> waits = fetch_params(step, micro, kBackwardPhase, index, l, bwd, recycle);
@@ -468,7 +472,8 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
             .writes = {states_name + " staged s" + std::to_string(step)}};
     if (last_state_write_[static_cast<size_t>(j)]) read.deps.push_back(*last_state_write_[static_cast<size_t>(j)]);
     const int k = static_cast<int>(optimizer_order_.size());
-    if (k - policy_.nvme_prefetch_depth >= 0) read.deps.push_back(optimizer_order_[static_cast<size_t>(k - policy_.nvme_prefetch_depth)]);
+    if (k - nvme_buffers() >= 0)
+      read.deps.push_back(optimizer_order_[static_cast<size_t>(k - nvme_buffers())]);
     const int ahead = std::max(0, index - policy_.nvme_prefetch_depth);
     deps.push_back(add(std::move(read), {step, last_micro(), kBackwardPhase, ahead, kSubReadStates}));
     states_at = states_name + " staged s" + std::to_string(step);
@@ -612,6 +617,11 @@ Result<Schedule> Lowering::run() {
     if (p.optimizer == OptimizerDevice::kGpu && (p.optimizer_states != Tier::kGpu || p.gradients != Tier::kGpu)) {
       return fail({{}, "a GPU optimizer needs its states and gradients on the GPU",
                    "optimizer: cpu, or optimizer_states and gradients on gpu"});
+    }
+    // Lowering has no gradient swap to NVMe: such gradients would be
+    // allocated in CPU RAM and never freed (issue 11).
+    if (p.gradients == Tier::kNvme) {
+      return fail({{}, "gradients on NVMe are not supported", "gradients: gpu or cpu"});
     }
   }
   for (auto& buffer : grads_consumed_) buffer.assign(partitions_.size(), std::nullopt);

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "tests/core/test_profiles.h"
 
@@ -160,6 +163,52 @@ TEST(Lower, NvmePolicyWithoutDrivesIsRejected) {
   auto r = lower(p, machine, w, training);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error()[0].what.find("no NVMe drives"), std::string::npos);
+}
+
+// Each op by name with the names of the ops it waits for: compares two
+// schedules whose issue order may differ.
+std::map<std::string, std::vector<std::string>> waits_by_name(const Schedule& s) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const Op& op : s.ops) {
+    std::vector<std::string>& deps = out[op.name];
+    for (OpId d : op.deps) deps.push_back(s.op(d).name);
+    std::sort(deps.begin(), deps.end());
+  }
+  return out;
+}
+
+// Issue 11: a prefetch depth of 0 (documented as allowed) indexed one past
+// the ops lowered so far and crashed. Depth 0 fetches on demand: a fetch
+// waits for the compute before it, which is what depth 1 does, so the two
+// schedules wait on the same ops (only the issue keys differ).
+TEST(Lower, PrefetchDepthZeroFetchesOnDemand) {
+  const MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const TrainingSpec training = must(bundled().training("default"));
+  const Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  const Policy infinity = policy_for(standard_placement(StandardPlacement::kZeroInfinity, 1), w, training);
+  for (int Policy::*depth : {&Policy::h2d_prefetch_depth, &Policy::nvme_prefetch_depth}) {
+    Policy zero = infinity, one = infinity;
+    zero.*depth = 0;
+    one.*depth = 1;
+    const Schedule s0 = must(lower(zero, machine, w, training, {.steps = 2}));
+    const Schedule s1 = must(lower(one, machine, w, training, {.steps = 2}));
+    EXPECT_TRUE(validate(s0).empty());
+    EXPECT_EQ(waits_by_name(s0), waits_by_name(s1));
+    EXPECT_EQ(s0.lane_slots, s1.lane_slots);
+  }
+}
+
+// Issue 11: gradients on NVMe were accepted, allocated in CPU RAM and never
+// freed there. Lowering has no gradient swap to NVMe, so it refuses them.
+TEST(Lower, GradientsOnNvmeAreRefused) {
+  const MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const TrainingSpec training = must(bundled().training("default"));
+  const Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  Policy p = policy_for(standard_placement(StandardPlacement::kZeroInfinity, 1), w, training);
+  p.partitions[2].gradients = Tier::kNvme;
+  auto r = lower(p, machine, w, training);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error()[0].what, "gradients on NVMe are not supported");
 }
 
 TEST(Lower, SubGroupsSplitBigLayers) {
