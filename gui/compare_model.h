@@ -1,6 +1,8 @@
 // A predicted and a measured timeline of the same schedule side by side:
 // ops matched by their schedule id, and the error per lane (how much longer
-// or shorter each lane was busy than predicted). GUI-free.
+// or shorter each lane was busy than predicted). A lane's busy time is the
+// union of its ops' spans, as sim::Summary counts it: a lane with four
+// slots busy at once for 1 s was busy 1 s, not 4. GUI-free.
 #pragma once
 
 #include <optional>
@@ -20,9 +22,11 @@ inline constexpr double kChangeThreshold = 0.10;
 struct LaneError {
   core::Lane lane = core::Lane::kGpuCompute;
   int matched = 0;             // ops found in both
-  SimTime predicted_busy = 0;  // sum of the matched ops' durations, ns
+  SimTime predicted_busy = 0;  // ns during which at least one of the lane's ops ran, all ranks together
   SimTime measured_busy = 0;
-  double busy_error = 0;         // (measured - predicted) / predicted; 0 when nothing was predicted
+  double predicted_share = 0;    // predicted_busy over the predicted timeline's length, 0..1
+  double measured_share = 0;     // measured_busy over the measured timeline's length
+  double busy_error = 0;         // (measured - predicted) / predicted busy; 0 when nothing was predicted
   double mean_abs_op_error = 0;  // mean over ops of |measured - predicted| / predicted duration
 };
 

@@ -8,20 +8,18 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScrollBar>
 #include <QStatusBar>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrent>
 #include <iostream>
 
+#include "gui/diagnostics_summary.h"
 #include "gui/legend_bar.h"
 #include "gui/view_export.h"
 
 namespace stowage::gui {
 namespace {
-
-QString diagnostics_text(const core::Diagnostics& d) {
-  return QString::fromStdString(core::to_string(d));
-}
 
 QDockWidget* dock(QMainWindow& window, const QString& title, QWidget* content) {
   auto* d = new QDockWidget(title, &window);
@@ -41,14 +39,15 @@ MainWindow::MainWindow(std::filesystem::path profiles, ErrorReporting errors, QW
   measured_ = new TimelineView(axis_);
   measured_->hide();
   memory_ = new MemoryView(axis_);
-  auto* splitter = new QSplitter(Qt::Vertical);
+  auto* splitter = splitter_ = new QSplitter(Qt::Vertical);
   splitter->addWidget(timeline_);
   splitter->addWidget(measured_);
   splitter->addWidget(memory_);
-  // The timelines keep the height their tracks need; memory takes the rest.
-  splitter->setStretchFactor(0, 0);
-  splitter->setStretchFactor(1, 0);
-  splitter->setStretchFactor(2, 1);
+  // Memory keeps its rows' default height (the splitter moves it); the
+  // timelines take the rest.
+  splitter->setStretchFactor(0, 1);
+  splitter->setStretchFactor(1, 1);
+  splitter->setStretchFactor(2, 0);
   view_area_ = new QWidget;
   auto* layout = new QVBoxLayout(view_area_);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -73,7 +72,7 @@ MainWindow::MainWindow(std::filesystem::path profiles, ErrorReporting errors, QW
 
 void MainWindow::build_docks() {
   plan_model_ = new PlanTableModel(this);
-  auto* table = new QTableView;
+  auto* table = plan_table_ = new QTableView;
   table->setModel(plan_model_);
   table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -85,7 +84,7 @@ void MainWindow::build_docks() {
   plan_layout->addWidget(table, 1);
   planner_ = new PlannerPanel(profiles_);
   compare_summary_ = new CompareSummaryView;
-  QDockWidget* plan_dock = dock(*this, tr("Plan"), plan_box);
+  QDockWidget* plan_dock = plan_dock_ = dock(*this, tr("Plan"), plan_box);
   QDockWidget* planner_dock = dock(*this, tr("Planner"), planner_);
   QDockWidget* compare_dock = dock(*this, tr("Compare"), compare_summary_);
   tabifyDockWidget(plan_dock, planner_dock);
@@ -98,6 +97,7 @@ void MainWindow::build_docks() {
             set_measured(nullptr);
             if (doc) set_primary(std::move(doc));
           });
+  connect(planner_, &PlannerPanel::finished, this, &MainWindow::fit_panels_to_tables);
 }
 
 void MainWindow::build_menus() {
@@ -132,6 +132,8 @@ void MainWindow::build_menus() {
                                      [this](bool on) { set_critical_path(on); });
   critical_action_->setCheckable(true);
   for (QAction* a : view->actions()) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  QMenu* panels = view->addMenu(tr("&Panels"));
+  for (QDockWidget* d : findChildren<QDockWidget*>()) panels->addAction(d->toggleViewAction());
 }
 
 void MainWindow::rebuild_recent_menu() {
@@ -169,7 +171,7 @@ void MainWindow::load(const QString& path, bool as_measured) {
 }
 
 void MainWindow::loaded(const core::Result<LoadedFile>& file, bool as_measured) {
-  if (!file) return report(tr("Cannot open file"), diagnostics_text(file.error()));
+  if (!file) return report(tr("Cannot open file"), file.error());
   if (file->plan) return set_plan(*file->plan, file->capacity);
   const bool measured =
       as_measured || (file->timeline->model.info.source == "measured" && timeline_->document());
@@ -191,7 +193,7 @@ void MainWindow::finish_load() {
       if (result)
         set_primary(*result);
       else
-        report(tr("Cannot simulate the plan"), diagnostics_text(result.error()));
+        report(tr("Cannot simulate the plan"), result.error());
       finish_load();
     });
     watcher->setFuture(
@@ -212,6 +214,20 @@ void MainWindow::set_primary(std::shared_ptr<const TimelineDocument> doc) {
   memory_->set_document(doc);
   if (const auto& measured = measured_->document()) set_measured(measured);
   refit_axis();
+  apply_default_heights();
+}
+
+// Memory gets its rows' default height, at most a third of the view; the
+// timelines share the rest in proportion to the heights their tracks need.
+void MainWindow::apply_default_heights() {
+  const int total = splitter_->height();
+  if (total <= 0) return;
+  const int memory = std::min(memory_->sizeHint().height(), total / 3);
+  const int primary = timeline_->sizeHint().height();
+  const int measured = measured_->isVisibleTo(this) ? measured_->sizeHint().height() : 0;
+  const int rest = total - memory;
+  const int measured_share = measured > 0 ? rest * measured / (primary + measured) : 0;
+  splitter_->setSizes({rest - measured_share, measured_share, memory});
 }
 
 void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
@@ -230,8 +246,10 @@ void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
   timeline_->set_counterpart(Counterpart{.doc = doc, .compare = compare, .this_is_predicted = true});
   measured_->set_counterpart(Counterpart{.doc = predicted, .compare = compare, .this_is_predicted = false});
   compare_summary_->set_comparison(*compare);
+  fit_panels_to_tables();
   show_panel(tr("Compare"));
   refit_axis();
+  apply_default_heights();
 }
 
 void MainWindow::set_plan(const core::PlanFile& plan,
@@ -250,6 +268,7 @@ void MainWindow::set_plan(const core::PlanFile& plan,
                 .arg(QString::fromStdString(plan.predicted->bounding_lane));
   }
   plan_summary_->setText(text);
+  fit_panels_to_tables();
   planner_->set_inputs(QString::fromStdString(plan.machine), QString::fromStdString(plan.model),
                        QString::fromStdString(plan.training));
 }
@@ -288,12 +307,39 @@ void MainWindow::show_panel(const QString& dock_name) {
   }
 }
 
-void MainWindow::report(const QString& title, const QString& text) {
+// The panels (tabbed in one dock area) get the width their widest table
+// needs to show every column whole, up to 45 % of the window. (The
+// planner's notes wrap instead.)
+void MainWindow::fit_panels_to_tables() {
+  int needed = 0;
+  for (QTableView* t : std::initializer_list<QTableView*>{plan_table_, compare_summary_}) {
+    t->resizeColumnsToContents();
+    int w = 2 * t->frameWidth() + t->verticalScrollBar()->sizeHint().width() + 24;  // 24: the dock's margins
+    if (t->verticalHeader()->isVisible()) w += t->verticalHeader()->sizeHint().width();
+    for (int c = 0; c < t->model()->columnCount(); ++c) w += t->horizontalHeader()->sectionSize(c);
+    needed = std::max(needed, w);
+  }
+  resizeDocks({plan_dock_}, {std::clamp(needed, 430, width() * 45 / 100)}, Qt::Horizontal);
+}
+
+void MainWindow::hide_panels() {
+  for (QDockWidget* d : findChildren<QDockWidget*>()) d->hide();
+}
+
+void MainWindow::report(const QString& title, const QString& text, const QString& details) {
   if (errors_ == ErrorReporting::kStderr) {
-    std::cerr << text.toStdString() << '\n';
+    std::cerr << (details.isEmpty() ? text : details).toStdString() << '\n';
     return;
   }
-  QMessageBox::critical(this, title, text);
+  QMessageBox box(QMessageBox::Critical, title, text, QMessageBox::Ok, this);
+  if (!details.isEmpty() && details != text) box.setDetailedText(details);
+  box.exec();
+}
+
+// Many problems are summarised by kind, with the whole list behind "Show Details".
+void MainWindow::report(const QString& title, const core::Diagnostics& diagnostics) {
+  report(title, QString::fromStdString(summarize(diagnostics)),
+         QString::fromStdString(core::to_string(diagnostics)));
 }
 
 void MainWindow::export_view(bool as_svg) {

@@ -1,31 +1,67 @@
 // Paints memory per tier under the timeline, on the same time axis: a row
 // per tier that has samples, the bytes in use as a filled step curve (the
-// most held within each pixel), the tier's capacity as a dashed line, and
-// the spans where usage went over it marked in red.
+// most held within each pixel) on a y-axis in decimal units with ticks
+// (GB, as the CLI prints sizes), the tier's capacity as a dashed line, and
+// the spans where usage went over it marked in red. Traces record memory
+// per rank; the rows show it as the CLI reports it (core::ranks_in_scope):
+// GPU memory per GPU, host and NVMe memory per machine (all ranks'), and
+// say so. rows() gives the geometry painting
+// uses, so hover readouts and tests find the same pixels.
 #pragma once
 
 #include <QPainter>
+#include <QString>
 #include <array>
 #include <optional>
 #include <vector>
 
+#include "gui/byte_ticks.h"
 #include "gui/time_axis.h"
 #include "gui/trace_model.h"
 
 namespace stowage::gui {
 
+// One tier's row as painted.
+struct MemoryRow {
+  core::Tier tier = core::Tier::kGpu;
+  QRectF row;   // the whole row, widget pixels
+  QRectF plot;  // the curve's area: x on the time axis, y from 0 bytes (bottom) to scale.top
+  ByteScale scale;
+  core::Bytes peak;
+  std::optional<core::Bytes> capacity;
+  bool capacity_on_scale = false;  // false when it is far above the peak (drawn as a note instead)
+  int64_t per_rank_factor = 1;     // ranks in the row's scope: the trace's per-rank bytes times this
+  [[nodiscard]] double y_of(core::Bytes b) const {
+    return plot.bottom() - plot.height() * b.as_double() / std::max(1.0, scale.top.as_double());
+  }
+};
+
 class MemoryPainter {
  public:
+  static constexpr double kDefaultRowHeight = 84;  // pixels; the view's preferred height per tier
+  static constexpr double kMinRowHeight = 44;
+
   // `label_width` must match the timeline's, so the two axes line up.
   // `capacity` is per rank by tier, as in TraceModel::capacity.
   MemoryPainter(const TraceModel& model, const TimeAxis& axis, double label_width,
                 const std::array<std::optional<core::Bytes>, 3>& capacity);
 
   [[nodiscard]] const std::vector<core::Tier>& tiers() const { return tiers_; }  // the rows, top to bottom
+  [[nodiscard]] std::vector<MemoryRow> rows(int width, int height) const;
   void paint(QPainter& painter, int width, int height) const;
+  // What hovering (x, y) shows: the tier, the time, the bytes in use then
+  // and the most held within that pixel; empty outside the plots.
+  [[nodiscard]] QString readout(QPointF at, int width, int height) const;
+  // "per GPU" for GPU memory, "per machine" for host and NVMe memory
+  // ("per machine, 4 ranks" when there are several).
+  [[nodiscard]] QString scope(core::Tier tier) const;
 
  private:
-  void paint_tier(QPainter& painter, core::Tier tier, const QRectF& row) const;
+  void paint_row(QPainter& painter, const MemoryRow& row) const;
+  void paint_axis(QPainter& painter, const MemoryRow& row) const;
+  void paint_capacity(QPainter& painter, const MemoryRow& row) const;
+  void paint_label(QPainter& painter, const MemoryRow& row) const;
+  [[nodiscard]] int ranks() const;
 
   const TraceModel& model_;
   const TimeAxis& axis_;

@@ -1,6 +1,7 @@
 // The memory-per-tier widget under the timeline. It shares the timeline's
 // AxisState (zooming either zooms both) and its label column width, so the
-// two time axes line up pixel for pixel. Wheel and drag work here too.
+// two time axes line up pixel for pixel. Wheel and drag work here too;
+// hovering a row shows the bytes in use at that time.
 #pragma once
 
 #include <QWidget>
@@ -22,9 +23,13 @@ class MemoryView : public QWidget {
   // Capacities (per rank, by tier) known from elsewhere, such as the plan's
   // machine; they fill in what the timeline itself does not record.
   void set_capacity(const std::array<std::optional<core::Bytes>, 3>& capacity);
-  [[nodiscard]] QSize sizeHint() const override { return {1200, 200}; }
+  // What hovering `point` shows (MemoryPainter::readout); empty over nothing.
+  [[nodiscard]] QString tooltip_at(QPointF point) const;
+  // MemoryPainter::kDefaultRowHeight per tier.
+  [[nodiscard]] QSize sizeHint() const override;
 
  protected:
+  bool event(QEvent* event) override;
   void paintEvent(QPaintEvent* event) override;
   void wheelEvent(QWheelEvent* event) override { interaction_.wheel(*event); }
   void mousePressEvent(QMouseEvent* event) override { interaction_.press(*event); }
@@ -36,6 +41,8 @@ class MemoryView : public QWidget {
   std::shared_ptr<const TimelineDocument> doc_;
   std::array<std::optional<core::Bytes>, 3> capacity_;
   TimelineInteraction interaction_;
+  [[nodiscard]] std::array<std::optional<core::Bytes>, 3> capacity() const;
+  [[nodiscard]] int tier_count() const;
 };
 
 }  // namespace stowage::gui

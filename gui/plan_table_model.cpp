@@ -54,7 +54,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole:
       return QString::fromStdString(std::string(core::to_string(tier)));
     case Qt::BackgroundRole:
-      return color_of(tier).lighter(160);
+      return background_of(tier);
     case Qt::TextAlignmentRole:
       return int(Qt::AlignCenter);
     default:
@@ -65,7 +65,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
 QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return QString::number(section);
-  if (section == kOptimizerColumn) return QStringLiteral("optimizer on");
+  if (section == kOptimizerColumn) return QStringLiteral("optimizer\non");
   return QString::fromStdString(std::string(core::to_string(kColumns[static_cast<size_t>(section)])));
 }
 

@@ -59,8 +59,12 @@ PlannerPanel::PlannerPanel(std::filesystem::path profiles, QWidget* parent)
   results_ = new QTableWidget(0, 5);
   results_->setHorizontalHeaderLabels({tr("plan"), tr("fits"), tr("step time"), tr("tokens/s"), tr("note")});
   results_->verticalHeader()->hide();
+  // Notes can be long (the chosen plan's description): they wrap in the
+  // last column, which takes the width left, and rows grow to hold them.
   results_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  results_->horizontalHeader()->setStretchLastSection(true);
+  results_->horizontalHeader()->setSectionResizeMode(4, QHeaderView::Stretch);
+  results_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  results_->setWordWrap(true);
 
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(run_);

@@ -109,8 +109,10 @@ QString TimelineView::tooltip_at(QPointF point) const {
   // A run merged at this zoom speaks for its ops; the nearest op alone would mislead.
   if (const std::optional<int32_t> track = layout_.track_at(point.y());
       doc_ && track && point.x() >= layout_.metrics().label_width) {
-    const std::optional<DrawnBox> box = TimelinePainter(*doc_, layout_, axis_.axis()).box_at(*track, point.x());
-    if (box && box->count > 1) return QString::fromStdString(run_tooltip(box->count, box->busy, box->start, box->end));
+    const std::optional<DrawnBox> box =
+        TimelinePainter(*doc_, layout_, axis_.axis()).box_at(*track, point.x());
+    if (box && box->count > 1)
+      return QString::fromStdString(run_tooltip(box->count, box->busy, box->start, box->end));
   }
   const std::optional<int32_t> op = op_at_point(point);
   if (!op) return {};
@@ -164,9 +166,19 @@ void TimelineView::paintEvent(QPaintEvent*) {
   }
 }
 
+// A view that showed everything (fit all) still does after a resize, such as
+// the panels closing; one zoomed in keeps its start and scale.
 void TimelineView::resizeEvent(QResizeEvent*) {
   const double plot = std::max(1.0, width() - layout_.metrics().label_width);
-  if (axis_.axis().width() != plot) axis_.update([&](TimeAxis& a) { a.set_width(plot); });
+  const TimeAxis& a = axis_.axis();
+  if (a.width() == plot) return;
+  const bool showed_all = doc_ && a.visible_begin() <= a.bounds_begin() &&
+                          a.visible_end() >= a.bounds_end() &&
+                          a.visible_end() - a.visible_begin() <= 2 * (a.bounds_end() - a.bounds_begin());
+  axis_.update([&](TimeAxis& axis) {
+    axis.set_width(plot);
+    if (showed_all) axis.fit_all();
+  });
 }
 
 void TimelineView::wheelEvent(QWheelEvent* event) {

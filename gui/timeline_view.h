@@ -38,6 +38,7 @@ class TimelineView : public QWidget {
   void select(std::optional<int32_t> op);
   [[nodiscard]] const TimelineHighlight& highlight() const { return highlight_; }
   [[nodiscard]] const TimelineLayout& timeline_layout() const { return layout_; }
+  [[nodiscard]] const AxisState& axis_state() const { return axis_; }
   // Fits the axis to the selected op with what it waits on and what waits on it.
   void zoom_to_selection();
   // The op under a widget point, if any.

@@ -1,0 +1,120 @@
+// No text cut off at the window sizes people use (1280x720, 1600x1000):
+// every legend key inside the legend, every ruler label inside the ruler,
+// and every table's columns on screen with each header and cell text
+// inside its cell, measured with the font the widget draws with.
+#include <gtest/gtest.h>
+
+#include <QFontMetrics>
+#include <QHeaderView>
+#include <QScrollBar>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <fstream>
+
+#include "core/plan_file.h"
+#include "gui/main_window.h"
+#include "gui_test_data.h"
+
+namespace stowage::gui {
+namespace {
+
+struct Inputs {
+  QTemporaryDir dir;
+  QString plan = dir.filePath("plan.yaml"), trace = dir.filePath("trace.json"),
+          measured = dir.filePath("measured.json");
+  Inputs() {
+    const testing::Simulated sim = testing::tiny_simulated(core::StandardPlacement::kZeroInfinity);
+    const core::TrainingSpec training = core::testing::must(core::testing::bundled().training("tiny"));
+    const core::Workload w(core::testing::must(core::testing::bundled().model("tiny-gpt")),
+                           training.sequence_length);
+    const core::PlanFile p{
+        .machine = "workstation-24gb-1nvme",
+        .model = "tiny-gpt",
+        .training = "tiny",
+        .policy = core::policy_for(core::standard_placement(core::StandardPlacement::kZeroInfinity, 1), w,
+                                   training)};
+    std::ofstream(plan.toStdString()) << core::write_plan(p);
+    std::ofstream(trace.toStdString()) << testing::trace_text(sim, "predicted");
+    std::ofstream(measured.toStdString()) << testing::trace_text(sim, "measured");
+  }
+};
+
+void wait_for_loads(MainWindow& w) {
+  if (!w.loading()) return;
+  QSignalSpy spy(&w, &MainWindow::loadsFinished);
+  ASSERT_TRUE(spy.wait(30'000));
+}
+
+// A cell's text, wrapped as the view wraps it, must fit the cell less
+// the view's margins (3 px a side, as QCommonStyle pads item text).
+void expect_fits(const QFontMetrics& metrics, const QString& text, int width, int height,
+                 const std::string& where) {
+  if (text.isEmpty()) return;
+  const QRect r = metrics.boundingRect(QRect(0, 0, std::max(1, width - 6), 100'000), Qt::TextWordWrap, text);
+  EXPECT_LE(r.width(), width - 6) << where << ": '" << text.toStdString() << "' is " << r.width() << " px in "
+                                  << width;
+  EXPECT_LE(r.height(), height) << where << ": '" << text.toStdString() << "' is " << r.height()
+                                << " px high in " << height;
+}
+
+void expect_table_fits(QTableView& table, const std::string& name) {
+  QAbstractItemModel& model = *table.model();
+  const QHeaderView& header = *table.horizontalHeader();
+  int columns = 0;
+  for (int c = 0; c < model.columnCount(); ++c) columns += header.sectionSize(c);
+  EXPECT_LE(columns, table.viewport()->width()) << name << ": columns run past the view";
+  const QFontMetrics metrics(table.font());
+  for (int c = 0; c < model.columnCount(); ++c) {
+    const QString title = model.headerData(c, Qt::Horizontal).toString();
+    expect_fits(QFontMetrics(header.font()), title, header.sectionSize(c), header.height(), name + " header");
+    for (int r = 0; r < model.rowCount(); ++r) {
+      expect_fits(metrics, model.data(model.index(r, c)).toString(), header.sectionSize(c),
+                  table.rowHeight(r), name + " row " + std::to_string(r));
+    }
+  }
+}
+
+class Clipping : public ::testing::TestWithParam<QSize> {};
+
+TEST_P(Clipping, NoTextIsCutAtThisWindowSize) {
+  Inputs in;
+  MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  w.resize(GetParam());
+  w.show();
+  w.open_files({in.plan, in.trace});
+  wait_for_loads(w);
+  w.open_measured(in.measured);
+  wait_for_loads(w);
+  QCoreApplication::processEvents();
+
+  LegendBar& legend = w.legend();
+  for (const LegendKey& key : legend.layout_keys(legend.width())) {
+    EXPECT_GE(key.rect.left(), 0) << key.text.toStdString();
+    EXPECT_LE(key.rect.right(), legend.width()) << key.text.toStdString();
+    EXPECT_LE(key.rect.bottom(), legend.height()) << key.text.toStdString() << " below the legend";
+  }
+
+  const TimelineView& view = w.timeline();
+  const TimelinePainter painter(*view.document(), view.timeline_layout(), view.axis_state().axis());
+  const RulerLabels labels = painter.ruler(view.width()).label_rects(QFontMetricsF(view.font()));
+  EXPECT_FALSE(labels.ticks.empty());
+  for (const auto* list : {&labels.ticks, &labels.steps}) {
+    for (const RulerLabel& l : *list) {
+      EXPECT_GE(l.rect.left(), view.timeline_layout().metrics().label_width) << l.text.toStdString();
+      EXPECT_LE(l.rect.right(), view.width()) << l.text.toStdString();
+    }
+  }
+
+  for (const auto& [panel, table] :
+       {std::pair{QString("Plan"), &w.plan_table()}, std::pair{QString("Compare"), &w.compare_table()}}) {
+    w.show_panel(panel);
+    QCoreApplication::processEvents();
+    ASSERT_GT(table->model()->rowCount(), 0) << panel.toStdString();
+    expect_table_fits(*table, panel.toStdString());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(WindowSizes, Clipping, ::testing::Values(QSize(1280, 720), QSize(1600, 1000)));
+
+}  // namespace
+}  // namespace stowage::gui
