@@ -23,6 +23,15 @@ BusyTime::BusyTime(std::vector<std::pair<SimTime, SimTime>> spans) {
   for (size_t i = 0; i < begin_.size(); ++i) prefix_[i] = sum += end_[i] - begin_[i];
 }
 
+BusyTime BusyTime::union_of(std::span<const BusyTime* const> parts) {
+  if (parts.size() == 1) return *parts.front();
+  std::vector<std::pair<SimTime, SimTime>> spans;
+  for (const BusyTime* p : parts) {
+    for (size_t i = 0; i < p->begin_.size(); ++i) spans.emplace_back(p->begin_[i], p->end_[i]);
+  }
+  return BusyTime(std::move(spans));
+}
+
 // Intervals wholly before t count whole; the one containing t counts up to t.
 SimTime BusyTime::covered_before(SimTime t) const {
   const auto it = std::ranges::upper_bound(begin_, t);  // first interval starting after t
@@ -58,21 +67,21 @@ const BusyTime* LaneBusy::of(int rank, core::Lane lane) const {
 LaneBusy lane_busy(const TraceModel& model) {
   LaneBusy out;
   const auto ranks = static_cast<size_t>(std::max(1, model.rank_count()));
-  std::vector<std::vector<int32_t>> rank_lane(ranks * kLanes);
-  std::array<std::vector<int32_t>, core::kLaneCount> lane;
+  std::vector<std::vector<const BusyTime*>> rank_lane(ranks * kLanes);
   out.by_track.reserve(model.tracks.size());
-  for (const Track& track : model.tracks) {
-    out.by_track.push_back(busy_time_of(model, track.ops));
-    auto& group = rank_lane[static_cast<size_t>(track.rank) * kLanes + static_cast<size_t>(track.lane)];
-    group.insert(group.end(), track.ops.begin(), track.ops.end());
-    if (ranks > 1)
-      lane[static_cast<size_t>(track.lane)].insert(lane[static_cast<size_t>(track.lane)].end(),
-                                                   track.ops.begin(), track.ops.end());
+  for (const Track& track : model.tracks) out.by_track.push_back(busy_time_of(model, track.ops));
+  for (size_t t = 0; t < model.tracks.size(); ++t) {
+    const Track& track = model.tracks[t];
+    rank_lane[static_cast<size_t>(track.rank) * kLanes + static_cast<size_t>(track.lane)].push_back(
+        &out.by_track[t]);
   }
   out.by_rank_lane.reserve(rank_lane.size());
-  for (const auto& group : rank_lane) out.by_rank_lane.push_back(busy_time_of(model, group));
-  for (size_t l = 0; l < kLanes; ++l)
-    out.by_lane[l] = ranks > 1 ? busy_time_of(model, lane[l]) : out.by_rank_lane[l];
+  for (const auto& group : rank_lane) out.by_rank_lane.push_back(BusyTime::union_of(group));
+  for (size_t l = 0; l < kLanes; ++l) {
+    std::vector<const BusyTime*> lane;
+    for (size_t r = 0; r < ranks; ++r) lane.push_back(&out.by_rank_lane[r * kLanes + l]);
+    out.by_lane[l] = BusyTime::union_of(lane);
+  }
   return out;
 }
 

@@ -15,7 +15,7 @@ constexpr double kHeadroom = 1.05;  // the scale's top, at least, relative to ma
 // the scale then follows the peak and the label gives the capacity.
 constexpr double kCapacityOnScale = 1.6;
 constexpr double kAxisWidth = 50;    // the tick labels, right of the row's label
-constexpr double kTickSpacing = 16;  // pixels between y ticks, at least
+constexpr double kTickSpacing = 15;  // pixels between y ticks, at least (a line of text)
 constexpr double kTimeTickSpacing = 110;
 
 QString bytes_text(core::Bytes b) {
@@ -61,8 +61,12 @@ std::vector<MemoryRow> MemoryPainter::rows(int width, int height) const {
     r.capacity_on_scale = r.capacity && r.capacity->as_double() <= kCapacityOnScale * r.peak.as_double();
     const double highest =
         std::max(r.peak.as_double(), r.capacity_on_scale ? r.capacity->as_double() : 0) * kHeadroom;
-    const int max_ticks = std::clamp(static_cast<int>(r.plot.height() / kTickSpacing) + 1, 2, 6);
-    r.scale = byte_scale(core::Bytes(static_cast<int64_t>(std::max(1.0, highest))), max_ticks);
+    // As many ticks as keep their labels kTickSpacing apart, at least 0 and one more.
+    const core::Bytes top(static_cast<int64_t>(std::max(1.0, highest)));
+    for (int max_ticks = 6; max_ticks >= 2; --max_ticks) {
+      r.scale = byte_scale(top, max_ticks);
+      if (r.plot.height() * (r.scale.step / r.scale.top) >= kTickSpacing) break;
+    }
     out.push_back(std::move(r));
   }
   return out;

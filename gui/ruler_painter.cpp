@@ -69,10 +69,13 @@ std::vector<RulerLabel> RulerPainter::step_labels(const QFontMetricsF& font,
   double taken_until = metrics_.left;  // labels must start right of this
   for (size_t i = 0; i < steps_.steps.size(); ++i) {
     const double x = x_of(steps_.steps[i].start);
-    const QString text = QStringLiteral("step %1").arg(steps_.steps[i].step);
     const double limit = i + 1 < steps_.steps.size()
                              ? std::min(metrics_.right, x_of(steps_.steps[i + 1].start))
                              : metrics_.right;
+    // "step 3", or "3" where steps are close together.
+    QString text = QStringLiteral("step %1").arg(steps_.steps[i].step);
+    if (x + 2 * kLabelGap + font.horizontalAdvance(text) > limit)
+      text = QString::number(steps_.steps[i].step);
     const QRectF r(x + kLabelGap, metrics_.time_height, font.horizontalAdvance(text), metrics_.step_height);
     if (x < metrics_.left || r.left() < taken_until || r.right() > limit - kLabelGap) continue;
     if (steady && r.adjusted(-kMinGap, 0, kMinGap, 0).intersects(steady->rect)) continue;

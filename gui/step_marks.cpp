@@ -1,23 +1,30 @@
 #include "gui/step_marks.h"
 
 #include <algorithm>
-#include <map>
 
 namespace stowage::gui {
 namespace {
 
+constexpr int kMostSteps = 1'000'000;  // step numbers beyond this (not Stowage's) are not marked
+
 // First forward start and first start of any op, per step.
 std::vector<StepMarks::Step> step_starts(const TraceModel& model) {
-  std::map<int, std::pair<std::optional<SimTime>, SimTime>> by_step;  // step -> (forward, any)
+  struct Starts {
+    std::optional<SimTime> forward, any;
+  };
+  std::vector<Starts> by_step;
   for (const TraceOp& op : model.ops) {
-    auto [it, fresh] = by_step.try_emplace(op.step, std::nullopt, op.start);
-    auto& [forward, any] = it->second;
-    if (!fresh) any = std::min(any, op.start);
-    if (op.kind == core::OpKind::kForward) forward = forward ? std::min(*forward, op.start) : op.start;
+    if (op.step < 0 || op.step >= kMostSteps) continue;
+    if (static_cast<size_t>(op.step) >= by_step.size()) by_step.resize(static_cast<size_t>(op.step) + 1);
+    Starts& s = by_step[static_cast<size_t>(op.step)];
+    s.any = s.any ? std::min(*s.any, op.start) : op.start;
+    if (op.kind == core::OpKind::kForward) s.forward = s.forward ? std::min(*s.forward, op.start) : op.start;
   }
   std::vector<StepMarks::Step> out;
-  for (const auto& [step, starts] : by_step)
-    out.push_back({.step = step, .start = starts.first.value_or(starts.second)});
+  for (size_t step = 0; step < by_step.size(); ++step) {
+    const Starts& s = by_step[step];
+    if (s.any) out.push_back({.step = static_cast<int>(step), .start = s.forward.value_or(*s.any)});
+  }
   std::ranges::sort(out, {}, &StepMarks::Step::start);
   return out;
 }
