@@ -233,6 +233,7 @@ void MainWindow::apply_default_heights() {
 void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
   const auto predicted = timeline_->document();
   measured_->set_document(doc);
+  memory_->set_measured(predicted && doc != predicted ? doc : nullptr);
   measured_->setVisible(doc != nullptr);
   legend_->set_comparing(doc != nullptr && predicted != nullptr);
   if (!doc || !predicted) {

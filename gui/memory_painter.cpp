@@ -29,8 +29,9 @@ QString tier_name(core::Tier tier) {
 }  // namespace
 
 MemoryPainter::MemoryPainter(const TraceModel& model, const TimeAxis& axis, double label_width,
-                             const std::array<std::optional<core::Bytes>, 3>& capacity)
-    : model_(model), axis_(axis), label_width_(label_width), capacity_(capacity) {
+                             const std::array<std::optional<core::Bytes>, 3>& capacity,
+                             const TraceModel* measured)
+    : model_(model), measured_(measured), axis_(axis), label_width_(label_width), capacity_(capacity) {
   for (const core::Tier tier : core::kAllTiers) {
     if (!model.memory[static_cast<size_t>(tier)].empty()) tiers_.push_back(tier);
   }
@@ -56,11 +57,15 @@ std::vector<MemoryRow> MemoryPainter::rows(int width, int height) const {
     r.plot = QRectF(label_width_, r.row.top() + 8, width - label_width_, row_height - 14);
     r.per_rank_factor = core::ranks_in_scope(r.tier, ranks());
     r.peak = peak_of(series) * r.per_rank_factor;
+    const core::Bytes measured_peak =
+        measured_ ? peak_of(measured_->memory[static_cast<size_t>(r.tier)]) * r.per_rank_factor
+                  : core::Bytes();
     r.capacity = capacity_[static_cast<size_t>(r.tier)];
     if (r.capacity) r.capacity = *r.capacity * r.per_rank_factor;
     r.capacity_on_scale = r.capacity && r.capacity->as_double() <= kCapacityOnScale * r.peak.as_double();
-    const double highest =
-        std::max(r.peak.as_double(), r.capacity_on_scale ? r.capacity->as_double() : 0) * kHeadroom;
+    const double highest = std::max({r.peak.as_double(), measured_peak.as_double(),
+                                     r.capacity_on_scale ? r.capacity->as_double() : 0}) *
+                           kHeadroom;
     // As many ticks as keep their labels kTickSpacing apart, at least 0 and one more.
     const core::Bytes top(static_cast<int64_t>(std::max(1.0, highest)));
     for (int max_ticks = 6; max_ticks >= 2; --max_ticks) {
@@ -106,10 +111,32 @@ void MemoryPainter::paint_row(QPainter& painter, const MemoryRow& row) const {
     if (row.capacity && row.capacity_on_scale && held > *row.capacity)
       painter.fillRect(QRectF(x, y, 1, row.y_of(*row.capacity) - y), QColor(0xd6, 0x00, 0x00));
   }
+  paint_measured(painter, row);
   paint_capacity(painter, row);
   paint_label(painter, row);
   painter.setPen(QColor(0xcc, 0xcc, 0xcc));
   painter.drawLine(QPointF(0, row.row.bottom() - 0.5), QPointF(row.row.width(), row.row.bottom() - 0.5));
+}
+
+// The measured run's memory as a line: the most held in each pixel column,
+// joined by vertical steps.
+void MemoryPainter::paint_measured(QPainter& painter, const MemoryRow& row) const {
+  if (!measured_) return;
+  const auto& series = measured_->memory[static_cast<size_t>(row.tier)];
+  const auto columns =
+      memory_columns(series, axis_, static_cast<int>(row.plot.width()), measured_->end_time());
+  painter.setPen(QPen(measured_color(), 1.5));
+  std::optional<QPointF> last;
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (!columns[c]) {
+      last.reset();
+      continue;
+    }
+    const QPointF at(row.plot.left() + static_cast<double>(c), row.y_of(*columns[c] * row.per_rank_factor));
+    if (last) painter.drawLine(*last, QPointF(at.x(), last->y()));
+    if (last) painter.drawLine(QPointF(at.x(), last->y()), at);
+    last = at;
+  }
 }
 
 // Tick labels right-aligned against the plot, with a light grid line each.
@@ -157,8 +184,9 @@ void MemoryPainter::paint_label(QPainter& painter, const MemoryRow& row) const {
   QStringList lines{QStringLiteral("%1 memory").arg(tier_name(row.tier)), scope(row.tier),
                     QStringLiteral("peak %1").arg(bytes_text(row.peak))};
   if (row.capacity && row.peak > *row.capacity) lines.back() += QStringLiteral(" OVER");
+  if (measured_) lines << QStringLiteral("line: measured");
   if (row.capacity && !row.capacity_on_scale)
-    lines << QStringLiteral("of %1 (off scale)").arg(bytes_text(*row.capacity));
+    lines << QStringLiteral("capacity %1").arg(bytes_text(*row.capacity)) << QStringLiteral("(off scale)");
   const QFontMetricsF metrics(painter.font());
   const double line = metrics.height(), width = label_width_ - kAxisWidth - 8;
   const auto fit = static_cast<qsizetype>(std::max(1.0, (row.row.height() - 4) / line));
@@ -193,6 +221,10 @@ QString MemoryPainter::readout(QPointF at, int width, int height) const {
       text += QStringLiteral(" (%1 % of %2)")
                   .arg(std::lround(100 * (*now / *row.capacity)))
                   .arg(bytes_text(*row.capacity));
+    if (measured_) {
+      if (const auto m = bytes_at(measured_->memory[static_cast<size_t>(row.tier)], t))
+        text += QStringLiteral("\nmeasured: %1 in use").arg(bytes_text(*m * row.per_rank_factor));
+    }
     const auto most = memory_columns(series, axis_, static_cast<int>(column) + 1, model_.end_time());
     if (!most.empty() && most.back() && *most.back() * row.per_rank_factor != *now)
       text +=

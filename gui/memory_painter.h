@@ -5,7 +5,8 @@
 // the spans where usage went over it marked in red. Traces record memory
 // per rank; the rows show it as the CLI reports it (core::ranks_in_scope):
 // GPU memory per GPU, host and NVMe memory per machine (all ranks'), and
-// say so. rows() gives the geometry painting
+// say so. When comparing, the measured run's memory is drawn over the
+// predicted as a black step line on the same scale. rows() gives the geometry painting
 // uses, so hover readouts and tests find the same pixels.
 #pragma once
 
@@ -43,8 +44,10 @@ class MemoryPainter {
 
   // `label_width` must match the timeline's, so the two axes line up.
   // `capacity` is per rank by tier, as in TraceModel::capacity.
+  // `measured`, when not null, is drawn over `model` as a line.
   MemoryPainter(const TraceModel& model, const TimeAxis& axis, double label_width,
-                const std::array<std::optional<core::Bytes>, 3>& capacity);
+                const std::array<std::optional<core::Bytes>, 3>& capacity,
+                const TraceModel* measured = nullptr);
 
   [[nodiscard]] const std::vector<core::Tier>& tiers() const { return tiers_; }  // the rows, top to bottom
   [[nodiscard]] std::vector<MemoryRow> rows(int width, int height) const;
@@ -61,9 +64,11 @@ class MemoryPainter {
   void paint_axis(QPainter& painter, const MemoryRow& row) const;
   void paint_capacity(QPainter& painter, const MemoryRow& row) const;
   void paint_label(QPainter& painter, const MemoryRow& row) const;
+  void paint_measured(QPainter& painter, const MemoryRow& row) const;
   [[nodiscard]] int ranks() const;
 
   const TraceModel& model_;
+  const TraceModel* measured_;
   const TimeAxis& axis_;
   double label_width_;
   std::array<std::optional<core::Bytes>, 3> capacity_;

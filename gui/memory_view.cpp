@@ -52,7 +52,8 @@ std::array<std::optional<core::Bytes>, 3> MemoryView::capacity() const {
 
 QString MemoryView::tooltip_at(QPointF point) const {
   if (!doc_) return {};
-  return MemoryPainter(doc_->model, axis_.axis(), LayoutMetrics{}.label_width, capacity())
+  return MemoryPainter(doc_->model, axis_.axis(), LayoutMetrics{}.label_width, capacity(),
+                       measured_ ? &measured_->model : nullptr)
       .readout(point, width(), height());
 }
 
@@ -70,6 +71,11 @@ bool MemoryView::event(QEvent* event) {
   return QWidget::event(event);
 }
 
+void MemoryView::set_measured(std::shared_ptr<const TimelineDocument> measured) {
+  measured_ = std::move(measured);
+  update();
+}
+
 void MemoryView::set_capacity(const std::array<std::optional<core::Bytes>, 3>& capacity) {
   capacity_ = capacity;
   update();
@@ -81,7 +87,8 @@ void MemoryView::paintEvent(QPaintEvent*) {
     painter.fillRect(rect(), Qt::white);
     return;
   }
-  MemoryPainter(doc_->model, axis_.axis(), LayoutMetrics{}.label_width, capacity())
+  MemoryPainter(doc_->model, axis_.axis(), LayoutMetrics{}.label_width, capacity(),
+                measured_ ? &measured_->model : nullptr)
       .paint(painter, width(), height());
   if (const auto band = interaction_.rubber_band()) {
     painter.fillRect(QRectF(band->first, 0, band->second - band->first, height()),

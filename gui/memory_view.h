@@ -23,6 +23,8 @@ class MemoryView : public QWidget {
   // Capacities (per rank, by tier) known from elsewhere, such as the plan's
   // machine; they fill in what the timeline itself does not record.
   void set_capacity(const std::array<std::optional<core::Bytes>, 3>& capacity);
+  // The measured side of a comparison, drawn over the document's memory; null clears it.
+  void set_measured(std::shared_ptr<const TimelineDocument> measured);
   // What hovering `point` shows (MemoryPainter::readout); empty over nothing.
   [[nodiscard]] QString tooltip_at(QPointF point) const;
   // MemoryPainter::kDefaultRowHeight per tier.
@@ -39,6 +41,7 @@ class MemoryView : public QWidget {
  private:
   AxisState& axis_;
   std::shared_ptr<const TimelineDocument> doc_;
+  std::shared_ptr<const TimelineDocument> measured_;
   std::array<std::optional<core::Bytes>, 3> capacity_;
   TimelineInteraction interaction_;
   [[nodiscard]] std::array<std::optional<core::Bytes>, 3> capacity() const;

@@ -77,6 +77,9 @@ QColor step_color() {
 QColor steady_color() {
   return QColor(0xd2, 0xe3, 0xf3);
 }
+QColor measured_color() {
+  return QColor(0x00, 0x00, 0x00);
+}
 QColor capacity_color() {
   return QColor(0x11, 0x11, 0x11);
 }

@@ -33,7 +33,9 @@ namespace stowage::gui {
 // The ruler's step marks and steady-state window.
 [[nodiscard]] QColor step_color();
 [[nodiscard]] QColor steady_color();
-// A tier's capacity line in the memory rows.
+// A tier's capacity line in the memory rows, and the measured run's memory
+// drawn over the predicted.
 [[nodiscard]] QColor capacity_color();
+[[nodiscard]] QColor measured_color();
 
 }  // namespace stowage::gui

@@ -35,16 +35,20 @@ TraceModel memory_model(int ranks = 1) {
 
 struct Drawn {
   TraceModel model;
+  const TraceModel* measured = nullptr;
   TimeAxis axis;
   QImage image{kWidth, kHeight, QImage::Format_RGB32};
-  explicit Drawn(int ranks = 1) : model(memory_model(ranks)) {
+  explicit Drawn(int ranks = 1, const TraceModel* measured_model = nullptr)
+      : model(memory_model(ranks)), measured(measured_model) {
     axis.set_width(kWidth - kLabels);
     axis.set_bounds(0, 30 * kMs);
     axis.fit_all();
     QPainter p(&image);
     painter().paint(p, kWidth, kHeight);
   }
-  [[nodiscard]] MemoryPainter painter() const { return MemoryPainter(model, axis, kLabels, model.capacity); }
+  [[nodiscard]] MemoryPainter painter() const {
+    return MemoryPainter(model, axis, kLabels, model.capacity, measured);
+  }
   [[nodiscard]] double x_of(SimTime t) const { return kLabels + axis.to_pixel(t); }
 };
 
@@ -117,6 +121,29 @@ TEST(MemoryPainter, HoverReadsTheBytesInUseThen) {
   const QString host =
       d.painter().readout(QPointF(d.x_of(15 * kMs), rows[1].plot.center().y()), kWidth, kHeight);
   EXPECT_TRUE(host.contains("50 GB in use")) << host.toStdString();
+}
+
+TEST(MemoryPainter, MeasuredMemoryIsALineOverThePredicted) {
+  // Measured: 20 GB from 10 to 20 ms (predicted 16 GB), 4 GB elsewhere.
+  TraceModel measured;
+  const auto gb = [](int64_t n) { return core::Bytes(n * 1'000'000'000); };
+  measured.memory[0] = {{.time = 0, .bytes = gb(4)},
+                        {.time = 10 * kMs, .bytes = gb(20)},
+                        {.time = 20 * kMs, .bytes = gb(4)},
+                        {.time = 30 * kMs, .bytes = gb(4)}};
+  measured.finish();
+  const Drawn d(1, &measured);
+  const MemoryRow gpu = d.painter().rows(kWidth, kHeight)[0];
+  const double y = gpu.y_of(gb(20));
+  int line = 0;
+  for (int dy = -1; dy <= 1; ++dy)
+    line += d.image.pixel(static_cast<int>(d.x_of(15 * kMs)), static_cast<int>(std::round(y)) + dy) ==
+                    measured_color().rgb()
+                ? 1
+                : 0;
+  EXPECT_GE(line, 1) << "no measured line at y " << y;
+  const QString text = d.painter().readout(QPointF(d.x_of(15 * kMs), gpu.plot.center().y()), kWidth, kHeight);
+  EXPECT_TRUE(text.contains("measured: 20 GB in use")) << text.toStdString();
 }
 
 }  // namespace
