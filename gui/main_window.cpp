@@ -16,6 +16,7 @@
 
 #include "gui/diagnostics_summary.h"
 #include "gui/legend_bar.h"
+#include "gui/partition_names.h"
 #include "gui/view_export.h"
 
 namespace stowage::gui {
@@ -59,6 +60,7 @@ MainWindow::MainWindow(std::filesystem::path profiles, ErrorReporting errors, QW
   recent_ = new RecentFiles(this);
   build_docks();
   build_menus();
+  connect(memory_, &MemoryView::rowsChanged, this, &MainWindow::apply_default_heights);
   connect(timeline_, &TimelineView::selectionChanged, statusBar(),
           [this](const QString& s) { statusBar()->showMessage(s); });
   connect(measured_, &TimelineView::selectionChanged, statusBar(),
@@ -255,7 +257,7 @@ void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
 
 void MainWindow::set_plan(const core::PlanFile& plan,
                           const std::array<std::optional<core::Bytes>, 3>& capacity) {
-  plan_model_->set_plan(plan);
+  plan_model_->set_plan(plan, partition_names(plan, core::ProfileCatalog(profiles_)));
   memory_->set_capacity(capacity);
   QString text = tr("<b>%1</b> on <b>%2</b>, training %3, ZeRO stage %4, %5 partitions")
                      .arg(QString::fromStdString(plan.model), QString::fromStdString(plan.machine),

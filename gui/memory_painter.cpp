@@ -46,15 +46,33 @@ QString MemoryPainter::scope(core::Tier tier) const {
   return ranks() > 1 ? QStringLiteral("per machine, %1 ranks").arg(ranks()) : QStringLiteral("per machine");
 }
 
+double MemoryPainter::preferred_height() const {
+  double h = 0;
+  for (const core::Tier t : tiers_)
+    h += states_[static_cast<size_t>(t)] == RowState::kCollapsed ? kCollapsedRowHeight : kDefaultRowHeight;
+  return h;
+}
+
 std::vector<MemoryRow> MemoryPainter::rows(int width, int height) const {
   std::vector<MemoryRow> out;
   if (tiers_.empty()) return out;
-  const double row_height = static_cast<double>(height) / static_cast<double>(tiers_.size());
+  int expanded = 0;
+  for (const core::Tier t : tiers_)
+    expanded += states_[static_cast<size_t>(t)] == RowState::kExpanded ? 1 : 0;
+  const double collapsed_height =
+      kCollapsedRowHeight * static_cast<double>(static_cast<int>(tiers_.size()) - expanded);
+  const double expanded_height =
+      expanded > 0 ? std::max(kCollapsedRowHeight, (height - collapsed_height) / expanded) : 0;
+  double top = 0;
   for (size_t i = 0; i < tiers_.size(); ++i) {
-    MemoryRow r{.tier = tiers_[i]};
+    MemoryRow r{.tier = tiers_[i], .state = states_[static_cast<size_t>(tiers_[i])]};
     const auto& series = model_.memory[static_cast<size_t>(r.tier)];
-    r.row = QRectF(0, static_cast<double>(i) * row_height, width, row_height);
-    r.plot = QRectF(label_width_, r.row.top() + 8, width - label_width_, row_height - 14);
+    const double row_height = r.state == RowState::kCollapsed ? kCollapsedRowHeight : expanded_height;
+    r.row = QRectF(0, top, width, row_height);
+    top += row_height;
+    r.plot = r.state == RowState::kCollapsed
+                 ? QRectF(label_width_, r.row.top() + 3, width - label_width_, row_height - 6)
+                 : QRectF(label_width_, r.row.top() + 8, width - label_width_, row_height - 14);
     r.per_rank_factor = core::ranks_in_scope(r.tier, ranks());
     r.peak = peak_of(series) * r.per_rank_factor;
     const core::Bytes measured_peak =
@@ -67,9 +85,9 @@ std::vector<MemoryRow> MemoryPainter::rows(int width, int height) const {
                                      r.capacity_on_scale ? r.capacity->as_double() : 0}) *
                            kHeadroom;
     // As many ticks as keep their labels kTickSpacing apart, at least 0 and one more.
-    const core::Bytes top(static_cast<int64_t>(std::max(1.0, highest)));
+    const core::Bytes scale_top(static_cast<int64_t>(std::max(1.0, highest)));
     for (int max_ticks = 6; max_ticks >= 2; --max_ticks) {
-      r.scale = byte_scale(top, max_ticks);
+      r.scale = byte_scale(scale_top, max_ticks);
       if (r.plot.height() * (r.scale.step / r.scale.top) >= kTickSpacing) break;
     }
     out.push_back(std::move(r));
@@ -98,7 +116,7 @@ void MemoryPainter::paint_row(QPainter& painter, const MemoryRow& row) const {
   for (const Tick& tick : ticks(axis_, kTimeTickSpacing))
     painter.drawLine(QPointF(label_width_ + tick.pixel, row.plot.top()),
                      QPointF(label_width_ + tick.pixel, row.plot.bottom()));
-  paint_axis(painter, row);
+  if (row.state == RowState::kExpanded) paint_axis(painter, row);
 
   const QColor fill = color_of(row.tier);
   const auto columns = memory_columns(series, axis_, static_cast<int>(row.plot.width()), model_.end_time());
@@ -167,6 +185,7 @@ void MemoryPainter::paint_capacity(QPainter& painter, const MemoryRow& row) cons
     const double left = std::max(x0, row.plot.left()), right = std::min(x1, row.plot.right());
     if (right > left) painter.fillRect(QRectF(left, row.row.top(), right - left, 3), Qt::red);
   }
+  if (row.state == RowState::kCollapsed) return;  // no room for the label
   const QString text = QStringLiteral("capacity %1").arg(bytes_text(*row.capacity));
   const QFontMetricsF metrics(painter.font());
   // Above the line, or under it when the line is near the row's top.
@@ -181,14 +200,18 @@ void MemoryPainter::paint_capacity(QPainter& painter, const MemoryRow& row) cons
 // "gpu memory", "per GPU", "peak 21.3 GB", and the capacity when its line is
 // not drawn: one line each, as many as the row has room for.
 void MemoryPainter::paint_label(QPainter& painter, const MemoryRow& row) const {
-  QStringList lines{QStringLiteral("%1 memory").arg(tier_name(row.tier)), scope(row.tier),
-                    QStringLiteral("peak %1").arg(bytes_text(row.peak))};
+  const bool collapsed = row.state == RowState::kCollapsed;
+  QStringList lines{
+      QStringLiteral("%1 %2 memory")
+          .arg(collapsed ? QStringLiteral("\u25b8") : QStringLiteral("\u25be"), tier_name(row.tier)),
+      scope(row.tier), QStringLiteral("peak %1").arg(bytes_text(row.peak))};
+  if (collapsed) lines = {lines.front() + QStringLiteral(", peak %1").arg(bytes_text(row.peak))};
   if (row.capacity && row.peak > *row.capacity) lines.back() += QStringLiteral(" OVER");
   if (measured_) lines << QStringLiteral("line: measured");
   if (row.capacity && !row.capacity_on_scale)
     lines << QStringLiteral("capacity %1").arg(bytes_text(*row.capacity)) << QStringLiteral("(off scale)");
   const QFontMetricsF metrics(painter.font());
-  const double line = metrics.height(), width = label_width_ - kAxisWidth - 8;
+  const double line = metrics.height(), width = label_width_ - (collapsed ? 12 : kAxisWidth + 8);
   const auto fit = static_cast<qsizetype>(std::max(1.0, (row.row.height() - 4) / line));
   if (lines.size() > fit) lines.resize(fit);
   double y = row.row.top() + (row.row.height() - line * static_cast<double>(lines.size())) / 2;

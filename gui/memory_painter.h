@@ -22,9 +22,15 @@
 
 namespace stowage::gui {
 
+// A row shows its curve on an axis, or is collapsed to a thin strip (its
+// name and a miniature curve); a click on a row's label toggles it.
+enum class RowState : uint8_t { kExpanded, kCollapsed };
+using RowStates = std::array<RowState, 3>;  // by core::Tier
+
 // One tier's row as painted.
 struct MemoryRow {
   core::Tier tier = core::Tier::kGpu;
+  RowState state = RowState::kExpanded;
   QRectF row;   // the whole row, widget pixels
   QRectF plot;  // the curve's area: x on the time axis, y from 0 bytes (bottom) to scale.top
   ByteScale scale;
@@ -41,6 +47,7 @@ class MemoryPainter {
  public:
   static constexpr double kDefaultRowHeight = 84;  // pixels; the view's preferred height per tier
   static constexpr double kMinRowHeight = 44;
+  static constexpr double kCollapsedRowHeight = 20;
 
   // `label_width` must match the timeline's, so the two axes line up.
   // `capacity` is per rank by tier, as in TraceModel::capacity.
@@ -50,6 +57,10 @@ class MemoryPainter {
                 const TraceModel* measured = nullptr);
 
   [[nodiscard]] const std::vector<core::Tier>& tiers() const { return tiers_; }  // the rows, top to bottom
+  // Collapsed rows take kCollapsedRowHeight; the expanded share the rest.
+  void set_row_states(const RowStates& states) { states_ = states; }
+  // The preferred height of all rows: kDefaultRowHeight per expanded row.
+  [[nodiscard]] double preferred_height() const;
   [[nodiscard]] std::vector<MemoryRow> rows(int width, int height) const;
   void paint(QPainter& painter, int width, int height) const;
   // What hovering (x, y) shows: the tier, the time, the bytes in use then
@@ -73,6 +84,7 @@ class MemoryPainter {
   double label_width_;
   std::array<std::optional<core::Bytes>, 3> capacity_;
   std::vector<core::Tier> tiers_;
+  RowStates states_{};
 };
 
 }  // namespace stowage::gui

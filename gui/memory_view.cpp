@@ -4,7 +4,6 @@
 #include <QPainter>
 #include <QToolTip>
 
-#include "gui/memory_painter.h"
 #include "gui/timeline_layout.h"
 
 namespace stowage::gui {
@@ -38,8 +37,34 @@ int MemoryView::tier_count() const {
   return n;
 }
 
+MemoryPainter MemoryView::memory_painter() const {
+  MemoryPainter p(doc_->model, axis_.axis(), LayoutMetrics{}.label_width, capacity(),
+                  measured_ ? &measured_->model : nullptr);
+  p.set_row_states(states_);
+  return p;
+}
+
 QSize MemoryView::sizeHint() const {
-  return {1200, static_cast<int>(MemoryPainter::kDefaultRowHeight) * std::max(1, tier_count())};
+  if (!doc_ || tier_count() == 0) return {1200, static_cast<int>(MemoryPainter::kDefaultRowHeight)};
+  return {1200, static_cast<int>(memory_painter().preferred_height())};
+}
+
+void MemoryView::toggle_row(core::Tier tier) {
+  RowState& s = states_[static_cast<size_t>(tier)];
+  s = s == RowState::kCollapsed ? RowState::kExpanded : RowState::kCollapsed;
+  updateGeometry();
+  update();
+  emit rowsChanged();
+}
+
+// A press on a row's label toggles it; anywhere else it starts a pan or a zoom.
+void MemoryView::mousePressEvent(QMouseEvent* event) {
+  if (doc_ && event->button() == Qt::LeftButton && event->position().x() < LayoutMetrics{}.label_width) {
+    for (const MemoryRow& row : memory_painter().rows(width(), height())) {
+      if (row.row.contains(event->position())) return toggle_row(row.tier);
+    }
+  }
+  interaction_.press(*event);
 }
 
 std::array<std::optional<core::Bytes>, 3> MemoryView::capacity() const {
@@ -52,9 +77,7 @@ std::array<std::optional<core::Bytes>, 3> MemoryView::capacity() const {
 
 QString MemoryView::tooltip_at(QPointF point) const {
   if (!doc_) return {};
-  return MemoryPainter(doc_->model, axis_.axis(), LayoutMetrics{}.label_width, capacity(),
-                       measured_ ? &measured_->model : nullptr)
-      .readout(point, width(), height());
+  return memory_painter().readout(point, width(), height());
 }
 
 bool MemoryView::event(QEvent* event) {
@@ -87,9 +110,7 @@ void MemoryView::paintEvent(QPaintEvent*) {
     painter.fillRect(rect(), Qt::white);
     return;
   }
-  MemoryPainter(doc_->model, axis_.axis(), LayoutMetrics{}.label_width, capacity(),
-                measured_ ? &measured_->model : nullptr)
-      .paint(painter, width(), height());
+  memory_painter().paint(painter, width(), height());
   if (const auto band = interaction_.rubber_band()) {
     painter.fillRect(QRectF(band->first, 0, band->second - band->first, height()),
                      QColor(0x30, 0x60, 0xc0, 50));

@@ -56,11 +56,12 @@ QColor text_color_on(const QColor& background) {
 QColor selection_color() {
   return QColor(0x11, 0x11, 0x11);
 }
+// Dark enough to stand out on every op colour, compute's blue included.
 QColor waits_on_color() {
-  return QColor(0x00, 0x5a, 0xd0);
+  return QColor(0x00, 0x2b, 0x7f);
 }
 QColor waited_by_color() {
-  return QColor(0xc0, 0x00, 0x70);
+  return QColor(0x9b, 0x00, 0x5f);
 }
 QColor critical_color() {
   return QColor(0x00, 0x00, 0x00);

@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <QImage>
+#include <QSignalSpy>
+#include <QTest>
 
+#include "gui/memory_view.h"
 #include "gui/palette.h"
 #include "gui_test_data.h"
 
@@ -144,6 +147,36 @@ TEST(MemoryPainter, MeasuredMemoryIsALineOverThePredicted) {
   EXPECT_GE(line, 1) << "no measured line at y " << y;
   const QString text = d.painter().readout(QPointF(d.x_of(15 * kMs), gpu.plot.center().y()), kWidth, kHeight);
   EXPECT_TRUE(text.contains("measured: 20 GB in use")) << text.toStdString();
+}
+
+TEST(MemoryPainter, ACollapsedRowIsAThinStripAndTheOthersShareTheRest) {
+  const Drawn d;
+  MemoryPainter p = d.painter();
+  p.set_row_states({RowState::kCollapsed, RowState::kExpanded, RowState::kExpanded});
+  const std::vector<MemoryRow> rows = p.rows(kWidth, kHeight);
+  EXPECT_EQ(rows[0].state, RowState::kCollapsed);
+  EXPECT_DOUBLE_EQ(rows[0].row.height(), MemoryPainter::kCollapsedRowHeight);
+  EXPECT_DOUBLE_EQ(rows[1].row.top(), MemoryPainter::kCollapsedRowHeight);
+  EXPECT_DOUBLE_EQ(rows[1].row.height(), kHeight - MemoryPainter::kCollapsedRowHeight);
+  EXPECT_DOUBLE_EQ(p.preferred_height(),
+                   MemoryPainter::kCollapsedRowHeight + MemoryPainter::kDefaultRowHeight);
+}
+
+TEST(MemoryView, ClickingARowsLabelCollapsesIt) {
+  AxisState axis;
+  MemoryView view(axis);
+  auto doc = prepare_document(memory_model());
+  view.set_document(doc);
+  view.resize(kWidth, kHeight);
+  view.show();
+  const int before = view.sizeHint().height();
+  QSignalSpy changed(&view, &MemoryView::rowsChanged);
+  QTest::mouseClick(&view, Qt::LeftButton, {}, QPoint(20, 10));  // the GPU row's label
+  EXPECT_EQ(changed.count(), 1);
+  EXPECT_EQ(view.row_states()[0], RowState::kCollapsed);
+  EXPECT_LT(view.sizeHint().height(), before);
+  QTest::mouseClick(&view, Qt::LeftButton, {}, QPoint(20, 10));
+  EXPECT_EQ(view.row_states()[0], RowState::kExpanded);
 }
 
 }  // namespace
