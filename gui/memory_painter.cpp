@@ -209,7 +209,7 @@ void MemoryPainter::paint_label(QPainter& painter, const MemoryRow& row) const {
   if (row.capacity && row.peak > *row.capacity) lines.back() += QStringLiteral(" OVER");
   if (measured_) lines << QStringLiteral("line: measured");
   if (row.capacity && !row.capacity_on_scale)
-    lines << QStringLiteral("capacity %1").arg(bytes_text(*row.capacity)) << QStringLiteral("(off scale)");
+    lines << QStringLiteral("of %1, off scale").arg(bytes_text(*row.capacity));
   const QFontMetricsF metrics(painter.font());
   const double line = metrics.height(), width = label_width_ - (collapsed ? 12 : kAxisWidth + 8);
   const auto fit = static_cast<qsizetype>(std::max(1.0, (row.row.height() - 4) / line));

@@ -2,13 +2,16 @@
 // every legend key inside the legend, every ruler label inside the ruler,
 // and every table's columns on screen with each header and cell text
 // inside its cell, measured with the font the widget draws with.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <QFontMetrics>
 #include <QHeaderView>
 #include <QScrollBar>
 #include <QSignalSpy>
+#include <QTableWidget>
 #include <QTemporaryDir>
+#include <algorithm>
 #include <fstream>
 
 #include "core/plan_file.h"
@@ -18,21 +21,33 @@
 namespace stowage::gui {
 namespace {
 
+struct Case {
+  QSize size;
+  std::string model, training;  // profiles: the tiny GPT, or the default plan's Llama-2-13B
+};
+
+// A ZeRO-Infinity plan of `c.model` on the default workstation, simulated
+// for a steady state, written as a plan, a trace and the same as "measured".
 struct Inputs {
   QTemporaryDir dir;
   QString plan = dir.filePath("plan.yaml"), trace = dir.filePath("trace.json"),
           measured = dir.filePath("measured.json");
-  Inputs() {
-    const testing::Simulated sim = testing::tiny_simulated(core::StandardPlacement::kZeroInfinity);
-    const core::TrainingSpec training = core::testing::must(core::testing::bundled().training("tiny"));
-    const core::Workload w(core::testing::must(core::testing::bundled().model("tiny-gpt")),
-                           training.sequence_length);
+  explicit Inputs(const Case& c) {
+    using core::testing::bundled;
+    using core::testing::must;
+    const core::MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+    const core::TrainingSpec training = must(bundled().training(c.training));
+    const core::Workload w(must(bundled().model(c.model)), training.sequence_length);
     const core::PlanFile p{
         .machine = "workstation-24gb-1nvme",
-        .model = "tiny-gpt",
-        .training = "tiny",
+        .model = c.model,
+        .training = c.training,
         .policy = core::policy_for(core::standard_placement(core::StandardPlacement::kZeroInfinity, 1), w,
                                    training)};
+    testing::Simulated sim;
+    sim.schedule =
+        must(core::lower(p.policy, machine, w, training, {.steps = core::steady_state_steps(p.policy)}));
+    sim.timeline = sim::simulate(sim.schedule, machine).timeline;
     std::ofstream(plan.toStdString()) << core::write_plan(p);
     std::ofstream(trace.toStdString()) << testing::trace_text(sim, "predicted");
     std::ofstream(measured.toStdString()) << testing::trace_text(sim, "measured");
@@ -74,12 +89,37 @@ void expect_table_fits(QTableView& table, const std::string& name) {
   }
 }
 
-class Clipping : public ::testing::TestWithParam<QSize> {};
+// The check itself catches a clipped cell and a table wider than its view.
+TEST(ClippingCheck, ACellTooNarrowForItsTextFails) {
+  QTableWidget table(1, 2);
+  table.resize(200, 120);
+  table.setItem(0, 0, new QTableWidgetItem(QStringLiteral("a cell text far too long for its forty pixels")));
+  table.setColumnWidth(0, 40);
+  table.setColumnWidth(1, 40);
+  table.show();
+  const auto failures = [&](const std::string& name) {
+    ::testing::TestPartResultArray results;
+    {
+      const ::testing::ScopedFakeTestPartResultReporter reporter(
+          ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
+      expect_table_fits(table, name);
+    }
+    return results.size();
+  };
+  EXPECT_GT(failures("narrow"), 0);
+  table.setColumnWidth(0, 400);
+  EXPECT_GT(failures("wide"), 0);
+  table.setColumnWidth(0, 120);
+  table.item(0, 0)->setText(QStringLiteral("fits"));
+  EXPECT_EQ(failures("fitting"), 0);
+}
+
+class Clipping : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Clipping, NoTextIsCutAtThisWindowSize) {
-  Inputs in;
+  Inputs in(GetParam());
   MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
-  w.resize(GetParam());
+  w.resize(GetParam().size);
   w.show();
   w.open_files({in.plan, in.trace});
   wait_for_loads(w);
@@ -114,7 +154,17 @@ TEST_P(Clipping, NoTextIsCutAtThisWindowSize) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(WindowSizes, Clipping, ::testing::Values(QSize(1280, 720), QSize(1600, 1000)));
+INSTANTIATE_TEST_SUITE_P(WindowSizes, Clipping,
+                         ::testing::Values(Case{QSize(1280, 720), "tiny-gpt", "tiny"},
+                                           Case{QSize(1600, 1000), "tiny-gpt", "tiny"},
+                                           Case{QSize(1280, 720), "llama-2-13b", "default"},
+                                           Case{QSize(1600, 1000), "llama-2-13b", "default"}),
+                         [](const auto& param_info) {
+                           std::string name =
+                               param_info.param.model + "_" + std::to_string(param_info.param.size.width());
+                           std::ranges::replace(name, '-', '_');
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace stowage::gui
