@@ -1,5 +1,6 @@
 #include "gui/compare_model.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -58,6 +59,10 @@ CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measur
     to_predicted_[static_cast<size_t>(*m)] = static_cast<int32_t>(p);
     const TraceOp& b = measured.ops[static_cast<size_t>(*m)];
     changes_[static_cast<size_t>(*m)] = duration_change(a.duration(), b.duration());
+    errors_.push_back({.predicted_op = static_cast<int32_t>(p),
+                       .measured_op = *m,
+                       .predicted = a.duration(),
+                       .measured = b.duration()});
     LaneSums& s = sums[static_cast<size_t>(a.lane)];
     ++s.matched;
     if (a.duration() > 0) {
@@ -83,6 +88,18 @@ CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measur
                       .mean_abs_op_error = s.with_duration > 0 ? s.abs_error_sum / s.with_duration : 0});
   }
   unmatched_ = static_cast<int>(predicted.ops.size() + measured.ops.size()) - 2 * matched;
+}
+
+std::vector<OpError> CompareModel::largest_errors(size_t count) const {
+  std::vector<OpError> out = errors_;
+  const auto larger = [](const OpError& a, const OpError& b) {
+    const SimTime ea = std::abs(a.error()), eb = std::abs(b.error());
+    return ea != eb ? ea > eb : a.predicted_op < b.predicted_op;
+  };
+  const auto n = static_cast<std::ptrdiff_t>(std::min(count, out.size()));
+  std::ranges::partial_sort(out, out.begin() + n, larger);
+  out.resize(static_cast<size_t>(n));
+  return out;
 }
 
 std::optional<int32_t> CompareModel::measured_of(int32_t predicted_op) const {

@@ -30,6 +30,18 @@ struct LaneError {
   double mean_abs_op_error = 0;  // mean over ops of |measured - predicted| / predicted duration
 };
 
+// One matched op's error: measured minus predicted duration.
+struct OpError {
+  int32_t predicted_op = 0;             // index into the predicted model's ops
+  int32_t measured_op = 0;              // index into the measured model's ops
+  SimTime predicted = 0, measured = 0;  // durations, ns
+  [[nodiscard]] SimTime error() const { return measured - predicted; }
+  // (measured - predicted) / predicted; 0 when nothing was predicted.
+  [[nodiscard]] double relative() const {
+    return predicted > 0 ? static_cast<double>(error()) / static_cast<double>(predicted) : 0;
+  }
+};
+
 class CompareModel {
  public:
   // Both models must outlive nothing: the comparison keeps only indices.
@@ -43,9 +55,13 @@ class CompareModel {
   [[nodiscard]] SimTime measured_end() const { return measured_end_; }
   // By measured op index.
   [[nodiscard]] const std::vector<DurationChange>& measured_changes() const { return changes_; }
+  // The `count` matched ops with the largest absolute error, largest first
+  // (ties by predicted op index).
+  [[nodiscard]] std::vector<OpError> largest_errors(size_t count) const;
 
  private:
   std::vector<int32_t> to_measured_, to_predicted_;  // -1 where unmatched
+  std::vector<OpError> errors_;                      // every matched op, by predicted index
   std::vector<DurationChange> changes_;
   std::vector<LaneError> lanes_;
   int unmatched_ = 0;

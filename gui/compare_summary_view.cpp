@@ -62,6 +62,9 @@ void CompareSummaryView::set_comparison(const CompareModel& compare) {
   setItem(r, 3, cell(time_text(compare.measured_end())));
   setItem(r, 4, cell(percent(end_error)));
   setItem(r, 5, cell(QString()));
+  // Tall enough for every lane: the op list under it takes the rest.
+  resizeRowsToContents();
+  setFixedHeight(horizontalHeader()->sizeHint().height() + verticalHeader()->length() + 2 * frameWidth() + 2);
 }
 
 void CompareSummaryView::clear_comparison() {

@@ -86,9 +86,16 @@ void MainWindow::build_docks() {
   plan_layout->addWidget(table, 1);
   planner_ = new PlannerPanel(profiles_);
   compare_summary_ = new CompareSummaryView;
+  op_errors_ = new OpErrorTable;
+  auto* compare_box = new QWidget;
+  auto* compare_layout = new QVBoxLayout(compare_box);
+  compare_layout->addWidget(compare_summary_);
+  compare_layout->addWidget(new QLabel(tr("Ops with the largest error (click one to show it):")));
+  compare_layout->addWidget(op_errors_, 1);
+  connect(op_errors_, &OpErrorTable::jumpTo, this, &MainWindow::show_measured_op);
   QDockWidget* plan_dock = plan_dock_ = dock(*this, tr("Plan"), plan_box);
   QDockWidget* planner_dock = dock(*this, tr("Planner"), planner_);
-  QDockWidget* compare_dock = dock(*this, tr("Compare"), compare_summary_);
+  QDockWidget* compare_dock = dock(*this, tr("Compare"), compare_box);
   tabifyDockWidget(plan_dock, planner_dock);
   tabifyDockWidget(planner_dock, compare_dock);
   plan_dock->raise();
@@ -242,6 +249,7 @@ void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
     timeline_->set_counterpart(std::nullopt);
     measured_->set_counterpart(std::nullopt);
     compare_summary_->clear_comparison();
+    op_errors_->clear_comparison();
     if (doc && !predicted) set_primary(doc);
     return;
   }
@@ -249,6 +257,7 @@ void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
   timeline_->set_counterpart(Counterpart{.doc = doc, .compare = compare, .this_is_predicted = true});
   measured_->set_counterpart(Counterpart{.doc = predicted, .compare = compare, .this_is_predicted = false});
   compare_summary_->set_comparison(*compare);
+  op_errors_->set_comparison(*compare, doc->model);
   fit_panels_to_tables();
   show_panel(tr("Compare"));
   refit_axis();
@@ -312,7 +321,7 @@ void MainWindow::show_panel(const QString& dock_name) {
 
 // The panels (tabbed in one dock area) get the width their widest table
 // needs to show every column whole, up to 45 % of the window. (The
-// planner's notes wrap instead.)
+// planner's notes and the op error list's names wrap instead.)
 void MainWindow::fit_panels_to_tables() {
   int needed = 0;
   for (QTableView* t : std::initializer_list<QTableView*>{plan_table_, compare_summary_}) {
@@ -323,6 +332,13 @@ void MainWindow::fit_panels_to_tables() {
     needed = std::max(needed, w);
   }
   resizeDocks({plan_dock_}, {std::clamp(needed, 430, width() * 45 / 100)}, Qt::Horizontal);
+}
+
+// Selects a measured op and fits the view to it and its neighbours.
+void MainWindow::show_measured_op(int32_t op) {
+  if (!measured_->document() || op < 0) return;
+  measured_->select(op);
+  measured_->zoom_to_selection();
 }
 
 void MainWindow::hide_panels() {

@@ -22,6 +22,7 @@
 #include "gui/file_loader.h"
 #include "gui/legend_bar.h"
 #include "gui/memory_view.h"
+#include "gui/op_error_table.h"
 #include "gui/plan_table_model.h"
 #include "gui/planner_panel.h"
 #include "gui/recent_files.h"
@@ -57,6 +58,7 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] LegendBar& legend() { return *legend_; }
   [[nodiscard]] QTableView& plan_table() { return *plan_table_; }
   [[nodiscard]] QTableView& compare_table() { return *compare_summary_; }
+  [[nodiscard]] OpErrorTable& op_error_table() { return *op_errors_; }
 
  signals:
   void loadsFinished();
@@ -78,6 +80,7 @@ class MainWindow : public QMainWindow {
   void refit_axis();
   void apply_default_heights();
   void fit_panels_to_tables();
+  void show_measured_op(int32_t op);
   void report(const QString& title, const QString& text, const QString& details = {});
   void report(const QString& title, const core::Diagnostics& diagnostics);
   void export_view(bool as_svg);
@@ -97,6 +100,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* plan_dock_ = nullptr;
   PlannerPanel* planner_ = nullptr;
   CompareSummaryView* compare_summary_ = nullptr;
+  OpErrorTable* op_errors_ = nullptr;
   QAction* critical_action_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   RecentFiles* recent_ = nullptr;

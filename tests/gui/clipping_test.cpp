@@ -146,7 +146,8 @@ TEST_P(Clipping, NoTextIsCutAtThisWindowSize) {
   }
 
   for (const auto& [panel, table] :
-       {std::pair{QString("Plan"), &w.plan_table()}, std::pair{QString("Compare"), &w.compare_table()}}) {
+       {std::pair{QString("Plan"), &w.plan_table()}, std::pair{QString("Compare"), &w.compare_table()},
+        std::pair{QString("Compare"), static_cast<QTableView*>(&w.op_error_table())}}) {
     w.show_panel(panel);
     QCoreApplication::processEvents();
     ASSERT_GT(table->model()->rowCount(), 0) << panel.toStdString();
