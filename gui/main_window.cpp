@@ -107,6 +107,12 @@ void MainWindow::build_docks() {
             if (doc) set_primary(std::move(doc));
           });
   connect(planner_, &PlannerPanel::finished, this, &MainWindow::fit_panels_to_tables);
+  connect(planner_, &PlannerPanel::nothingFits, this, [this] {
+    if (!timeline_->document()) return;
+    timeline_->set_stale(
+        tr("Stale: the last planner run found nothing that fits (see the Planner panel); "
+           "this timeline is of the plan shown before it."));
+  });
 }
 
 void MainWindow::build_menus() {

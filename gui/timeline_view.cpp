@@ -40,6 +40,7 @@ void TimelineView::set_document(std::shared_ptr<const TimelineDocument> doc) {
   doc_ = std::move(doc);
   layout_ = TimelineLayout(doc_ ? doc_->model : empty_document().model, {});
   highlight_.selection = {};
+  stale_.clear();
   setMinimumHeight(static_cast<int>(std::max(120.0, layout_.height())));
   updateGeometry();
   update();
@@ -53,6 +54,11 @@ void TimelineView::set_counterpart(std::optional<Counterpart> other) {
     highlight_.changes = std::shared_ptr<const std::vector<DurationChange>>(
         counterpart_->compare, &counterpart_->compare->measured_changes());
   }
+  update();
+}
+
+void TimelineView::set_stale(const QString& note) {
+  stale_ = note;
   update();
 }
 
@@ -160,6 +166,14 @@ void TimelineView::paintEvent(QPaintEvent*) {
     return;
   }
   TimelinePainter(*doc_, layout_, axis_.axis()).paint(painter, width(), highlight_);
+  if (!stale_.isEmpty()) {
+    // Over the tracks, under the ruler: the whole width, amber, impossible to miss.
+    const QRectF banner(0, layout_.metrics().ruler_height, width(), 22);
+    painter.fillRect(banner, QColor(0xff, 0xd5, 0x4f, 235));
+    painter.setPen(QColor(0x33, 0x22, 0x00));
+    painter.drawText(banner.adjusted(8, 0, -8, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                     painter.fontMetrics().elidedText(stale_, Qt::ElideRight, width() - 16));
+  }
   if (const auto band = interaction_.rubber_band()) {
     painter.fillRect(QRectF(band->first, 0, band->second - band->first, height()),
                      QColor(0x30, 0x60, 0xc0, 50));

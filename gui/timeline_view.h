@@ -33,6 +33,10 @@ class TimelineView : public QWidget {
   [[nodiscard]] const std::shared_ptr<const TimelineDocument>& document() const { return doc_; }
   void set_counterpart(std::optional<Counterpart> other);
   void set_critical_path(bool on);
+  // Marks the timeline as no longer matching what the user asked for (a
+  // planner run found nothing): a banner says `note`. A new document clears it.
+  void set_stale(const QString& note);
+  [[nodiscard]] const QString& stale_note() const { return stale_; }
   [[nodiscard]] bool critical_path() const { return highlight_.critical_path; }
   // Selects op `op` (an index into the model) or clears the selection.
   void select(std::optional<int32_t> op);
@@ -71,6 +75,7 @@ class TimelineView : public QWidget {
   TimelineLayout layout_;
   TimelineHighlight highlight_;
   TimelineInteraction interaction_;
+  QString stale_;
 };
 
 }  // namespace stowage::gui
