@@ -12,6 +12,7 @@ namespace {
 constexpr double kTickSpacing = 110;  // pixels between ruler labels, at least
 constexpr double kLabelGap = 3;       // between a tick and its label
 constexpr double kMinGap = 6;         // between two labels
+constexpr double kMarkSpacing = 4;    // step marks closer than this are drawn as one
 
 QString text_of(SimTime ns) {
   return QString::fromStdString(format_time(ns));
@@ -60,22 +61,35 @@ std::optional<RulerLabel> RulerPainter::steady_label_rect(const QFontMetricsF& f
   return std::nullopt;
 }
 
+// The steps whose marks are in view, at most one per kMarkSpacing pixels:
+// a trace of many thousand short steps costs what its pixels do.
+std::vector<RulerPainter::Mark> RulerPainter::visible_marks() const {
+  std::vector<Mark> out;
+  if (steps_.steps.size() < 2) return out;
+  auto it = std::ranges::lower_bound(steps_.steps, axis_.visible_begin(), {}, &StepMarks::Step::start);
+  for (; it != steps_.steps.end() && it->start <= axis_.visible_end(); ++it) {
+    const double x = x_of(it->start);
+    if (!out.empty() && x - out.back().x < kMarkSpacing) continue;
+    out.push_back({.step = it->step, .x = x});
+  }
+  return out;
+}
+
 // Right of each step's mark, where it fits before the next mark and clear
 // of the steady window's label.
 std::vector<RulerLabel> RulerPainter::step_labels(const QFontMetricsF& font,
                                                   const std::optional<RulerLabel>& steady) const {
   std::vector<RulerLabel> out;
-  if (steps_.steps.size() < 2) return out;
+  const std::vector<Mark> marks = visible_marks();
   double taken_until = metrics_.left;  // labels must start right of this
-  for (size_t i = 0; i < steps_.steps.size(); ++i) {
-    const double x = x_of(steps_.steps[i].start);
-    const double limit = i + 1 < steps_.steps.size()
-                             ? std::min(metrics_.right, x_of(steps_.steps[i + 1].start))
-                             : metrics_.right;
+  const double min_width = font.horizontalAdvance(QStringLiteral("0")) + 2 * kLabelGap;
+  for (size_t i = 0; i < marks.size(); ++i) {
+    const double x = marks[i].x;
+    const double limit = i + 1 < marks.size() ? std::min(metrics_.right, marks[i + 1].x) : metrics_.right;
+    if (limit - x < min_width) continue;  // no room even for a number
     // "step 3", or "3" where steps are close together.
-    QString text = QStringLiteral("step %1").arg(steps_.steps[i].step);
-    if (x + 2 * kLabelGap + font.horizontalAdvance(text) > limit)
-      text = QString::number(steps_.steps[i].step);
+    QString text = QStringLiteral("step %1").arg(marks[i].step);
+    if (x + 2 * kLabelGap + font.horizontalAdvance(text) > limit) text = QString::number(marks[i].step);
     const QRectF r(x + kLabelGap, metrics_.time_height, font.horizontalAdvance(text), metrics_.step_height);
     if (x < metrics_.left || r.left() < taken_until || r.right() > limit - kLabelGap) continue;
     if (steady && r.adjusted(-kMinGap, 0, kMinGap, 0).intersects(steady->rect)) continue;
@@ -114,12 +128,10 @@ void RulerPainter::paint(QPainter& painter) const {
   }
   const RulerLabels labels = label_rects(QFontMetricsF(painter.font()));
   for (const RulerLabel& l : labels.ticks) painter.drawText(l.rect, Qt::AlignLeft | Qt::AlignVCenter, l.text);
-  if (steps_.steps.size() >= 2) {
-    painter.setPen(QPen(step_color(), 2));
-    for (const StepMarks::Step& s : steps_.steps) {
-      const double x = std::round(x_of(s.start)) + 0.5;
-      painter.drawLine(QPointF(x, metrics_.time_height), QPointF(x, h));
-    }
+  painter.setPen(QPen(step_color(), 2));
+  for (const Mark& m : visible_marks()) {
+    const double x = std::round(m.x) + 0.5;
+    painter.drawLine(QPointF(x, metrics_.time_height), QPointF(x, h));
   }
   painter.setPen(step_color());
   if (labels.steady) {
@@ -138,8 +150,8 @@ void RulerPainter::paint_step_lines(QPainter& painter, double top, double bottom
   painter.save();
   painter.setClipRect(QRectF(metrics_.left, top, metrics_.right - metrics_.left, bottom - top));
   painter.setPen(QPen(step_color(), 1, Qt::DashLine));
-  for (const StepMarks::Step& s : steps_.steps) {
-    const double x = std::round(x_of(s.start)) + 0.5;
+  for (const Mark& m : visible_marks()) {
+    const double x = std::round(m.x) + 0.5;
     painter.drawLine(QPointF(x, top), QPointF(x, bottom));
   }
   painter.restore();

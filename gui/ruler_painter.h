@@ -52,6 +52,11 @@ class RulerPainter {
   [[nodiscard]] double x_of(SimTime t) const { return metrics_.left + axis_.to_pixel(t); }
 
  private:
+  struct Mark {
+    int step = 0;
+    double x = 0;  // widget x
+  };
+  [[nodiscard]] std::vector<Mark> visible_marks() const;
   [[nodiscard]] std::vector<RulerLabel> tick_labels(const QFontMetricsF& font) const;
   [[nodiscard]] std::optional<RulerLabel> steady_label_rect(const QFontMetricsF& font) const;
   [[nodiscard]] std::vector<RulerLabel> step_labels(const QFontMetricsF& font,

@@ -151,6 +151,29 @@ TEST(RenderProbe, RulerLabelsStayInsideTheRulerWhereverItIsPanned) {
   }
 }
 
+TEST(RenderProbe, TenThousandStepsDrawAsTheirPixelsAllow) {
+  // 10 000 steps of one 50 ns forward op each, 100 ns apart: 1 ms over
+  // ~1030 px, ten steps a pixel. Marks thin out to one per 4 px and labels
+  // need room, so the ruler's work follows its pixels, not the steps.
+  TraceModel m;
+  m.tracks.push_back({.name = "gpu.compute", .lane = core::Lane::kGpuCompute});
+  for (int i = 0; i < 10'000; ++i) {
+    m.ops.push_back({.id = i, .track = 0, .start = 100 * i, .end = 100 * i + 50, .step = i});
+    m.tracks[0].ops.push_back(i);
+  }
+  m.finish();
+  const Scene s(std::move(m));
+  ASSERT_EQ(s.doc->steps.steps.size(), 10'000u);
+  const RulerMetrics metrics{.left = s.layout.metrics().label_width, .right = kWidth};
+  const RulerLabels labels = RulerPainter(s.axis, s.doc->steps, metrics).label_rects(QFontMetricsF(QFont{}));
+  EXPECT_TRUE(labels.steps.empty()) << labels.steps.size() << " step labels in 4 px gaps";
+  // Zoomed to 5 steps, each step is labelled.
+  TimeAxis zoomed = s.axis;
+  zoomed.fit(500'000, 500'500);
+  const RulerLabels near = RulerPainter(zoomed, s.doc->steps, metrics).label_rects(QFontMetricsF(QFont{}));
+  EXPECT_GE(near.steps.size(), 5u);
+}
+
 TEST(RenderProbe, TheSteadyLabelSaysStepTimeAndBound) {
   const Scene s(two_steps());
   const RulerMetrics m{.left = s.layout.metrics().label_width, .right = kWidth};
