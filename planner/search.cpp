@@ -143,8 +143,9 @@ Candidate with_sub_groups(const Candidate& c, const core::Workload& w, int64_t g
 // the number of pinned staging buffers, and splitting big layers into
 // sub-groups so optimizer I/O starts sooner. Only when the plan leaves room:
 // a step within 5 % of its lower bound has nothing left for them to win.
-// At most this many variants: 2 buffer counts and 2 sub-group sizes.
-constexpr int kRefinements = 4;
+// At most this many variants: 2 buffer counts, 2 sub-group sizes and a
+// speculative update.
+constexpr int kRefinements = 5;
 
 template <class Consider, class GoOn>
 void refine(PlanResult& result, const core::MachineSpec& machine, const core::ModelSpec& model, Consider& consider,
@@ -164,6 +165,16 @@ void refine(PlanResult& result, const core::MachineSpec& machine, const core::Mo
                                     [](const PartitionPolicy& p) { return p.optimizer == OptimizerDevice::kCpu; });
   if (offloads && best.policy.sub_group_params == 0) {
     for (int64_t parts : {2, 4}) variants.push_back(with_sub_groups(best, w, (w.largest_layer_params() + parts - 1) / parts));
+  }
+  // Speculative updates: CPU optimizers start before the step's gradient
+  // check, for rollback copies of their states (12 B per parameter) until
+  // it passes. Worth it when those optimizers wait on the check.
+  const bool checked = best.training.precision == core::Precision::kFp16 || best.training.max_grad_norm > 0;
+  if (offloads && checked && !best.policy.speculative_update) {
+    Candidate c = best;
+    c.policy.speculative_update = true;
+    c.name += ", speculative update";
+    variants.push_back(c);
   }
   for (const Candidate& c : variants) {
     if (!go_on()) return;

@@ -18,6 +18,7 @@
 
 #include "cli/app.h"
 #include "cli/exit_codes.h"
+#include "executor/checkpoint/checkpoint_root.h"
 #include "executor/directory_lock.h"
 #include "tests/cli/run_stowage.h"
 
@@ -162,6 +163,57 @@ TEST(RunCommand, AKilledRunResumesWithTheSameLosses) {
   ASSERT_EQ(resumed["first_step"], 4);
   ASSERT_EQ(resumed["losses"].size(), 4u);
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(resumed["losses"][i].get<double>(), straight["losses"][4 + i].get<double>()) << i;
+}
+
+// SIGINT ends a run cleanly (issue 12): the steps under way finish, a final
+// checkpoint holds the last whole step, the NVMe block files are gone, the
+// exit code is 130, and a resume continues with the uninterrupted losses.
+TEST(RunCommand, SigintWritesAFinalCheckpointAndCleansUp) {
+  const fs::path dir = scratch("sigint");
+  const fs::path plan = small_plan(dir);
+  const json straight = run_json(run_args(plan, dir / "straight", 24));
+  const fs::path root = dir / "checkpoints";
+  std::vector<std::string> args = run_args(plan, dir / "stopped", 1000);
+  args.insert(args.begin(), STOWAGE_BINARY);
+  args.insert(args.end(), {"--checkpoint-dir", root.string(), "--checkpoint-every", "4"});
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (dir / "stderr").c_str(), O_WRONLY | O_CREAT, 0644);
+  pid_t child = 0;
+  ASSERT_EQ(posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(root / "step-000004") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(child, SIGINT);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed instead of stopping";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  std::ifstream err_file(dir / "stderr");
+  const std::string err((std::istreambuf_iterator<char>(err_file)), {});
+  EXPECT_NE(err.find("stopped by signal 2 after step"), std::string::npos) << err;
+  for (const auto& entry : fs::directory_iterator(dir / "stopped" / "nvme")) {
+    EXPECT_NE(entry.path().extension(), ".blocks") << entry.path() << " left behind";
+  }
+  auto latest = executor::find_latest(root);
+  ASSERT_TRUE(latest && *latest);
+  const std::string name = (*latest)->filename().string();
+  const int at = std::stoi(name.substr(name.find('-') + 1));
+  EXPECT_GE(at, 4);
+  ASSERT_LT(at, 22) << "the run went on long after SIGINT";
+  std::vector<std::string> resume = run_args(plan, dir / "resumed", at + 2);
+  resume.insert(resume.end(), {"--checkpoint-dir", root.string(), "--resume", (*latest)->string()});
+  const json resumed = run_json(resume);
+  ASSERT_EQ(resumed["losses"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(resumed["losses"][i].get<double>(), straight["losses"][static_cast<size_t>(at) + i].get<double>()) << i;
+  }
 }
 
 TEST(RunCommand, ACorruptCheckpointIsRefused) {
