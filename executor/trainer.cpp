@@ -13,12 +13,12 @@
 #include "executor/checkpoint/checkpoint_root.h"
 #include "executor/checkpoint/checkpoint_write_error.h"
 #include "executor/checkpoint/save_checkpoint.h"
-#include "executor/gpt_compute.h"
 #include "executor/interpreter.h"
 #include "executor/model/byte_corpus.h"
 #include "executor/model/half_convert.h"
 #include "executor/model/synthetic_text.h"
 #include "executor/partition_homes.h"
+#include "executor/trained_model.h"
 
 namespace stowage::executor {
 namespace {
@@ -50,7 +50,7 @@ struct RunState {
 class Trainer {
  public:
   Trainer(const core::PlanFile& plan, const core::MachineSpec& machine, const core::TrainingSpec& training,
-          const core::Workload& workload, const model::GptModel& model, const model::ByteCorpus& corpus,
+          const core::Workload& workload, const TrainedModel& model, const model::ByteCorpus& corpus,
           Backend& backend, const TrainerOptions& options)
       : plan_(plan),
         machine_(machine),
@@ -86,7 +86,7 @@ class Trainer {
   const core::TrainingSpec training_;
   const core::TrainingSpec& profile_training_;
   const core::Workload& workload_;
-  const model::GptModel& model_;
+  const TrainedModel& model_;
   const model::ByteCorpus& corpus_;
   Backend& backend_;
   const TrainerOptions& options_;
@@ -238,12 +238,12 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
   recorder_.grow(schedule->ops.size());
   out.losses.assign(static_cast<size_t>(steps), 0.0);
   const int micros = static_cast<int>(training_.gradient_accumulation);
-  GptCompute compute(
-      model_, {.batch = training_.micro_batch, .seq = training_.sequence_length},
+  const std::unique_ptr<ModelCompute> compute = model_.compute(
+      {.batch = training_.micro_batch, .seq = training_.sequence_length},
       [this, micros](int64_t step, int micro, std::span<int32_t> in, std::span<int32_t> target) {
         fill(model::CorpusPart::kTrain, step * micros + micro, in, target);
       },
-      plan_.policy.activation_checkpointing);
+      plan_.policy.activation_checkpointing ? Activations::kCheckpoint : Activations::kKeep);
   // Bytes the backend moved per lane, as the progress line reports them:
   // the difference since the previous step finished.
   std::array<int64_t, core::kLaneCount> moved_before{};
@@ -265,7 +265,7 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
     std::lock_guard lock(report_mutex_);
     StepReport r{.step = step};
     double sum = 0;
-    for (int m = 0; m < micros; ++m) sum += compute.loss(step, m);
+    for (int m = 0; m < micros; ++m) sum += compute->loss(step, m);
     r.loss = sum / micros;
     const int64_t now = now_ns();
     r.seconds = static_cast<double>(now - last_step_ns_) * 1e-9;
@@ -295,7 +295,7 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
     if (options_.on_note) options_.on_note("checkpoint written: " + *dir);
     return {};
   };
-  interpreter = std::make_unique<Interpreter>(*schedule, backend_, *homes_, compute, io);
+  interpreter = std::make_unique<Interpreter>(*schedule, backend_, *homes_, *compute, io);
   auto ran = interpreter->run();
   if (!ran) return ran;
   state_.scaler = interpreter->final_scaler();
@@ -322,13 +322,13 @@ core::Result<double> Trainer::held_out_loss() {
                          .subspan(static_cast<size_t>(parts_[j].first_param), n));
   }
   const model::MicroBatch mb{.batch = training_.micro_batch, .seq = training_.sequence_length};
-  GptCompute compute(model_, mb, {}, false);
+  const std::unique_ptr<ModelCompute> compute = model_.compute(mb, {}, Activations::kKeep);
   std::vector<int32_t> in(static_cast<size_t>(mb.tokens())), target(in.size());
   double sum = 0;
   constexpr int kBatches = 8;
   for (int b = 0; b < kBatches; ++b) {
     fill(model::CorpusPart::kHeldOut, b, in, target);
-    sum += compute.evaluate(layers, in, target);
+    sum += compute->evaluate(layers, in, target);
   }
   return sum / kBatches;
 }
@@ -368,7 +368,7 @@ core::Diagnostics check_runnable(const core::PlanFile& plan, const core::Machine
                         "a plan for a single-GPU machine, e.g. workstation-24gb-1nvme"});
   }
   const core::Workload workload(model_spec, core::effective_training(training, plan.policy).sequence_length);
-  if (auto model = model::GptModel::create(workload); !model) {
+  if (auto model = make_trained_model(workload); !model) {
     problems.insert(problems.end(), model.error().begin(), model.error().end());
   }
   if (auto schedule = core::lower(plan.policy, machine, workload, training, {.steps = 1}); !schedule) {
@@ -384,7 +384,7 @@ core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineS
     return std::unexpected(d);
   const core::TrainingSpec effective = core::effective_training(training, plan.policy);
   const core::Workload workload(model_spec, effective.sequence_length);
-  auto model = model::GptModel::create(workload);
+  auto model = make_trained_model(workload);
   if (!model) return std::unexpected(model.error());
   const model::CorpusOptions corpus_options{.seq = effective.sequence_length};
   auto corpus = options.data.empty() ? model::ByteCorpus::from_text(model::synthetic_text({}),
@@ -392,7 +392,7 @@ core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineS
                                      : model::ByteCorpus::load(options.data, corpus_options);
   if (!corpus) return std::unexpected(corpus.error());
   if (options.steps < 1) return core::fail({{}, "--steps must be at least 1", ""});
-  Trainer trainer(plan, machine, training, workload, *model, *corpus, backend, options);
+  Trainer trainer(plan, machine, training, workload, **model, *corpus, backend, options);
   return trainer.run();
 }
 

@@ -60,8 +60,8 @@ struct TrainingRun {
   std::vector<std::string> checkpoints;  // directories written
 };
 
-// Whether the executor can run the plan at all: one GPU, a GPT-2-style
-// model, a lowerable policy. Empty when it can; train() checks it too.
+// Whether the executor can run the plan at all: one GPU, a GPT-2-style or
+// Llama-style model, a lowerable policy. Empty when it can; train() checks it too.
 [[nodiscard]] core::Diagnostics check_runnable(const core::PlanFile& plan, const core::MachineSpec& machine,
                                                const core::ModelSpec& model, const core::TrainingSpec& training);
 

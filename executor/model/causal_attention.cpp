@@ -55,8 +55,8 @@ void softmax_backward(const float* p, float* dp, int64_t seq) {
 // not divide heads (a caller bug: model_shape_of checks the profile).
 int64_t check_groups(const AttentionShape& s) {
   if (s.kv_heads < 1 || s.heads % s.kv_heads != 0) {
-    throw std::invalid_argument("attention: kv_heads " + std::to_string(s.kv_heads) + " does not divide heads " +
-                                std::to_string(s.heads));
+    throw std::invalid_argument("attention: kv_heads " + std::to_string(s.kv_heads) +
+                                " does not divide heads " + std::to_string(s.heads));
   }
   return s.heads / s.kv_heads;
 }
@@ -77,18 +77,18 @@ void causal_attention_forward(const float* q, const float* k, const float* v, fl
       const int64_t kv_at = b * s.seq * s.kv_width() + (h / group) * s.head_dim;
       float* p = probs + (b * s.heads + h) * s.seq * s.seq;
       // S [seq, seq] = scale * Q_bh K_bh^T
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq, seq, dh, scale, q + at, width, k + kv_at, kv_width,
-                  0.0f, p, seq);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq, seq, dh, scale, q + at, width, k + kv_at,
+                  kv_width, 0.0f, p, seq);
       causal_softmax(p, s.seq);
       // Y_bh [seq, dh] = P V_bh
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq, dh, seq, 1.0f, p, seq, v + kv_at, kv_width, 0.0f,
-                  y + at, width);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq, dh, seq, 1.0f, p, seq, v + kv_at, kv_width,
+                  0.0f, y + at, width);
     }
   }
 }
 
-void causal_attention_backward(const float* q, const float* k, const float* v, const float* probs, const float* dy,
-                               float* dq, float* dk, float* dv, const AttentionShape& s) {
+void causal_attention_backward(const float* q, const float* k, const float* v, const float* probs,
+                               const float* dy, float* dq, float* dk, float* dv, const AttentionShape& s) {
   const int seq = blas_int(s.seq);
   const int dh = blas_int(s.head_dim);
   const int width = blas_int(s.width());
@@ -106,14 +106,14 @@ void causal_attention_backward(const float* q, const float* k, const float* v, c
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, seq, dh, seq, 1.0f, p, seq, dy + at, width, beta,
                   dv + kv_at, kv_width);
       // dP = dY_bh V_bh^T, then dS in place
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq, seq, dh, 1.0f, dy + at, width, v + kv_at, kv_width,
-                  0.0f, ds.data(), seq);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq, seq, dh, 1.0f, dy + at, width, v + kv_at,
+                  kv_width, 0.0f, ds.data(), seq);
       softmax_backward(p, ds.data(), s.seq);
       // dQ_bh = scale * dS K_bh;  dK_bh (+)= scale * dS^T Q_bh
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq, dh, seq, scale, ds.data(), seq, k + kv_at, kv_width,
-                  0.0f, dq + at, width);
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, seq, dh, seq, scale, ds.data(), seq, q + at, width, beta,
-                  dk + kv_at, kv_width);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq, dh, seq, scale, ds.data(), seq, k + kv_at,
+                  kv_width, 0.0f, dq + at, width);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, seq, dh, seq, scale, ds.data(), seq, q + at, width,
+                  beta, dk + kv_at, kv_width);
     }
   }
 }

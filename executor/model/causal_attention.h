@@ -32,7 +32,7 @@ void causal_attention_forward(const float* q, const float* k, const float* v, fl
 
 // From dy (y's shape): dq (q's shape), dk and dv (k's shape) WRITTEN; a
 // shared kv head's gradient is the sum over its group of query heads.
-void causal_attention_backward(const float* q, const float* k, const float* v, const float* probs, const float* dy,
-                               float* dq, float* dk, float* dv, const AttentionShape& s);
+void causal_attention_backward(const float* q, const float* k, const float* v, const float* probs,
+                               const float* dy, float* dq, float* dk, float* dv, const AttentionShape& s);
 
 }  // namespace stowage::executor::model

@@ -28,15 +28,21 @@ void require_size(size_t have, int64_t want, const char* what) {
   }
 }
 
-void resize(std::vector<float>& v, int64_t n) { v.resize(static_cast<size_t>(n)); }
+void resize(std::vector<float>& v, int64_t n) {
+  v.resize(static_cast<size_t>(n));
+}
 
-std::vector<float> zeros(int64_t n) { return std::vector<float>(static_cast<size_t>(n), 0.0f); }
+std::vector<float> zeros(int64_t n) {
+  return std::vector<float>(static_cast<size_t>(n), 0.0f);
+}
 
 void add_into(float* y, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
-int64_t total(const std::vector<TensorSlot>& slots) { return slots.back().offset + slots.back().elements(); }
+int64_t total(const std::vector<TensorSlot>& slots) {
+  return slots.back().offset + slots.back().elements();
+}
 
 }  // namespace
 
@@ -44,7 +50,8 @@ core::Result<LlamaModel> LlamaModel::create(const core::Workload& workload, cons
   core::Result<LlamaShape> shape = llama_shape_of(workload);
   if (!shape) return std::unexpected(shape.error());
   if (options.blas_threads < 1) {
-    return core::fail({.what = "blas_threads " + std::to_string(options.blas_threads), .expected = "at least 1"});
+    return core::fail(
+        {.what = "blas_threads " + std::to_string(options.blas_threads), .expected = "at least 1"});
   }
   set_blas_threads(options.blas_threads);
   std::vector<LayerKind> kinds;
@@ -53,7 +60,9 @@ core::Result<LlamaModel> LlamaModel::create(const core::Workload& workload, cons
 }
 
 LlamaModel::LlamaModel(LlamaShape shape, std::vector<LayerKind> kinds)
-    : shape_(shape), kinds_(std::move(kinds)), rotary_(shape.head_dim, shape.max_positions, shape.rope_theta) {
+    : shape_(shape),
+      kinds_(std::move(kinds)),
+      rotary_(shape.head_dim, shape.max_positions, shape.rope_theta) {
   const std::vector<TensorSlot> b = llama_layer_slots(LayerKind::kBlock, shape_);
   block_ = {.attn_norm = offset_of(b, "attn_norm.weight"),
             .q = offset_of(b, "attn.q_proj.weight"),
@@ -72,27 +81,34 @@ LlamaModel::LlamaModel(LlamaShape shape, std::vector<LayerKind> kinds)
 }
 
 LayerKind LlamaModel::layer_kind(int layer) const {
-  if (layer < 0 || layer >= layer_count()) throw std::out_of_range("layer " + std::to_string(layer) + " out of range");
+  if (layer < 0 || layer >= layer_count())
+    throw std::out_of_range("layer " + std::to_string(layer) + " out of range");
   return kinds_[static_cast<size_t>(layer)];
 }
 
 int64_t LlamaModel::param_count(LayerKind kind) const {
   switch (kind) {
-    case LayerKind::kEmbedding: return embedding_params_;
-    case LayerKind::kBlock: return block_params_;
-    case LayerKind::kFinal: return final_params_;
+    case LayerKind::kEmbedding:
+      return embedding_params_;
+    case LayerKind::kBlock:
+      return block_params_;
+    case LayerKind::kFinal:
+      return final_params_;
   }
   throw std::logic_error("param_count: unknown layer kind");
 }
 
-int64_t LlamaModel::layer_param_count(int layer) const { return param_count(layer_kind(layer)); }
+int64_t LlamaModel::layer_param_count(int layer) const {
+  return param_count(layer_kind(layer));
+}
 
 void LlamaModel::init_parameters(int layer, std::span<float> params, uint64_t seed) const {
   const LayerKind kind = layer_kind(layer);
   require_size(params.size(), param_count(kind), "init_parameters: params");
   SplitMix64 rng(derive_seed(seed, static_cast<uint64_t>(layer)));
   for (const TensorSlot& slot : llama_layer_slots(kind, shape_)) {
-    std::span<float> t = params.subspan(static_cast<size_t>(slot.offset), static_cast<size_t>(slot.elements()));
+    std::span<float> t =
+        params.subspan(static_cast<size_t>(slot.offset), static_cast<size_t>(slot.elements()));
     if (slot.leaf.ends_with("norm.weight")) {
       std::fill(t.begin(), t.end(), 1.0f);
     } else {
@@ -103,9 +119,9 @@ void LlamaModel::init_parameters(int layer, std::span<float> params, uint64_t se
 
 void LlamaModel::check_batch(MicroBatch mb) const {
   if (mb.batch < 1 || mb.seq < 1 || mb.seq > shape_.max_positions) {
-    throw std::invalid_argument("micro-batch of " + std::to_string(mb.batch) + " x " + std::to_string(mb.seq) +
-                                " tokens: expected batch >= 1 and 1 <= seq <= " +
-                                std::to_string(shape_.max_positions));
+    throw std::invalid_argument(
+        "micro-batch of " + std::to_string(mb.batch) + " x " + std::to_string(mb.seq) +
+        " tokens: expected batch >= 1 and 1 <= seq <= " + std::to_string(shape_.max_positions));
   }
 }
 
@@ -120,14 +136,17 @@ void LlamaModel::check_tokens(std::span<const int32_t> tokens, MicroBatch mb) co
 }
 
 AttentionShape LlamaModel::attention_shape(MicroBatch mb) const {
-  return {.batch = mb.batch, .seq = mb.seq, .heads = shape_.heads, .head_dim = shape_.head_dim,
+  return {.batch = mb.batch,
+          .seq = mb.seq,
+          .heads = shape_.heads,
+          .head_dim = shape_.head_dim,
           .kv_heads = shape_.kv_heads};
 }
 
 // ---- embedding ----
 
-void LlamaModel::embedding_forward(std::span<const float> params, std::span<const int32_t> tokens, MicroBatch mb,
-                                   std::span<float> out) const {
+void LlamaModel::embedding_forward(std::span<const float> params, std::span<const int32_t> tokens,
+                                   MicroBatch mb, std::span<float> out) const {
   check_batch(mb);
   check_tokens(tokens, mb);
   require_size(params.size(), embedding_params_, "embedding_forward: params");
@@ -139,8 +158,8 @@ void LlamaModel::embedding_forward(std::span<const float> params, std::span<cons
   }
 }
 
-void LlamaModel::embedding_backward(std::span<const int32_t> tokens, MicroBatch mb, std::span<const float> d_out,
-                                    std::span<float> d_params) const {
+void LlamaModel::embedding_backward(std::span<const int32_t> tokens, MicroBatch mb,
+                                    std::span<const float> d_out, std::span<float> d_params) const {
   check_batch(mb);
   check_tokens(tokens, mb);
   require_size(d_out.size(), mb.tokens() * shape_.d_model, "embedding_backward: d_out");
@@ -168,7 +187,8 @@ void LlamaModel::attention_forward(const float* p, const float* in, MicroBatch m
   rotary_.rotate(s.k.data(), mb.batch, mb.seq, shape_.kv_heads);
   causal_attention_forward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), s.attn_out.data(),
                            attention_shape(mb));
-  linear_forward(s.attn_out.data(), p + o.o, nullptr, s.mid.data(), {.rows = n, .in = shape_.q_width(), .out = d});
+  linear_forward(s.attn_out.data(), p + o.o, nullptr, s.mid.data(),
+                 {.rows = n, .in = shape_.q_width(), .out = d});
   add_into(s.mid.data(), in, n * d);
 }
 
@@ -218,15 +238,15 @@ void LlamaModel::mlp_backward(const float* p, const LlamaBlockSaved& s, const fl
   const LinearShape up{.rows = n, .in = d, .out = f};
   linear_backward(s.mlp_norm_out.data(), p + o.gate, d_gate.data(), d_norm.data(), dp + o.gate, nullptr, up);
   linear_backward(s.mlp_norm_out.data(), p + o.up, d_up.data(), d_norm.data(), dp + o.up, nullptr, up);
-  rms_norm_backward(s.mid.data(), p + o.mlp_norm, s.mlp_norm_rstd.data(), d_norm.data(), d_mid, dp + o.mlp_norm, n,
-                    d);
+  rms_norm_backward(s.mid.data(), p + o.mlp_norm, s.mlp_norm_rstd.data(), d_norm.data(), d_mid,
+                    dp + o.mlp_norm, n, d);
 }
 
 // d_norm += the attention branch's gradient with respect to its normed
 // input, from d_mid. RoPE is linear, so the gradients of the rotated q and
 // k turn back by the same angles before the projections' backward.
-void LlamaModel::attention_backward(const float* p, const LlamaBlockSaved& s, const float* d_mid, float* d_norm,
-                                    float* dp) const {
+void LlamaModel::attention_backward(const float* p, const LlamaBlockSaved& s, const float* d_mid,
+                                    float* d_norm, float* dp) const {
   const int64_t n = s.batch.tokens();
   const int64_t d = shape_.d_model;
   const BlockOffsets& o = block_;
@@ -236,19 +256,20 @@ void LlamaModel::attention_backward(const float* p, const LlamaBlockSaved& s, co
   std::vector<float> dq(d_attn.size());
   std::vector<float> dk(static_cast<size_t>(n * shape_.kv_width()));
   std::vector<float> dv(dk.size());
-  causal_attention_backward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), d_attn.data(), dq.data(), dk.data(),
-                            dv.data(), attention_shape(s.batch));
+  causal_attention_backward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), d_attn.data(), dq.data(),
+                            dk.data(), dv.data(), attention_shape(s.batch));
   rotary_.rotate_back(dq.data(), s.batch.batch, s.batch.seq, shape_.heads);
   rotary_.rotate_back(dk.data(), s.batch.batch, s.batch.seq, shape_.kv_heads);
   const float* x = s.attn_norm_out.data();
-  linear_backward(x, p + o.q, dq.data(), d_norm, dp + o.q, nullptr, {.rows = n, .in = d, .out = shape_.q_width()});
+  linear_backward(x, p + o.q, dq.data(), d_norm, dp + o.q, nullptr,
+                  {.rows = n, .in = d, .out = shape_.q_width()});
   const LinearShape kv{.rows = n, .in = d, .out = shape_.kv_width()};
   linear_backward(x, p + o.k, dk.data(), d_norm, dp + o.k, nullptr, kv);
   linear_backward(x, p + o.v, dv.data(), d_norm, dp + o.v, nullptr, kv);
 }
 
-void LlamaModel::block_backward(std::span<const float> params, std::span<const float> in, const LlamaBlockSaved& s,
-                                std::span<const float> d_out, std::span<float> d_in,
+void LlamaModel::block_backward(std::span<const float> params, std::span<const float> in,
+                                const LlamaBlockSaved& s, std::span<const float> d_out, std::span<float> d_in,
                                 std::span<float> d_params) const {
   const int64_t n = s.batch.tokens();
   const int64_t d = shape_.d_model;
@@ -314,7 +335,8 @@ void LlamaModel::final_backward(std::span<const float> params, std::span<const f
   linear_backward(s.norm_out.data(), params.data() + head_offset_, d_logits.data(), d_norm.data(),
                   d_params.data() + head_offset_, nullptr, {.rows = n, .in = d, .out = v});
   std::fill(d_in.begin(), d_in.end(), 0.0f);
-  rms_norm_backward(in.data(), params.data(), s.norm_rstd.data(), d_norm.data(), d_in.data(), d_params.data(), n, d);
+  rms_norm_backward(in.data(), params.data(), s.norm_rstd.data(), d_norm.data(), d_in.data(), d_params.data(),
+                    n, d);
 }
 
 }  // namespace stowage::executor::model

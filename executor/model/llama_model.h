@@ -59,12 +59,12 @@ class LlamaModel {
 
   // logits = RMSNorm(in) lm_head^T; the mean next-token cross-entropy over
   // the batch * seq targets, in nats.
-  float final_forward(std::span<const float> params, std::span<const float> in, std::span<const int32_t> targets,
-                      MicroBatch mb, LlamaFinalSaved& saved) const;
+  float final_forward(std::span<const float> params, std::span<const float> in,
+                      std::span<const int32_t> targets, MicroBatch mb, LlamaFinalSaved& saved) const;
   // From d(loss) = loss_scale: d_in written, d_params (norm and head) added.
-  void final_backward(std::span<const float> params, std::span<const float> in, std::span<const int32_t> targets,
-                      const LlamaFinalSaved& saved, float loss_scale, std::span<float> d_in,
-                      std::span<float> d_params) const;
+  void final_backward(std::span<const float> params, std::span<const float> in,
+                      std::span<const int32_t> targets, const LlamaFinalSaved& saved, float loss_scale,
+                      std::span<float> d_in, std::span<float> d_params) const;
 
  private:
   // Offsets of a block's and the final layer's tensors (llama_layer_slots).
@@ -80,8 +80,8 @@ class LlamaModel {
   void attention_forward(const float* params, const float* in, MicroBatch mb, LlamaBlockSaved& saved) const;
   void mlp_backward(const float* params, const LlamaBlockSaved& saved, const float* d_out, float* d_mid,
                     float* d_params) const;
-  void attention_backward(const float* params, const LlamaBlockSaved& saved, const float* d_mid, float* d_norm,
-                          float* d_params) const;
+  void attention_backward(const float* params, const LlamaBlockSaved& saved, const float* d_mid,
+                          float* d_norm, float* d_params) const;
 
   LlamaShape shape_;
   std::vector<core::LayerKind> kinds_;

@@ -45,8 +45,8 @@ void check_spec(const core::ModelSpec& m, const core::Workload& w, Diagnostics& 
   const bool positive = m.d_model > 0 && m.layers >= 0 && m.heads > 0 && m.kv_heads > 0 && m.head_dim > 0 &&
                         m.ffn > 0 && m.vocab > 0 && m.max_positions > 0 && m.rope_theta > 0;
   reject(!positive, "a non-positive dimension");
-  reject(positive && m.heads % m.kv_heads != 0, "kv_heads " + std::to_string(m.kv_heads) + " not dividing heads " +
-                                                    std::to_string(m.heads));
+  reject(positive && m.heads % m.kv_heads != 0,
+         "kv_heads " + std::to_string(m.kv_heads) + " not dividing heads " + std::to_string(m.heads));
   if (w.sequence_length() < 1 || w.sequence_length() > m.max_positions) {
     out.push_back({.what = label + "sequence length " + std::to_string(w.sequence_length()) +
                            " does not fit max_positions",

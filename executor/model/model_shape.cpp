@@ -140,7 +140,9 @@ core::Result<ModelShape> model_shape_of(const core::Workload& workload) {
                          .layers = m.layers,
                          .max_positions = m.max_positions,
                          .position_offset = m.position_offset};
-  for (const core::Layer& layer : workload.layers()) check_layer_slots(layer, layer_slots(layer.kind, shape), problems);
+  for (const core::Layer& layer : workload.layers()) {
+    check_layer_slots(layer, layer_slots(layer.kind, shape), problems);
+  }
   if (!problems.empty()) return std::unexpected(problems);
   return shape;
 }

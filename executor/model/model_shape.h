@@ -60,7 +60,8 @@ struct TensorSlot {
 // Appends a diagnostic for each tensor of `layer` whose name or shape is
 // not `slots`' at the same position (one per mismatch, missing and extra
 // tensors included).
-void check_layer_slots(const core::Layer& layer, const std::vector<TensorSlot>& slots, core::Diagnostics& out);
+void check_layer_slots(const core::Layer& layer, const std::vector<TensorSlot>& slots,
+                       core::Diagnostics& out);
 
 // The shape of `workload`'s model, or every reason the executor cannot run
 // it. Supported: GPT-2-style decoders (LayerNorm, GELU MLP, learned

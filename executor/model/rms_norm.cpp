@@ -18,8 +18,8 @@ void rms_norm_forward(const float* x, const float* w, float* y, float* rstd, int
   }
 }
 
-void rms_norm_backward(const float* x, const float* w, const float* rstd, const float* dy, float* dx, float* dw,
-                       int64_t rows, int64_t d) {
+void rms_norm_backward(const float* x, const float* w, const float* rstd, const float* dy, float* dx,
+                       float* dw, int64_t rows, int64_t d) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * d;
     const float* dyr = dy + r * d;

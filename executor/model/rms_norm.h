@@ -17,7 +17,7 @@ void rms_norm_forward(const float* x, const float* w, float* y, float* rstd, int
 // From dy [rows, d]: dx [rows, d] and dw [d] are ADDED to. With x_hat = x *
 // rstd and g = dy * w: dx = rstd * (g - x_hat * mean(g * x_hat)),
 // dw += dy * x_hat.
-void rms_norm_backward(const float* x, const float* w, const float* rstd, const float* dy, float* dx, float* dw,
-                       int64_t rows, int64_t d);
+void rms_norm_backward(const float* x, const float* w, const float* rstd, const float* dy, float* dx,
+                       float* dw, int64_t rows, int64_t d);
 
 }  // namespace stowage::executor::model

@@ -14,7 +14,8 @@ RotaryTable::RotaryTable(int64_t head_dim, int64_t positions, double theta)
     : head_dim_(head_dim), positions_(positions) {
   if (head_dim < 2 || head_dim % 2 != 0 || positions < 1 || !(theta > 0)) {
     throw std::invalid_argument("RotaryTable: head_dim " + std::to_string(head_dim) + ", positions " +
-                                std::to_string(positions) + ": expected an even head_dim, positions >= 1, theta > 0");
+                                std::to_string(positions) +
+                                ": expected an even head_dim, positions >= 1, theta > 0");
   }
   const int64_t half = head_dim / 2;
   cos_.resize(static_cast<size_t>(positions * half));

@@ -7,7 +7,9 @@
 namespace stowage::executor::model {
 namespace {
 
-float sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
+float sigmoid(float z) {
+  return 1.0f / (1.0f + std::exp(-z));
+}
 
 }  // namespace
 
@@ -15,7 +17,8 @@ void swiglu_forward(const float* gate, const float* up, float* h, int64_t n) {
   for (int64_t i = 0; i < n; ++i) h[i] = gate[i] * sigmoid(gate[i]) * up[i];
 }
 
-void swiglu_backward(const float* gate, const float* up, const float* dh, float* d_gate, float* d_up, int64_t n) {
+void swiglu_backward(const float* gate, const float* up, const float* dh, float* d_gate, float* d_up,
+                     int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float s = sigmoid(gate[i]);
     d_up[i] = dh[i] * gate[i] * s;

@@ -12,6 +12,7 @@ void swiglu_forward(const float* gate, const float* up, float* h, int64_t n);
 
 // From dh [n]: d_gate and d_up [n] WRITTEN, with
 // silu'(z) = sigmoid(z) * (1 + z * (1 - sigmoid(z))).
-void swiglu_backward(const float* gate, const float* up, const float* dh, float* d_gate, float* d_up, int64_t n);
+void swiglu_backward(const float* gate, const float* up, const float* dh, float* d_gate, float* d_up,
+                     int64_t n);
 
 }  // namespace stowage::executor::model

@@ -47,8 +47,9 @@ inline double dot(std::span<const float> a, std::span<const float> b) {
 
 // Compares analytic[i] with the five-point difference of loss() in x[i] for
 // each i in `indices`; reports the worst ones.
-inline void check_gradient(std::span<float> x, std::span<const float> analytic, const std::function<double()>& loss,
-                    const std::vector<size_t>& indices, float eps, double floor, const char* what) {
+inline void check_gradient(std::span<float> x, std::span<const float> analytic,
+                           const std::function<double()>& loss, const std::vector<size_t>& indices, float eps,
+                           double floor, const char* what) {
   ASSERT_EQ(x.size(), analytic.size()) << what;
   int failures = 0;
   double worst = 0.0;

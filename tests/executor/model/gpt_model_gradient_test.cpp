@@ -15,8 +15,8 @@
 // losses are of order 1) keeps both effects near 1e-4. The check is
 // |analytic - numeric| <= 1e-2 * |numeric| + floor, floor 3e-4 for the
 // block (its gradients reach 5), 2e-4 for the embedding, 1e-4 for the mean
-// losses; the worst element measured uses about half of that. A transposed weight, a missing residual or a dropped
-// 1/n gives errors of order 1.
+// losses; the worst element measured uses about half of that. A transposed weight, a missing residual or a
+// dropped 1/n gives errors of order 1.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -105,7 +105,8 @@ TEST(GptModelGradient, WholeModelWithTiedEmbeddingMatchesFiniteDifferences) {
   const core::Workload w(testing::small_spec(), 8);
   testing::WholeModel whole(w, 21);
   for (size_t l = 0; l < whole.params().size(); ++l) roughen(whole.params()[l], 30 + l);
-  const TokenBatch batch{.batch = 2, .seq = 8, .inputs = random_tokens(16, 22, 32), .targets = random_tokens(16, 23, 32)};
+  const TokenBatch batch{
+      .batch = 2, .seq = 8, .inputs = random_tokens(16, 22, 32), .targets = random_tokens(16, 23, 32)};
   auto loss = [&] { return static_cast<double>(whole.forward(batch)); };
   loss();
   whole.backward(batch, 1.0f);
@@ -123,14 +124,16 @@ TEST(GptModelGradient, WholeModelWithTiedEmbeddingMatchesFiniteDifferences) {
 TEST(GptModelGradient, LossScaleScalesEveryGradientExactly) {
   const core::Workload w(testing::small_spec(), 8);
   testing::WholeModel whole(w, 41);
-  const TokenBatch batch{.batch = 2, .seq = 8, .inputs = random_tokens(16, 42, 32), .targets = random_tokens(16, 43, 32)};
+  const TokenBatch batch{
+      .batch = 2, .seq = 8, .inputs = random_tokens(16, 42, 32), .targets = random_tokens(16, 43, 32)};
   whole.forward(batch);
   whole.backward(batch, 1.0f);
   const std::vector<std::vector<float>> unscaled = whole.grads();
   whole.zero_grads();
   whole.backward(batch, 8.0f);
   for (size_t l = 0; l < unscaled.size(); ++l) {
-    for (size_t i = 0; i < unscaled[l].size(); ++i) ASSERT_EQ(whole.grads()[l][i], 8.0f * unscaled[l][i]) << l << "," << i;
+    for (size_t i = 0; i < unscaled[l].size(); ++i)
+      ASSERT_EQ(whole.grads()[l][i], 8.0f * unscaled[l][i]) << l << "," << i;
   }
 }
 

@@ -85,8 +85,8 @@ TEST(LlamaGradient, RopeAttentionWithGroupedQueryHeadsMatchesFiniteDifferences) 
   };
   loss();
   std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
-  causal_attention_backward(qr.data(), kr.data(), v.data(), probs.data(), r.data(), dq.data(), dk.data(), dv.data(),
-                            as);
+  causal_attention_backward(qr.data(), kr.data(), v.data(), probs.data(), r.data(), dq.data(), dk.data(),
+                            dv.data(), as);
   rope.rotate_back(dq.data(), as.batch, as.seq, as.heads);
   rope.rotate_back(dk.data(), as.batch, as.seq, as.kv_heads);
   check_gradient(q, dq, loss, all(q.size()), 1e-2f, 1e-4, "rope attention q");
@@ -155,7 +155,8 @@ TEST(LlamaGradient, WholeModelMatchesFiniteDifferences) {
   const core::Workload w(testing::small_llama_spec(), 8);
   testing::LlamaWholeModel whole(w, 22);
   for (size_t l = 0; l < whole.params().size(); ++l) roughen(whole.params()[l], 30 + l);
-  const TokenBatch batch{.batch = 2, .seq = 8, .inputs = random_tokens(16, 23, 32), .targets = random_tokens(16, 24, 32)};
+  const TokenBatch batch{
+      .batch = 2, .seq = 8, .inputs = random_tokens(16, 23, 32), .targets = random_tokens(16, 24, 32)};
   auto loss = [&] { return static_cast<double>(whole.forward(batch)); };
   loss();
   whole.backward(batch, 1.0f);

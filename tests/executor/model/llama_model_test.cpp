@@ -47,7 +47,8 @@ TEST(LlamaModel, TinyLlamaLayersMatchTheWorkload) {
 TEST(LlamaModel, GroupedQueryAttentionIsMultiHeadAttentionWithRepeatedKvHeads) {
   const AttentionShape gqa{.batch = 1, .seq = 5, .heads = 4, .head_dim = 3, .kv_heads = 2};
   const AttentionShape mha{.batch = 1, .seq = 5, .heads = 4, .head_dim = 3, .kv_heads = 4};
-  const std::vector<float> q = normals(5 * 12, 1, 1.0), k = normals(5 * 6, 2, 1.0), v = normals(5 * 6, 3, 1.0);
+  const std::vector<float> q = normals(5 * 12, 1, 1.0), k = normals(5 * 6, 2, 1.0),
+                           v = normals(5 * 6, 3, 1.0);
   std::vector<float> k4(5 * 12), v4(5 * 12);
   for (int t = 0; t < 5; ++t) {
     for (int h = 0; h < 4; ++h) {
@@ -76,7 +77,8 @@ TEST(LlamaModel, RotaryScoresDependOnRelativePositionOnly) {
     rope.rotate(qs.data(), 1, 8, 1);
     rope.rotate(ks.data(), 1, 8, 1);
     double s = 0;
-    for (int i = 0; i < 8; ++i) s += static_cast<double>(qs[static_cast<size_t>(m * 8 + i)]) * ks[static_cast<size_t>(n * 8 + i)];
+    for (int i = 0; i < 8; ++i)
+      s += static_cast<double>(qs[static_cast<size_t>(m * 8 + i)]) * ks[static_cast<size_t>(n * 8 + i)];
     return s;
   };
   EXPECT_NEAR(score(3, 1), score(6, 4), 1e-5);
@@ -101,7 +103,8 @@ TEST(LlamaModel, ForwardAgainRebuildsTheSavedStateBitForBit) {
 TEST(LlamaModel, AnUntrainedModelPredictsNearlyUniformly) {
   const core::Workload w(testing::small_llama_spec(), 8);
   testing::LlamaWholeModel whole(w, 8);
-  const TokenBatch batch{.batch = 2, .seq = 8, .inputs = random_tokens(16, 9, 32), .targets = random_tokens(16, 10, 32)};
+  const TokenBatch batch{
+      .batch = 2, .seq = 8, .inputs = random_tokens(16, 9, 32), .targets = random_tokens(16, 10, 32)};
   // The final RMSNorm gives rows of unit RMS, so a N(0, 0.02) head gives
   // logits of std 0.02 * sqrt(16) = 0.08: the loss is ln(32) = 3.466 nats
   // give or take a few hundredths (measured 3.449).
@@ -109,17 +112,20 @@ TEST(LlamaModel, AnUntrainedModelPredictsNearlyUniformly) {
 }
 
 TEST(LlamaModel, GptStyleModelsAreRefusedWithEveryReason) {
-  const core::Result<LlamaModel> m = LlamaModel::create(core::Workload(must(bundled().model("tiny-gpt")), 16));
+  const core::Result<LlamaModel> m =
+      LlamaModel::create(core::Workload(must(bundled().model("tiny-gpt")), 16));
   ASSERT_FALSE(m);
   const std::string text = core::to_string(m.error());
-  for (const char* reason : {"norm layernorm", "mlp gelu", "position learned", "biases true", "tied_embeddings true"}) {
+  for (const char* reason :
+       {"norm layernorm", "mlp gelu", "position learned", "biases true", "tied_embeddings true"}) {
     EXPECT_NE(text.find(reason), std::string::npos) << reason << " missing from:\n" << text;
   }
   EXPECT_NE(text.find("the executor trains Llama-style models"), std::string::npos);
 }
 
 TEST(LlamaModel, MixtralIsRefusedForItsExperts) {
-  const core::Result<LlamaModel> m = LlamaModel::create(core::Workload(must(bundled().model("mixtral-8x7b")), 16));
+  const core::Result<LlamaModel> m =
+      LlamaModel::create(core::Workload(must(bundled().model("mixtral-8x7b")), 16));
   ASSERT_FALSE(m);
   EXPECT_NE(core::to_string(m.error()).find("mixture of experts (8 experts)"), std::string::npos);
 }

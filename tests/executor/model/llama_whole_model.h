@@ -16,9 +16,20 @@ namespace stowage::executor::model::testing {
 // d_model 16, 4 query heads and 2 kv heads of 4, ffn 32, vocab 32, 8
 // positions, 2 blocks, RoPE base 10000.
 inline core::ModelSpec small_llama_spec() {
-  return {.name = "small-llama", .d_model = 16, .layers = 2, .heads = 4, .kv_heads = 2, .head_dim = 4, .ffn = 32,
-          .vocab = 32, .max_positions = 8, .tied_embeddings = false, .biases = false,
-          .norm = core::NormKind::kRmsNorm, .mlp = core::MlpKind::kSwiglu, .position = core::PositionKind::kRope};
+  return {.name = "small-llama",
+          .d_model = 16,
+          .layers = 2,
+          .heads = 4,
+          .kv_heads = 2,
+          .head_dim = 4,
+          .ffn = 32,
+          .vocab = 32,
+          .max_positions = 8,
+          .tied_embeddings = false,
+          .biases = false,
+          .norm = core::NormKind::kRmsNorm,
+          .mlp = core::MlpKind::kSwiglu,
+          .position = core::PositionKind::kRope};
 }
 
 inline LlamaModel must_create_llama(const core::Workload& workload) {
@@ -60,9 +71,11 @@ class LlamaWholeModel {
   void backward(const TokenBatch& b, float loss_scale) {
     const MicroBatch mb{.batch = b.batch, .seq = b.seq};
     std::vector<float> d(outputs_.back().size());
-    model_.final_backward(params_.back(), outputs_.back(), b.targets, final_saved_, loss_scale, d, grads_.back());
+    model_.final_backward(params_.back(), outputs_.back(), b.targets, final_saved_, loss_scale, d,
+                          grads_.back());
     for (size_t i = saved_.size(); i-- > 0;) {
-      model_.block_backward(params_[i + 1], outputs_[i], saved_[i], d, d, grads_[i + 1]);  // d_in aliases d_out
+      model_.block_backward(params_[i + 1], outputs_[i], saved_[i], d, d,
+                            grads_[i + 1]);  // d_in aliases d_out
     }
     model_.embedding_backward(b.inputs, mb, d, grads_[0]);
   }
