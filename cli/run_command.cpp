@@ -46,6 +46,7 @@ struct RunArgs {
   int64_t checkpoint_every = 0;
   std::string resume;  // a checkpoint directory, or "latest" under --checkpoint-dir
   std::string trace, predicted_trace;
+  std::string init_from, export_weights;  // safetensors files (Hugging Face names)
   std::string fault;   // "block-write:3": fail the 3rd call of that kind (tests); "...:hang" hangs it
   double watchdog = 60;  // seconds without a finished op before the run is stopped
   bool as_json = false;
@@ -202,6 +203,8 @@ int run_run(const Context& context, const RunArgs& a) {
                                    .plan_name = a.plan};
   options.watchdog = std::chrono::nanoseconds(static_cast<int64_t>(a.watchdog * 1e9));
   if (!a.checkpoint_dir.empty()) options.checkpoint_root = a.checkpoint_dir;
+  if (!a.init_from.empty()) options.init_from = a.init_from;
+  if (!a.export_weights.empty()) options.export_weights = a.export_weights;
   if (a.resume == "latest") {
     if (a.checkpoint_dir.empty()) {
       *context.err << "error: --resume latest needs --checkpoint-dir\n";
@@ -303,6 +306,7 @@ int run_run(const Context& context, const RunArgs& a) {
                             ", nvme " + short_bytes(peak[2])});
   out << '\n';
   t.print(out, 2);
+  if (!a.export_weights.empty()) out << "\n  weights (safetensors): " << a.export_weights << '\n';
   if (!a.trace.empty()) out << "\n  measured trace: " << a.trace << '\n';
   if (!a.predicted_trace.empty()) out << "  predicted trace (same ops, on " << in->machine.name << "): " << a.predicted_trace << '\n';
   return kExitOk;
@@ -329,6 +333,11 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
   sub->add_option("--checkpoint-every", a->checkpoint_every, "Steps between checkpoints (default: at the end)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   sub->add_option("--resume", a->resume, "Resume from a checkpoint directory, or 'latest' under --checkpoint-dir");
+  sub->add_option("--init-from", a->init_from,
+                  "Start from these weights: a safetensors file with Hugging Face names (Llama-style models)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--export-weights", a->export_weights,
+                  "After the last step, write the fp32 weights as safetensors with Hugging Face names");
   sub->add_option("--trace", a->trace, "Write the measured timeline as Chrome trace JSON");
   sub->add_option("--predicted-trace", a->predicted_trace, "Write the simulator's timeline of the same ops");
   sub->add_option("--fault", a->fault,

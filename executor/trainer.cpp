@@ -16,6 +16,7 @@
 #include "executor/interpreter.h"
 #include "executor/model/byte_corpus.h"
 #include "executor/model/half_convert.h"
+#include "executor/model/hf_weights.h"
 #include "executor/model/synthetic_text.h"
 #include "executor/partition_homes.h"
 #include "executor/trained_model.h"
@@ -51,7 +52,7 @@ class Trainer {
  public:
   Trainer(const core::PlanFile& plan, const core::MachineSpec& machine, const core::TrainingSpec& training,
           const core::Workload& workload, const TrainedModel& model, const model::ByteCorpus& corpus,
-          Backend& backend, const TrainerOptions& options)
+          Backend& backend, const TrainerOptions& options, const std::vector<std::vector<float>>* initial)
       : plan_(plan),
         machine_(machine),
         training_(core::effective_training(training, plan.policy)),
@@ -61,6 +62,7 @@ class Trainer {
         corpus_(corpus),
         backend_(backend),
         options_(options),
+        initial_(initial),
         parts_(core::partitions_of(workload, plan.policy.sub_group_params)),
         names_(partition_names(workload, parts_)) {}
 
@@ -72,7 +74,8 @@ class Trainer {
   core::Result<void> snapshot(size_t j, std::span<std::byte> into);
   core::Result<std::string> save(const RunState& state, const std::vector<std::span<const std::byte>>& snapshots);
   core::Result<void> train_steps(TrainingRun& out);
-  core::Result<double> held_out_loss();
+  core::Result<std::vector<std::vector<float>>> master_weights();
+  core::Result<double> held_out_loss(std::vector<std::vector<float>> layers);
   // Micro-batch `index` of a part of the data, a function of the seed.
   void fill(model::CorpusPart part, int64_t index, std::span<int32_t> in, std::span<int32_t> target) const {
     model::TokenBatch b =
@@ -90,6 +93,7 @@ class Trainer {
   const model::ByteCorpus& corpus_;
   Backend& backend_;
   const TrainerOptions& options_;
+  const std::vector<std::vector<float>>* initial_;  // weights to start from; null: init_parameters
   std::vector<core::Partition> parts_;
   std::vector<std::string> names_;
   std::optional<PartitionHomes> homes_;
@@ -105,7 +109,11 @@ core::Result<void> Trainer::initialise() {
   // its master weights (moments zero) and, rounded, its 16-bit copies.
   for (int l = 0; l < model_.layer_count(); ++l) {
     std::vector<float> params(static_cast<size_t>(model_.layer_param_count(l)));
-    model_.init_parameters(l, params, options_.seed);
+    if (initial_ != nullptr) {
+      params = (*initial_)[static_cast<size_t>(l)];
+    } else {
+      model_.init_parameters(l, params, options_.seed);
+    }
     for (size_t j = 0; j < parts_.size(); ++j) {
       if (parts_[j].layer != l) continue;
       const size_t n = static_cast<size_t>(parts_[j].params);
@@ -305,8 +313,8 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
   return {};
 }
 
-core::Result<double> Trainer::held_out_loss() {
-  // The master weights, rounded as the device would see them.
+// Every layer's fp32 master weights, gathered from the partitions' homes.
+core::Result<std::vector<std::vector<float>>> Trainer::master_weights() {
   std::vector<std::vector<float>> layers(static_cast<size_t>(model_.layer_count()));
   for (int l = 0; l < model_.layer_count(); ++l)
     layers[static_cast<size_t>(l)].resize(static_cast<size_t>(model_.layer_param_count(l)));
@@ -315,11 +323,18 @@ core::Result<double> Trainer::held_out_loss() {
     if (!states) return std::unexpected(states.error());
     const size_t n = static_cast<size_t>(parts_[j].params);
     std::span<const float> master(reinterpret_cast<const float*>(states->data()), n);
-    std::vector<uint16_t> half(n);
-    model::to_half(training_.precision, master, half);
-    model::from_half(training_.precision, half,
-                     std::span(layers[static_cast<size_t>(parts_[j].layer)])
-                         .subspan(static_cast<size_t>(parts_[j].first_param), n));
+    std::copy(master.begin(), master.end(),
+              layers[static_cast<size_t>(parts_[j].layer)].begin() + static_cast<std::ptrdiff_t>(parts_[j].first_param));
+  }
+  return layers;
+}
+
+core::Result<double> Trainer::held_out_loss(std::vector<std::vector<float>> layers) {
+  // The master weights, rounded as the device would see them.
+  for (std::vector<float>& layer : layers) {
+    std::vector<uint16_t> half(layer.size());
+    model::to_half(training_.precision, layer, half);
+    model::from_half(training_.precision, half, layer);
   }
   const model::MicroBatch mb{.batch = training_.micro_batch, .seq = training_.sequence_length};
   const std::unique_ptr<ModelCompute> compute = model_.compute(mb, {}, Activations::kKeep);
@@ -350,7 +365,13 @@ core::Result<TrainingRun> Trainer::run() {
   if (auto r = train_steps(out); !r) return std::unexpected(r.error());
   out.seconds = static_cast<double>(now_ns() - origin_ns_) * 1e-9;
   out.timeline = recorder_.take();
-  auto held_out = held_out_loss();
+  auto weights = master_weights();
+  if (!weights) return std::unexpected(weights.error());
+  if (options_.export_weights) {
+    if (auto r = model::save_hf_weights(*options_.export_weights, workload_, *weights); !r)
+      return std::unexpected(r.error());
+  }
+  auto held_out = held_out_loss(std::move(*weights));
   if (!held_out) return std::unexpected(held_out.error());
   out.held_out_loss = *held_out;
   return out;
@@ -392,7 +413,17 @@ core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineS
                                      : model::ByteCorpus::load(options.data, corpus_options);
   if (!corpus) return std::unexpected(corpus.error());
   if (options.steps < 1) return core::fail({{}, "--steps must be at least 1", ""});
-  Trainer trainer(plan, machine, training, workload, **model, *corpus, backend, options);
+  std::optional<std::vector<std::vector<float>>> initial;
+  if (options.init_from) {
+    if (options.resume) return core::fail({{}, "--init-from and --resume both given", "one of them"});
+    auto loaded = model::load_hf_weights(*options.init_from, workload);
+    if (!loaded) return std::unexpected(loaded.error());
+    initial = std::move(*loaded);
+  }
+  if (options.export_weights) {
+    if (auto r = model::hf_weights_supported(workload); !r) return std::unexpected(r.error());
+  }
+  Trainer trainer(plan, machine, training, workload, **model, *corpus, backend, options, initial ? &*initial : nullptr);
   return trainer.run();
 }
 

@@ -43,6 +43,11 @@ struct TrainerOptions {
   int64_t checkpoint_every = 0;  // steps; 0: only at the end when a root is given
   std::optional<std::filesystem::path> resume;  // a checkpoint directory
   std::string plan_name;       // recorded in checkpoints
+  // Start from these weights (safetensors, Hugging Face names; Llama-style
+  // models) instead of the architecture's initialisation. Not with resume.
+  std::optional<std::filesystem::path> init_from;
+  // After the last step, write the fp32 master weights there the same way.
+  std::optional<std::filesystem::path> export_weights;
   std::function<void(const StepReport&)> on_step;
   std::function<void(const std::string&)> on_note;  // "checkpoint written to ..."
   // Stop with a report of every lane when no op finished for this long.

@@ -29,19 +29,19 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-core::Result<void> require_llama(const core::Workload& workload) {
+Diagnostic problem(const std::filesystem::path& path, std::string what, std::string expected) {
+  return {.where = {path.string()}, .what = std::move(what), .expected = std::move(expected)};
+}
+
+}  // namespace
+
+core::Result<void> hf_weights_supported(const core::Workload& workload) {
   if (is_llama_style(workload.model())) return {};
   return core::fail(
       {.what = "model '" + workload.model().name + "': safetensors weights with Hugging Face names",
        .expected = "a Llama-style model (norm rmsnorm, mlp swiglu, position rope); the GPT's are not "
                    "supported yet"});
 }
-
-Diagnostic problem(const std::filesystem::path& path, std::string what, std::string expected) {
-  return {.where = {path.string()}, .what = std::move(what), .expected = std::move(expected)};
-}
-
-}  // namespace
 
 std::string hf_llama_name(const std::string& name) {
   if (name == "lm_head.weight") return name;
@@ -60,7 +60,7 @@ std::string hf_llama_name(const std::string& name) {
 
 core::Result<std::vector<std::vector<float>>> load_hf_weights(const std::filesystem::path& path,
                                                               const core::Workload& workload) {
-  if (auto r = require_llama(workload); !r) return std::unexpected(r.error());
+  if (auto r = hf_weights_supported(workload); !r) return std::unexpected(r.error());
   auto file = read_safetensors(path);
   if (!file) return std::unexpected(file.error());
   Diagnostics problems;
@@ -102,7 +102,7 @@ core::Result<std::vector<std::vector<float>>> load_hf_weights(const std::filesys
 
 core::Result<void> save_hf_weights(const std::filesystem::path& path, const core::Workload& workload,
                                    const std::vector<std::vector<float>>& layers) {
-  if (auto r = require_llama(workload); !r) return r;
+  if (auto r = hf_weights_supported(workload); !r) return r;
   std::vector<NamedTensor> tensors;
   for (size_t l = 0; l < workload.layers().size(); ++l) {
     const core::Layer& layer = workload.layers()[l];

@@ -15,6 +15,10 @@
 
 namespace stowage::executor::model {
 
+// Nothing, or why `workload`'s model has no Hugging Face safetensors layout
+// here (it is not Llama-style).
+[[nodiscard]] core::Result<void> hf_weights_supported(const core::Workload& workload);
+
 // The Hugging Face name of the workload tensor `name` of a Llama-style
 // model: "layers.3.attn.q_proj.weight" -> "model.layers.3.self_attn.q_proj.weight",
 // "layers.3.attn_norm.weight" -> "model.layers.3.input_layernorm.weight",

@@ -3,6 +3,8 @@
 // checkpointing never change the loss curve, a device cap forces offload,
 // and it learns more than byte frequencies. The GPT's counterpart is
 // trainer_test.cpp; the plans reuse tiny_gpt_fixture.h's placements.
+// Weights start from and end in safetensors files (--init-from,
+// --export-weights).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,12 +12,15 @@
 #include "core/policy.h"
 #include "core/profile_catalog.h"
 #include "core/workload.h"
+#include "executor/model/hf_weights.h"
+#include "executor/model/llama_model.h"
 #include "executor/trainer.h"
 #include "tests/executor/tiny_gpt_fixture.h"
 
 namespace stowage::executor {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::backend;
 using testing::kAllDevice;
 using testing::kCpuOffload;
@@ -115,6 +120,59 @@ TEST(LlamaTrainer, DeviceCapFailsTheAllDevicePlanAndNotTheOffloadingOne) {
   auto fits = backend("llama-cap2", cap);
   auto ran = train_llama(plan_where(kNvmeOffload), *fits, {.steps = 2});
   EXPECT_TRUE(ran) << (ran ? "" : core::to_string(ran.error()));
+}
+
+// The initialisation of seed 7 written as safetensors and read back with
+// --init-from gives the very run that seed 7's own initialisation gives.
+TEST(LlamaTrainer, InitFromAFileOfTheSameWeightsGivesTheSameRun) {
+  const core::Workload w(llama().model, llama().training.sequence_length);
+  auto model = model::LlamaModel::create(w);
+  ASSERT_TRUE(model);
+  std::vector<std::vector<float>> layers;
+  for (int l = 0; l < model->layer_count(); ++l) {
+    layers.emplace_back(static_cast<size_t>(model->layer_param_count(l)));
+    model->init_parameters(l, layers.back(), 7);
+  }
+  const auto file = testing::scratch("llama-init") / "init.safetensors";
+  ASSERT_TRUE(model::save_hf_weights(file, w, layers));
+  auto b = backend("llama-init-run");
+  auto run = train_llama(plan_where(kNvmeOffload), *b, {.steps = 4, .seed = 7, .init_from = file});
+  ASSERT_TRUE(run) << core::to_string(run.error());
+  EXPECT_EQ(run->losses, losses(plan_where(kNvmeOffload), 4, "init-plain"));
+}
+
+TEST(LlamaTrainer, ExportedWeightsLoadAndCarryTheTraining) {
+  const auto file = testing::scratch("llama-export") / "out.safetensors";
+  auto b = backend("llama-export-run");
+  auto run = train_llama(plan_where(kNvmeOffload), *b, {.steps = 3, .seed = 7, .export_weights = file});
+  ASSERT_TRUE(run) << core::to_string(run.error());
+  const core::Workload w(llama().model, llama().training.sequence_length);
+  auto trained = model::load_hf_weights(file, w);
+  ASSERT_TRUE(trained) << core::to_string(trained.error());
+  // Starting from them, the first loss is below the untrained model's.
+  auto again = backend("llama-export-again");
+  auto next = train_llama(plan_where(kNvmeOffload), *again, {.steps = 1, .seed = 7, .init_from = file});
+  ASSERT_TRUE(next) << core::to_string(next.error());
+  EXPECT_LT(next->losses.front(), run->losses.front());
+}
+
+TEST(LlamaTrainer, InitFromAFileOfAnotherShapeIsRefusedBeforeAnythingRuns) {
+  const auto file = fs::path(STOWAGE_TEST_DATA_DIR) / "executor" / "small-llama.safetensors";
+  auto b = backend("llama-init-bad");
+  auto run = train_llama(plan_where(kNvmeOffload), *b, {.steps = 1, .init_from = file});
+  ASSERT_FALSE(run);
+  EXPECT_NE(core::to_string(run.error()).find("model.embed_tokens.weight' has shape [32, 16]"),
+            std::string::npos)
+      << core::to_string(run.error());
+}
+
+TEST(LlamaTrainer, ExportingTheGptsWeightsIsRefusedBeforeAnythingRuns) {
+  auto b = backend("gpt-export");
+  const auto file = testing::scratch("gpt-export") / "out.safetensors";
+  auto run = testing::train_plan(testing::plan_where(kNvmeOffload), *b, {.steps = 1, .export_weights = file});
+  ASSERT_FALSE(run);
+  EXPECT_NE(core::to_string(run.error()).find("a Llama-style model"), std::string::npos);
+  EXPECT_FALSE(fs::exists(file));
 }
 
 }  // namespace
