@@ -150,6 +150,24 @@ int run_run(const Context& context, const RunArgs& a) {
     return report(context, d);
   }
 
+  // Weights in and out are checked before a backend exists: a file that
+  // does not fit the model is bad input (65), not a failed run.
+  if (!a.export_weights.empty()) {
+    if (core::Diagnostics d = executor::check_export(*plan, in->model, in->training); !d.empty()) {
+      return report(context, d);
+    }
+  }
+  std::optional<std::vector<std::vector<float>>> initial_weights;
+  if (!a.init_from.empty()) {
+    if (!a.resume.empty()) {
+      *context.err << "error: --init-from and --resume both given (expected one of them)\n";
+      return kExitUsage;
+    }
+    auto w = executor::load_initial_weights(a.init_from, *plan, in->model, in->training);
+    if (!w) return report(context, w.error());
+    initial_weights = std::move(*w);
+  }
+
   executor::CpuBackendOptions backend_options{.optimizer_threads = a.threads};
   int64_t device = in->machine.gpu.memory.count();
   if (!a.device_memory.empty()) {
@@ -203,8 +221,8 @@ int run_run(const Context& context, const RunArgs& a) {
                                    .plan_name = a.plan};
   options.watchdog = std::chrono::nanoseconds(static_cast<int64_t>(a.watchdog * 1e9));
   if (!a.checkpoint_dir.empty()) options.checkpoint_root = a.checkpoint_dir;
-  if (!a.init_from.empty()) options.init_from = a.init_from;
   if (!a.export_weights.empty()) options.export_weights = a.export_weights;
+  options.initial_weights = std::move(initial_weights);
   if (a.resume == "latest") {
     if (a.checkpoint_dir.empty()) {
       *context.err << "error: --resume latest needs --checkpoint-dir\n";

@@ -398,6 +398,21 @@ core::Diagnostics check_runnable(const core::PlanFile& plan, const core::Machine
   return problems;
 }
 
+core::Result<std::vector<std::vector<float>>> load_initial_weights(const std::filesystem::path& path,
+                                                                   const core::PlanFile& plan,
+                                                                   const core::ModelSpec& model_spec,
+                                                                   const core::TrainingSpec& training) {
+  const core::Workload workload(model_spec, core::effective_training(training, plan.policy).sequence_length);
+  return model::load_hf_weights(path, workload);
+}
+
+core::Diagnostics check_export(const core::PlanFile& plan, const core::ModelSpec& model_spec,
+                               const core::TrainingSpec& training) {
+  const core::Workload workload(model_spec, core::effective_training(training, plan.policy).sequence_length);
+  auto r = model::hf_weights_supported(workload);
+  return r ? core::Diagnostics{} : r.error();
+}
+
 core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineSpec& machine,
                                 const core::ModelSpec& model_spec, const core::TrainingSpec& training,
                                 Backend& backend, const TrainerOptions& options) {
@@ -413,17 +428,19 @@ core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineS
                                      : model::ByteCorpus::load(options.data, corpus_options);
   if (!corpus) return std::unexpected(corpus.error());
   if (options.steps < 1) return core::fail({{}, "--steps must be at least 1", ""});
-  std::optional<std::vector<std::vector<float>>> initial;
-  if (options.init_from) {
+  if (const auto& w = options.initial_weights) {
     if (options.resume) return core::fail({{}, "--init-from and --resume both given", "one of them"});
-    auto loaded = model::load_hf_weights(*options.init_from, workload);
-    if (!loaded) return std::unexpected(loaded.error());
-    initial = std::move(*loaded);
+    bool fits = w->size() == workload.layers().size();
+    for (size_t l = 0; fits && l < w->size(); ++l) {
+      fits = (*w)[l].size() == static_cast<size_t>(workload.layers()[l].param_count());
+    }
+    if (!fits) return core::fail({{}, "the initial weights do not have the model's layers", "load_initial_weights"});
   }
   if (options.export_weights) {
     if (auto r = model::hf_weights_supported(workload); !r) return std::unexpected(r.error());
   }
-  Trainer trainer(plan, machine, training, workload, **model, *corpus, backend, options, initial ? &*initial : nullptr);
+  Trainer trainer(plan, machine, training, workload, **model, *corpus, backend, options,
+                  options.initial_weights ? &*options.initial_weights : nullptr);
   return trainer.run();
 }
 

@@ -136,7 +136,9 @@ TEST(LlamaTrainer, InitFromAFileOfTheSameWeightsGivesTheSameRun) {
   const auto file = testing::scratch("llama-init") / "init.safetensors";
   ASSERT_TRUE(model::save_hf_weights(file, w, layers));
   auto b = backend("llama-init-run");
-  auto run = train_llama(plan_where(kNvmeOffload), *b, {.steps = 4, .seed = 7, .init_from = file});
+  auto weights = load_initial_weights(file, plan_where(kNvmeOffload), llama().model, llama().training);
+  ASSERT_TRUE(weights) << core::to_string(weights.error());
+  auto run = train_llama(plan_where(kNvmeOffload), *b, {.steps = 4, .seed = 7, .initial_weights = *weights});
   ASSERT_TRUE(run) << core::to_string(run.error());
   EXPECT_EQ(run->losses, losses(plan_where(kNvmeOffload), 4, "init-plain"));
 }
@@ -151,15 +153,15 @@ TEST(LlamaTrainer, ExportedWeightsLoadAndCarryTheTraining) {
   ASSERT_TRUE(trained) << core::to_string(trained.error());
   // Starting from them, the first loss is below the untrained model's.
   auto again = backend("llama-export-again");
-  auto next = train_llama(plan_where(kNvmeOffload), *again, {.steps = 1, .seed = 7, .init_from = file});
+  auto next =
+      train_llama(plan_where(kNvmeOffload), *again, {.steps = 1, .seed = 7, .initial_weights = *trained});
   ASSERT_TRUE(next) << core::to_string(next.error());
   EXPECT_LT(next->losses.front(), run->losses.front());
 }
 
-TEST(LlamaTrainer, InitFromAFileOfAnotherShapeIsRefusedBeforeAnythingRuns) {
+TEST(LlamaTrainer, InitialWeightsOfAnotherShapeAreRefused) {
   const auto file = fs::path(STOWAGE_TEST_DATA_DIR) / "executor" / "small-llama.safetensors";
-  auto b = backend("llama-init-bad");
-  auto run = train_llama(plan_where(kNvmeOffload), *b, {.steps = 1, .init_from = file});
+  auto run = load_initial_weights(file, plan_where(kNvmeOffload), llama().model, llama().training);
   ASSERT_FALSE(run);
   EXPECT_NE(core::to_string(run.error()).find("model.embed_tokens.weight' has shape [32, 16]"),
             std::string::npos)
@@ -169,6 +171,8 @@ TEST(LlamaTrainer, InitFromAFileOfAnotherShapeIsRefusedBeforeAnythingRuns) {
 TEST(LlamaTrainer, ExportingTheGptsWeightsIsRefusedBeforeAnythingRuns) {
   auto b = backend("gpt-export");
   const auto file = testing::scratch("gpt-export") / "out.safetensors";
+  const testing::Fixture& gpt = testing::fixture();
+  EXPECT_FALSE(check_export(testing::plan_where(kNvmeOffload), gpt.model, gpt.training).empty());
   auto run = testing::train_plan(testing::plan_where(kNvmeOffload), *b, {.steps = 1, .export_weights = file});
   ASSERT_FALSE(run);
   EXPECT_NE(core::to_string(run.error()).find("a Llama-style model"), std::string::npos);
