@@ -352,7 +352,7 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   sub->add_option("--resume", a->resume, "Resume from a checkpoint directory, or 'latest' under --checkpoint-dir");
   sub->add_option("--init-from", a->init_from,
-                  "Start from these weights: a safetensors file with Hugging Face names (Llama-style models)")
+                  "Start from these weights: a safetensors file with Hugging Face names")
       ->check(CLI::ExistingFile);
   sub->add_option("--export-weights", a->export_weights,
                   "After the last step, write the fp32 weights as safetensors with Hugging Face names");

@@ -1,7 +1,8 @@
-// Weights in and out as safetensors with Hugging Face Llama names: a file
+// Weights in and out as safetensors with Hugging Face names: a file
 // written by Hugging Face's own writer (tests/data/executor/
 // make_small_llama_safetensors.py) loads with the values it was given, a
-// model's weights survive a round trip bit for bit, and every mismatch with
+// model's weights survive a round trip bit for bit (the Llama's and the
+// GPT's, whose GPT-2 layout fuses and transposes), and every mismatch with
 // the profile is reported by name.
 #include "executor/model/hf_weights.h"
 
@@ -14,6 +15,7 @@
 
 #include "executor/model/safetensors.h"
 #include "tests/executor/model/llama_whole_model.h"
+#include "tests/executor/model/whole_model.h"
 
 namespace stowage::executor::model {
 namespace {
@@ -152,14 +154,41 @@ TEST(HfWeights, DamagedFilesAreBadInputNotCrashes) {
             std::string::npos);
 }
 
-TEST(HfWeights, GptModelsAreRefusedClearly) {
-  core::ModelSpec gpt = testing::small_llama_spec();
-  gpt.norm = core::NormKind::kLayerNorm;
-  gpt.mlp = core::MlpKind::kGelu;
-  gpt.position = core::PositionKind::kLearned;
-  auto r = load_hf_weights(kPythonFile, core::Workload(gpt, 8));
+// GPT-2's layout: Conv1D weights [in, out] and q, k, v stacked in c_attn,
+// so c_attn.weight[i, j] is q_proj.weight[j, i] for j < 16 and
+// k_proj.weight[j - 16, i] for 16 <= j < 32; and back, bit for bit.
+TEST(HfWeights, GptWeightsUseGpt2sFusedTransposedLayoutAndRoundTrip) {
+  const core::Workload w(testing::small_spec(), 8);
+  testing::WholeModel whole(w, 6);
+  const fs::path file = scratch("gpt2") / "gpt2.safetensors";
+  ASSERT_TRUE(save_hf_weights(file, w, whole.params()));
+  auto raw = read_safetensors(file);
+  ASSERT_TRUE(raw);
+  const StoredTensor& c_attn = raw->tensors.at("transformer.h.0.attn.c_attn.weight");
+  ASSERT_EQ(c_attn.shape, (std::vector<int64_t>{16, 48}));
+  const std::vector<float> fused = c_attn.to_float();
+  const std::vector<float>& block = whole.params()[1];  // attn_norm w, b [16 each], then q_proj [16, 16]
+  const size_t q = 32, k = q + 16 * 16 + 16;            // after q_proj's weight and bias
+  for (size_t i = 0; i < 16; ++i) {
+    for (size_t j = 0; j < 16; ++j) {
+      ASSERT_EQ(fused[i * 48 + j], block[q + j * 16 + i]) << i << "," << j;
+      ASSERT_EQ(fused[i * 48 + 16 + j], block[k + j * 16 + i]) << i << "," << j;
+    }
+  }
+  EXPECT_EQ(raw->tensors.at("transformer.h.1.mlp.c_fc.weight").shape, (std::vector<int64_t>{16, 64}));
+  EXPECT_EQ(raw->tensors.at("transformer.wpe.weight").shape, (std::vector<int64_t>{8, 16}));
+  EXPECT_FALSE(raw->tensors.contains("lm_head.weight"));  // tied to wte
+  auto back = load_hf_weights(file, w);
+  ASSERT_TRUE(back) << text_of(back);
+  EXPECT_EQ(*back, whole.params());
+}
+
+TEST(HfWeights, ModelsTheExecutorDoesNotTrainHaveNoLayout) {
+  core::ModelSpec relu = testing::small_spec();
+  relu.mlp = core::MlpKind::kRelu;
+  auto r = load_hf_weights(kPythonFile, core::Workload(relu, 8));
   ASSERT_FALSE(r);
-  EXPECT_NE(text_of(r).find("a Llama-style model"), std::string::npos) << text_of(r);
+  EXPECT_NE(text_of(r).find("mlp relu is not supported"), std::string::npos) << text_of(r);
 }
 
 }  // namespace
