@@ -324,7 +324,8 @@ core::Result<std::vector<std::vector<float>>> Trainer::master_weights() {
     const size_t n = static_cast<size_t>(parts_[j].params);
     std::span<const float> master(reinterpret_cast<const float*>(states->data()), n);
     std::copy(master.begin(), master.end(),
-              layers[static_cast<size_t>(parts_[j].layer)].begin() + static_cast<std::ptrdiff_t>(parts_[j].first_param));
+              layers[static_cast<size_t>(parts_[j].layer)].begin() +
+                  static_cast<std::ptrdiff_t>(parts_[j].first_param));
   }
   return layers;
 }
@@ -434,7 +435,8 @@ core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineS
     for (size_t l = 0; fits && l < w->size(); ++l) {
       fits = (*w)[l].size() == static_cast<size_t>(workload.layers()[l].param_count());
     }
-    if (!fits) return core::fail({{}, "the initial weights do not have the model's layers", "load_initial_weights"});
+    if (!fits)
+      return core::fail({{}, "the initial weights do not have the model's layers", "load_initial_weights"});
   }
   if (options.export_weights) {
     if (auto r = model::hf_weights_supported(workload); !r) return std::unexpected(r.error());

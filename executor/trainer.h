@@ -48,7 +48,7 @@ struct TrainerOptions {
   // load_initial_weights reads them. Not with resume.
   std::optional<std::vector<std::vector<float>>> initial_weights;
   // After the last step, write the fp32 master weights there as safetensors
-  // with Hugging Face names (Llama-style models; check_export says).
+  // with Hugging Face names (Llama or GPT-2 layout; check_export says).
   std::optional<std::filesystem::path> export_weights;
   std::function<void(const StepReport&)> on_step;
   std::function<void(const std::string&)> on_note;  // "checkpoint written to ..."
@@ -75,10 +75,9 @@ struct TrainingRun {
 // The weights of a safetensors file with Hugging Face names for the plan's
 // model, or every mismatch with it (missing, misshapen or extra tensors, a
 // damaged file): bad input, found before anything runs.
-[[nodiscard]] core::Result<std::vector<std::vector<float>>> load_initial_weights(const std::filesystem::path& path,
-                                                                                 const core::PlanFile& plan,
-                                                                                 const core::ModelSpec& model,
-                                                                                 const core::TrainingSpec& training);
+[[nodiscard]] core::Result<std::vector<std::vector<float>>> load_initial_weights(
+    const std::filesystem::path& path, const core::PlanFile& plan, const core::ModelSpec& model,
+    const core::TrainingSpec& training);
 
 // Empty when the plan's model can be exported with --export-weights.
 [[nodiscard]] core::Diagnostics check_export(const core::PlanFile& plan, const core::ModelSpec& model,

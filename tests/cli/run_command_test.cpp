@@ -105,8 +105,8 @@ TEST(RunCommand, BadArgumentsAreUsageErrors) {
 TEST(RunCommand, APlanTheExecutorCannotRunIsBadInput) {
   const fs::path dir = scratch("unrunnable");
   const fs::path plan = dir / "opt.yaml";
-  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "opt-1.3b", "--training", "tiny",
-                     "--placement", "zero-offload", "--save-plan", plan.string()})
+  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "opt-1.3b", "--training",
+                     "tiny", "--placement", "zero-offload", "--save-plan", plan.string()})
                 .code,
             kExitOk);
   const Outcome o = stowage({"run", plan.string(), "--steps", "1"});
@@ -183,8 +183,8 @@ TEST(RunCommand, ALlamaTrainsAndItsWeightsGoOutAndComeBackIn) {
   const std::string data = STOWAGE_TEST_DATA_DIR "/executor/";
   const fs::path plan = dir / "llama.yaml";
   ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", data + "small-llama.yaml",
-                     "--training", data + "small-training.yaml", "--placement", "zero-infinity", "--save-plan",
-                     plan.string()})
+                     "--training", data + "small-training.yaml", "--placement", "zero-infinity",
+                     "--save-plan", plan.string()})
                 .code,
             kExitOk);
   std::vector<std::string> args = run_args(plan, dir, 3);
