@@ -1,7 +1,10 @@
 #include "cli/app.h"
 
+#include <algorithm>
 #include <map>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
@@ -14,7 +17,13 @@ core::ProfileCatalog Context::catalog() const {
 }
 
 int report(const Context& context, const core::Diagnostics& diagnostics) {
-  for (const core::Diagnostic& d : diagnostics) *context.err << "error: " << d.to_string() << '\n';
+  // A file of a million bad keys printed 207 MB of errors (issue 12): the
+  // first ones say what is wrong, a count says how much.
+  const size_t shown = std::min(diagnostics.size(), kMaxDiagnosticsShown);
+  for (size_t i = 0; i < shown; ++i) *context.err << "error: " << diagnostics[i].to_string() << '\n';
+  if (shown < diagnostics.size()) {
+    *context.err << "error: ... and " << diagnostics.size() - shown << " more problems like these\n";
+  }
   return kExitBadInput;
 }
 
@@ -40,6 +49,14 @@ int run_stowage(int argc, const char* const* argv, std::ostream& out, std::ostre
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e, out, err);
   } catch (const CLI::ParseError& e) {
+    // CLI11 checks for the required subcommand before it complains about
+    // extras, so `stowage --bogus` said "A subcommand is required" (issue 12).
+    if (const std::vector<std::string> extra = app.remaining();
+        !extra.empty() && app.get_subcommands().empty()) {
+      err << "error: unknown option '" << extra.front()
+          << "' (stowage --help lists the options and subcommands)\n";
+      return kExitUsage;
+    }
     app.exit(e, out, err);
     return kExitUsage;
   }

@@ -34,7 +34,11 @@ CommandBody add_whatif_command(CLI::App& app, Context& context);
 CommandBody add_export_command(CLI::App& app, Context& context);
 CommandBody add_run_command(CLI::App& app, Context& context);
 
-// Prints diagnostics to the error stream; returns kExitBadInput.
+// The most diagnostics report() prints; the rest are counted.
+inline constexpr size_t kMaxDiagnosticsShown = 50;
+
+// Prints diagnostics to the error stream, at most kMaxDiagnosticsShown and
+// then how many more there are; returns kExitBadInput.
 int report(const Context& context, const core::Diagnostics& diagnostics);
 
 }  // namespace stowage::cli

@@ -17,7 +17,7 @@ namespace {
 
 struct PlanArgs {
   std::string machine, model, training = "default";
-  std::string output = "plan.yaml";
+  std::string output;  // no plan file unless asked for: never overwrite a user's ./plan.yaml
   std::string trace;
   bool explain = false;
   bool fixed_shape = false;
@@ -38,7 +38,8 @@ int run_plan(const Context& context, const PlanArgs& a) {
   }
   if (!result.best) return kExitOk;  // no plan to write: the advice above says why
   if (!a.output.empty()) {
-    const core::PlanFile plan = to_plan_file(*inputs, *result.best);
+    const core::PlanFile plan =
+        core::with_references_relative_to(to_plan_file(*inputs, *result.best), a.output);
     if (core::Diagnostics d = write_file_atomically(a.output, core::write_plan(plan)); !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
@@ -63,7 +64,8 @@ CommandBody add_plan_command(CLI::App& app, Context& context) {
   sub->add_option("--machine", a->machine, "Machine profile name or YAML file")->required();
   sub->add_option("--model", a->model, "Model profile name or YAML file")->required();
   sub->add_option("--training", a->training, "Training profile name or YAML file")->capture_default_str();
-  sub->add_option("-o,--output", a->output, "Where to write the plan (empty: do not write)")->capture_default_str();
+  sub->add_option("-o,--output", a->output,
+                  "Write the plan to this file (stowage/plan/v1); without it, none is written");
   sub->add_option("--trace", a->trace, "Also write the chosen plan's simulated timeline (Chrome trace JSON)");
   sub->add_flag("--explain", a->explain, "List every candidate considered, its predicted time or why it was rejected");
   sub->add_flag("--fixed-shape", a->fixed_shape, "Keep the training profile's micro-batch and checkpointing");

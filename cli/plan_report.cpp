@@ -11,6 +11,7 @@
 #include "planner/advice.h"
 #include "planner/memory_floor.h"
 #include "planner/nvme_wear.h"
+#include "planner/pinned_memory.h"
 #include "sim/simulator.h"
 
 namespace stowage::cli {
@@ -22,6 +23,20 @@ using planner::Evaluation;
 
 // Drive suggested when a machine has none: the bundled 4 TB 990 PRO.
 constexpr const char* kSpareDrive = "samsung-990-pro-4tb";
+
+// The drive to suggest from `catalog`: kSpareDrive where the folder has it
+// (a folder given with --profiles may not), else its largest drive (by
+// capacity, then name). Drives that fail to load are not suggested; a
+// folder without drives suggests none.
+std::optional<core::NvmeSpec> spare_drive(const core::ProfileCatalog& catalog) {
+  if (auto preferred = catalog.nvme(kSpareDrive)) return *preferred;
+  std::optional<core::NvmeSpec> best;
+  for (const std::string& name : catalog.names(core::ProfileKind::kNvme)) {
+    auto drive = catalog.nvme(name);
+    if (drive && (!best || drive->capacity > best->capacity)) best = *drive;
+  }
+  return best;
+}
 
 std::string seconds(double s) { return core::format_seconds(core::Seconds(s)); }
 
@@ -93,15 +108,48 @@ void print_explain(std::ostream& out, const planner::PlanResult& r) {
   t.print(out, 2);
 }
 
+// The re-planned changes, those that fit apart from those that do not: a
+// change that still does not fit is no answer to "what would make it fit".
+void print_advice(std::ostream& out, const std::vector<planner::Advice>& advice) {
+  const auto fits = [](const planner::Advice& a) { return a.step_seconds.has_value(); };
+  const bool any_fits = std::any_of(advice.begin(), advice.end(), fits);
+  if (any_fits) {
+    out << "\nChanges that would make it fit (re-planned):\n";
+    for (const planner::Advice& a : advice) {
+      if (fits(a)) out << "  - " << a.change << ": fits, step time " << seconds(*a.step_seconds) << '\n';
+    }
+  } else {
+    out << "\nNo single change tried makes it fit.\n";
+  }
+  bool heading = false;
+  for (const planner::Advice& a : advice) {
+    if (fits(a)) continue;
+    if (!heading) out << (any_fits ? "\n" : "") << "Changes tried that are not enough on their own:\n";
+    heading = true;
+    out << "  - " << a.change << ": still does not fit (" << a.still << ")\n";
+  }
+}
+
 }  // namespace
 
 core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
                                           const std::string& model, const std::string& training) {
   auto inputs = load_inputs(catalog, machine, model, training);
   if (!inputs) return std::unexpected(inputs.error());
-  auto spare = catalog.nvme(kSpareDrive);
-  if (!spare) return std::unexpected(spare.error());
-  return PlanInputs{{std::move(*inputs)}, *spare};
+  return PlanInputs{{std::move(*inputs)}, spare_drive(catalog)};
+}
+
+std::vector<std::string> plan_warnings(const PlanInputs& in, const planner::PlanResult& r) {
+  // The zero-infinity baseline writes to NVMe wherever there are drives, so
+  // the assumed write rate is behind a figure shown whenever one was assumed.
+  std::vector<std::string> out;
+  if (in.assumed_nvme_write) out.push_back(*in.assumed_nvme_write);
+  if (r.best) {
+    const int scale = core::ranks_in_scope(Tier::kCpu, in.machine.gpu_count);
+    const core::Bytes cpu = r.best->summary->peak_memory[static_cast<size_t>(Tier::kCpu)] * scale;
+    if (auto w = planner::pinned_memory_warning(cpu, in.machine, r.best->candidate.policy)) out.push_back(*w);
+  }
+  return out;
 }
 
 void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResult& r, bool explain) {
@@ -109,6 +157,9 @@ void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResu
       << in.training.micro_batch << " x " << in.training.sequence_length << " tokens, accumulate "
       << in.training.gradient_accumulation << ", checkpointing " << (in.training.activation_checkpointing ? "on" : "off")
       << "\n\n";
+  const std::vector<std::string> warnings = plan_warnings(in, r);
+  for (const std::string& w : warnings) out << "warning: " << w << '\n';
+  if (!warnings.empty()) out << '\n';
   if (r.best) {
     const Evaluation& b = *r.best;
     const sim::Summary& s = *b.summary;
@@ -142,16 +193,17 @@ void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResu
       if (c->holders.empty()) {
         out << " (memory model).\n";
       } else {
-        out << ", first exceeded when '" << c->overflow_op << "' allocates; " << (gpu ? "per GPU" : "per rank")
-            << " the tier then holds:\n";
+        if (c->overflow_op.empty()) {
+          out << ", exceeded before any op runs; " << (gpu ? "per GPU" : "per rank")
+              << " the tier holds from the start:\n";
+        } else {
+          out << ", first exceeded when '" << c->overflow_op << "' allocates; "
+              << (gpu ? "per GPU" : "per rank") << " the tier then holds:\n";
+        }
         for (const auto& [who, bytes] : c->holders) out << "    " << core::format_bytes(bytes) << "  " << who << '\n';
       }
     }
-    out << "\nChanges that would make it fit (re-planned):\n";
-    for (const planner::Advice& a : planner::advise(in.machine, in.model, in.training, r, in.spare_drive)) {
-      out << "  - " << a.change << ": "
-          << (a.step_seconds ? "fits, step time " + seconds(*a.step_seconds) : "still does not fit (" + a.still + ")") << '\n';
-    }
+    print_advice(out, planner::advise(in.machine, in.model, in.training, r, in.spare_drive));
   }
   out << "\nbaselines on the same simulator:\n";
   print_baselines(out, in, r);
@@ -184,6 +236,7 @@ json plan_json(const PlanInputs& in, const planner::PlanResult& r) {
   out["baselines"] = json::array();
   for (const Evaluation& e : r.baselines) out["baselines"].push_back(eval(e));
   out["candidates_considered"] = r.considered.size();
+  out["warnings"] = plan_warnings(in, r);
   return out;
 }
 

@@ -1,6 +1,45 @@
 #include "cli/profile_inputs.h"
 
+#include "core/yaml_reader.h"
+#include "planner/sustained_write.h"
+
 namespace stowage::cli {
+namespace {
+
+// Where the training profile says `precision`, for the message; the file
+// alone when it cannot be found again.
+core::SourceLocation precision_location(const core::ProfileCatalog& catalog, const std::string& training) {
+  auto path = catalog.locate(core::ProfileKind::kTraining, training);
+  if (!path) return {};
+  auto root = core::load_yaml_file(path->string());
+  if (!root) return {path->string(), 0, 0};
+  core::Diagnostics ignored;
+  return core::YamlMap(*root, path->string(), ignored).location_of("precision");
+}
+
+// A bundled training profile in fp16 to name as the fix, if there is one.
+std::string fp16_training(const core::ProfileCatalog& catalog) {
+  for (const std::string& name : catalog.names(core::ProfileKind::kTraining)) {
+    auto t = catalog.training(name);
+    if (t && t->precision == core::Precision::kFp16) return name;
+  }
+  return "";
+}
+
+// bf16 needs an Ampere or later GPU. Accepted on a V100 or T4 it was costed
+// at the fp16 rate and exported as bf16, a run that cannot start (issue 11).
+std::optional<core::Diagnostic> unsupported_precision(const core::ProfileCatalog& catalog,
+                                                      const ProfileInputs& in) {
+  if (in.training.precision != core::Precision::kBf16 || in.machine.gpu.bf16_rate) return std::nullopt;
+  const std::string fp16 = fp16_training(catalog);
+  return core::Diagnostic{
+      precision_location(catalog, in.training_name),
+      "precision: training '" + in.training_name + "' is bf16, which " + in.machine.gpu.label + " (in " +
+          in.machine_name + ") cannot run",
+      fp16.empty() ? "a training profile with precision: fp16" : "fp16 training: --training " + fp16};
+}
+
+}  // namespace
 
 core::Result<ProfileInputs> load_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
                                         const std::string& model, const std::string& training) {
@@ -12,7 +51,10 @@ core::Result<ProfileInputs> load_inputs(const core::ProfileCatalog& catalog, con
     if (d != nullptr) problems.insert(problems.end(), d->begin(), d->end());
   }
   if (!problems.empty()) return std::unexpected(problems);
-  return ProfileInputs{*m, *x, *t, machine, model, training};
+  ProfileInputs in{*m, *x, *t, machine, model, training, std::nullopt};
+  if (auto refused = unsupported_precision(catalog, in)) return core::fail(std::move(*refused));
+  in.assumed_nvme_write = planner::assume_sustained_write(in.machine);
+  return in;
 }
 
 }  // namespace stowage::cli

@@ -1,7 +1,11 @@
 // The machine, model and training profiles a command works on, loaded
-// together so that every problem in any of them is reported at once.
+// together so that every problem in any of them is reported at once, and
+// checked against each other: a training precision the machine's GPU cannot
+// run is refused, and what a profile leaves unsaid that the simulator needs
+// is filled in with a stated assumption and a warning (nothing silent).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/diagnostic.h"
@@ -14,6 +18,11 @@ struct ProfileInputs {
   core::ModelSpec model;
   core::TrainingSpec training;
   std::string machine_name, model_name, training_name;  // as given: a profile name or a path
+  // Set when the machine's drives give no post-cache write rate and one was
+  // assumed (planner::assume_sustained_write): the warning for commands to
+  // print ("warning: ...") and list in their JSON ("warnings") wherever a
+  // figure they show depends on NVMe writes.
+  std::optional<std::string> assumed_nvme_write;
 };
 
 core::Result<ProfileInputs> load_inputs(const core::ProfileCatalog& catalog, const std::string& machine,

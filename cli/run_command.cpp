@@ -2,13 +2,18 @@
 // with the executor's CPU backend, prints a live progress line and a
 // summary, and writes the measured timeline (--trace) beside the predicted
 // one (--predicted-trace) in the same format, op for op.
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cmath>
+#include <cerrno>
+#include <cstring>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -16,13 +21,17 @@
 #include "cli/exit_codes.h"
 #include "cli/output_file.h"
 #include "cli/profile_inputs.h"
+#include "cli/stop_signals.h"
 #include "cli/text_table.h"
 #include "core/chrome_trace.h"
 #include "core/plan_file.h"
 #include "core/units.h"
+#include "executor/checkpoint/checkpoint_reader.h"
 #include "executor/checkpoint/checkpoint_root.h"
 #include "executor/cpu_backend.h"
+#include "executor/directory_lock.h"
 #include "executor/faulty_backend.h"
+#include "executor/nvme/io_error.h"
 #include "executor/trainer.h"
 #include "sim/simulator.h"
 
@@ -66,19 +75,35 @@ core::Result<executor::Fault> parse_fault(std::string text) {
   for (int k = 0; k < executor::kCallKindCount; ++k) {
     const auto c = static_cast<executor::CallKind>(k);
     if (executor::to_string(c) != kind || colon == std::string::npos) continue;
-    try {
-      size_t used = 0;
-      const std::string number = text.substr(colon + 1);
-      const int64_t nth = std::stoll(number, &used);
-      if (used != number.size() || nth < 1) break;
-      return executor::Fault{.kind = c, .nth = nth, .message = "injected fault", .effect = effect};
-    } catch (const std::exception&) {
+    // Digits only, and N >= 1: "KIND:0" and "KIND:-2" never fire, which
+    // would make a test pass without injecting anything (issue 12).
+    const std::string n = text.substr(colon + 1);
+    if (n.empty() || n.size() > 18 || !std::ranges::all_of(n, [](char ch) { return ch >= '0' && ch <= '9'; }))
       break;
-    }
+    if (std::stoll(n) < 1) break;
+    return executor::Fault{.kind = c, .nth = std::stoll(n), .message = "injected fault", .effect = effect};
   }
   return core::fail({{}, "--fault '" + given + "' is not KIND:N or KIND:N:hang",
                      "KIND one of allocate, copy, compute, optimizer, block-read, block-write; N >= 1"});
 }
+
+// --data must be a regular file: CLI::ExistingFile lets a FIFO (which blocks
+// the read forever) and /dev/zero (which never ends) through (issue 12).
+const CLI::Validator kRegularFile(
+    [](std::string& path) {
+      struct stat st {};
+      if (::stat(path.c_str(), &st) != 0) return "cannot use '" + path + "': " + std::strerror(errno);
+      if (!S_ISREG(st.st_mode)) return "'" + path + "' is not a regular file (a FIFO, device or directory)";
+      return std::string();
+    },
+    "FILE");
+
+// CLI11 would read "-1" into a uint64_t as 2^64 - 1 (issue 12).
+const CLI::Validator kNotNegative(
+    [](std::string& text) {
+      return text.starts_with('-') ? std::string("must be 0 or more") : std::string();
+    },
+    "N >= 0");
 
 // The progress line: one line per step on a terminal (rewritten in place),
 // every tenth of the run otherwise.
@@ -140,6 +165,54 @@ core::Diagnostics write_trace(const std::string& path, const core::Schedule& s, 
   return write_file_atomically(path, text.str());
 }
 
+// Every output of the run checked, and the checkpoint root created and
+// claimed, before anything is trained (issue 12): a bad path or a second run
+// on the same root must cost nothing. kExitOk when all is well.
+int prepare_outputs(const Context& context, const RunArgs& a,
+                    std::optional<executor::DirectoryLock>& checkpoint_lock) {
+  for (const std::string& path : {a.trace, a.predicted_trace}) {
+    if (path.empty()) continue;
+    if (auto checked = check_output_path(path); !checked) {
+      report(context, checked.error());
+      return kExitCannotWrite;
+    }
+  }
+  if (!a.checkpoint_dir.empty()) {
+    auto lock = executor::DirectoryLock::acquire(a.checkpoint_dir, "checkpoint directory");
+    if (!lock) {
+      report(context, lock.error());
+      return kExitCannotWrite;
+    }
+    checkpoint_lock.emplace(std::move(*lock));
+  }
+  return kExitOk;
+}
+
+// The checkpoint to resume from, looked at before anything is set up. A
+// missing or damaged one (no manifest, a truncated file) is bad input, 65,
+// like a bad plan. One at or after --steps (re-running a finished job with
+// --resume latest) has nothing to train: says so, exit 0 (it crashed before
+// issue 12). nullopt when there is work to do.
+std::optional<int> check_resume(const Context& context, const RunArgs& a, const std::filesystem::path& dir) {
+  auto reader = executor::CheckpointReader::open(dir);
+  if (!reader) return report(context, reader.error());
+  const nlohmann::json meta = nlohmann::json::parse(reader->metadata_json(), nullptr, false);
+  if (!meta.is_object() || !meta.contains("step") || !meta["step"].is_number_integer()) return std::nullopt;
+  const auto step = meta["step"].get<int64_t>();
+  if (step < a.steps) return std::nullopt;
+  if (a.as_json) {
+    *context.out << nlohmann::json{{"first_step", step},
+                                   {"losses", nlohmann::json::array()},
+                                   {"nothing_to_do", true}}
+                        .dump(2)
+                 << '\n';
+  } else {
+    *context.out << "nothing to do: the checkpoint " << dir.string() << " is at step " << step
+                 << " and --steps is " << a.steps << " (give a larger --steps to train further)\n";
+  }
+  return kExitOk;
+}
+
 int run_run(const Context& context, const RunArgs& a) {
   auto plan = core::load_plan(a.plan);
   if (!plan) return report(context, plan.error());
@@ -148,6 +221,35 @@ int run_run(const Context& context, const RunArgs& a) {
   if (core::Diagnostics d = executor::check_runnable(*plan, in->machine, in->model, in->training); !d.empty()) {
     for (core::Diagnostic& x : d) x.where.file = a.plan;  // the plan asks for what cannot run
     return report(context, d);
+  }
+  std::optional<executor::DirectoryLock> checkpoint_lock;  // held until the run ends
+  if (const int code = prepare_outputs(context, a, checkpoint_lock); code != kExitOk) return code;
+
+  // Which checkpoint to resume from, checked before the backend is set up.
+  executor::TrainerOptions options{.steps = a.steps,
+                                   .seed = a.seed,
+                                   .data = a.data,
+                                   .checkpoint_every = a.checkpoint_every,
+                                   .plan_name = a.plan};
+  options.watchdog = std::chrono::nanoseconds(static_cast<int64_t>(a.watchdog * 1e9));
+  if (!a.checkpoint_dir.empty()) options.checkpoint_root = a.checkpoint_dir;
+  if (a.resume == "latest") {
+    if (a.checkpoint_dir.empty()) {
+      *context.err << "error: --resume latest needs --checkpoint-dir\n";
+      return kExitUsage;
+    }
+    auto latest = executor::find_latest(a.checkpoint_dir);
+    if (!latest) return report(context, latest.error());
+    if (!*latest) {
+      *context.err << "error: no checkpoint under " << a.checkpoint_dir << " to resume from\n";
+      return kExitBadInput;
+    }
+    options.resume = **latest;
+  } else if (!a.resume.empty()) {
+    options.resume = a.resume;
+  }
+  if (options.resume) {
+    if (const auto done = check_resume(context, a, *options.resume)) return *done;
   }
 
   // Weights in and out are checked before a backend exists: a file that
@@ -167,6 +269,8 @@ int run_run(const Context& context, const RunArgs& a) {
     if (!w) return report(context, w.error());
     initial_weights = std::move(*w);
   }
+  if (!a.export_weights.empty()) options.export_weights = a.export_weights;
+  options.initial_weights = std::move(initial_weights);
 
   executor::CpuBackendOptions backend_options{.optimizer_threads = a.threads};
   int64_t device = in->machine.gpu.memory.count();
@@ -197,12 +301,25 @@ int run_run(const Context& context, const RunArgs& a) {
     for (const std::string& d : a.nvme_dirs.empty() ? std::vector<std::string>{"stowage-nvme"} : a.nvme_dirs) {
       nvme.directories.emplace_back(d);
     }
-    if (core::Diagnostics d = executor::validate(nvme); !d.empty()) return report(context, d);
+    // The plan's block size and queue depth were checked when it loaded:
+    // what is wrong here came from --block-size, --queue-depth or
+    // --nvme-dir, a bad command line (README; issue 12: it exited 65).
+    if (core::Diagnostics d = executor::validate(nvme); !d.empty()) {
+      report(context, d);
+      return kExitUsage;
+    }
     backend_options.nvme = std::move(nvme);
   }
   core::Result<std::unique_ptr<executor::CpuBackend>> cpu = std::unexpected(core::Diagnostics{});
   try {
     cpu = executor::CpuBackend::create(std::move(backend_options));
+  } catch (const executor::IoError& e) {
+    *context.err << "error: " << e.what() << '\n';
+    // An --nvme-dir another run holds, or a block file there that is not
+    // ours: an output that cannot be written, as for the checkpoint root.
+    const bool not_ours = e.kind() == executor::IoErrorKind::kSetup &&
+                          (e.error_number() == EBUSY || e.error_number() == EEXIST);
+    return not_ours ? kExitCannotWrite : kExitIoError;
   } catch (const std::exception& e) {
     *context.err << "error: " << e.what() << '\n';
     return kExitIoError;
@@ -215,28 +332,6 @@ int run_run(const Context& context, const RunArgs& a) {
     if (!fault) return report(context, fault.error());
     faulty = std::make_unique<executor::FaultyBackend>(*backend, *fault);
     backend = faulty.get();
-  }
-
-  executor::TrainerOptions options{.steps = a.steps, .seed = a.seed, .data = a.data, .checkpoint_every = a.checkpoint_every,
-                                   .plan_name = a.plan};
-  options.watchdog = std::chrono::nanoseconds(static_cast<int64_t>(a.watchdog * 1e9));
-  if (!a.checkpoint_dir.empty()) options.checkpoint_root = a.checkpoint_dir;
-  if (!a.export_weights.empty()) options.export_weights = a.export_weights;
-  options.initial_weights = std::move(initial_weights);
-  if (a.resume == "latest") {
-    if (a.checkpoint_dir.empty()) {
-      *context.err << "error: --resume latest needs --checkpoint-dir\n";
-      return kExitUsage;
-    }
-    auto latest = executor::find_latest(a.checkpoint_dir);
-    if (!latest) return report(context, latest.error());
-    if (!*latest) {
-      *context.err << "error: no checkpoint under " << a.checkpoint_dir << " to resume from\n";
-      return kExitBadInput;
-    }
-    options.resume = **latest;
-  } else if (!a.resume.empty()) {
-    options.resume = a.resume;
   }
   std::ostream& out = *context.out;
   if (!a.as_json) {
@@ -251,15 +346,31 @@ int run_run(const Context& context, const RunArgs& a) {
     options.on_note = [&out](const std::string& note) { out << "  " << note << '\n'; };
   }
   core::Result<executor::TrainingRun> run = std::unexpected(core::Diagnostics{});
+  const StopSignals signals;
+  options.stop = &StopSignals::received();
   try {
     run = executor::train(*plan, in->machine, in->model, in->training, *backend, options);
   } catch (const std::exception& e) {
     *context.err << "error: " << e.what() << '\n';
     return kExitIoError;
   }
+  const int signal_number = StopSignals::received().load();
   if (!run) {
     report(context, run.error());
-    return kExitIoError;
+    return signal_number != 0 ? 128 + signal_number : kExitIoError;
+  }
+  if (run->interrupted) {
+    *context.err << "stowage run: stopped by signal " << signal_number << " after step "
+                 << run->first_step + static_cast<int64_t>(run->losses.size())
+                 << (run->checkpoints.empty() ? "; no checkpoint (give --checkpoint-dir to keep the steps)"
+                                              : "; checkpoint written: " + run->checkpoints.back())
+                 << '\n';
+    return 128 + signal_number;
+  }
+  if (run->losses.empty()) {  // nothing was trained; check_resume() normally says so first
+    *context.out << "nothing to do: training starts at step " << run->first_step << ", --steps is " << a.steps
+                 << '\n';
+    return kExitOk;
   }
   if (!cpu->get()->host_memory_locked() && !a.as_json) {
     out << "  note: host memory could not be locked (RLIMIT_MEMLOCK); host tiers ran pageable\n";
@@ -322,6 +433,12 @@ int run_run(const Context& context, const RunArgs& a) {
   }
   t.row({"peak memory", "gpu " + short_bytes(peak[0]) + " of " + short_bytes(device) + " cap, cpu " + short_bytes(peak[1]) +
                             ", nvme " + short_bytes(peak[2])});
+  // The simulator's peak for the same ops: the schedule's memory effects at
+  // the simulated times. The executor allocates on its own (fp32 compute
+  // workspaces, the model's activations), so the two differ (issue 10).
+  const auto& p = predicted.engine.peak;
+  t.row({"predicted peak", "gpu " + short_bytes(p[0].count()) + ", cpu " + short_bytes(p[1].count()) + ", nvme " +
+                               short_bytes(p[2].count()) + " (the schedule's memory effects)"});
   out << '\n';
   t.print(out, 2);
   if (!a.export_weights.empty()) out << "\n  weights (safetensors): " << a.export_weights << '\n';
@@ -337,9 +454,12 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
   auto a = std::make_shared<RunArgs>();
   sub->add_option("plan", a->plan, "Plan file (stowage/plan/v1)")->required()->check(CLI::ExistingFile);
   sub->add_option("--steps", a->steps, "Train until this step")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1000000}));
-  sub->add_option("--seed", a->seed, "Seed of the initial parameters and the data order")->capture_default_str();
-  sub->add_option("--data", a->data, "A text file to train on, byte by byte (default: generated English-like text)")
-      ->check(CLI::ExistingFile);
+  sub->add_option("--seed", a->seed, "Seed of the initial parameters and the data order")
+      ->capture_default_str()
+      ->check(kNotNegative);
+  sub->add_option("--data", a->data,
+                  "A text file to train on, byte by byte (default: generated English-like text)")
+      ->check(kRegularFile);
   sub->add_option("--device-memory", a->device_memory,
                   "Cap on device memory, e.g. '32 MiB' (default: the plan machine's GPU memory)");
   sub->add_option("--nvme-dir", a->nvme_dirs, "Directory on an NVMe drive; repeat to stripe (default: ./stowage-nvme)");

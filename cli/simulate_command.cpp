@@ -1,6 +1,7 @@
 // `stowage simulate PLAN.yaml | --machine M --model X --placement P`:
 // lowers the plan's policy, predicts the step and prints the summary;
 // `--trace` writes the predicted timeline for Perfetto.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "core/chrome_trace.h"
 #include "core/lower.h"
 #include "core/plan_file.h"
+#include "planner/pinned_memory.h"
 #include "sim/simulator.h"
 
 namespace stowage::cli {
@@ -38,6 +40,8 @@ struct Setup {
   core::Policy policy;
   std::string what;  // "zero-offload" or the plan's path
   std::string machine_name, model_name, training_name;  // as a plan file names them
+  std::optional<std::string> assumed_nvme_write;        // ProfileInputs::assumed_nvme_write
+  std::vector<std::string> warnings;                    // about this simulation (run_simulate)
 };
 
 core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const SimulateArgs& a) {
@@ -51,8 +55,13 @@ core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const Simula
   }
   auto in = load_inputs(catalog, machine, model, training);
   if (!in) return std::unexpected(in.error());
-  Setup s{.machine = in->machine, .model = in->model, .training = in->training, .machine_name = machine,
-          .model_name = model, .training_name = training};
+  Setup s{.machine = in->machine,
+          .model = in->model,
+          .training = in->training,
+          .machine_name = machine,
+          .model_name = model,
+          .training_name = training,
+          .assumed_nvme_write = in->assumed_nvme_write};
   const core::Workload workload(s.model, s.training.sequence_length);
   if (plan) {
     s.policy = plan->policy;
@@ -73,6 +82,8 @@ void print_summary(std::ostream& out, const Setup& s, const core::Schedule& sche
   out << "Simulated " << s.model.label << " on " << s.machine.label << "\n  policy: " << s.what << " (ZeRO stage "
       << static_cast<int>(s.policy.stage) << (s.policy.delayed_update ? ", delayed update" : "") << "), "
       << schedule.steps << " steps of " << schedule.ops.size() / static_cast<size_t>(schedule.steps) << " ops\n\n";
+  for (const std::string& w : s.warnings) out << "warning: " << w << '\n';
+  if (!s.warnings.empty()) out << '\n';
   TextTable t({Align::kLeft, Align::kLeft});
   const std::string steady = schedule.steps >= 2 ? " (steady state: last two steps)" : " (one step)";
   t.row({"step time", core::format_seconds(sum.step_time) + steady});
@@ -119,7 +130,7 @@ void print_summary(std::ostream& out, const Setup& s, const core::Schedule& sche
   out << '\n';
 }
 
-json summary_json(const core::Schedule& schedule, const sim::Prediction& p) {
+json summary_json(const Setup& setup, const core::Schedule& schedule, const sim::Prediction& p) {
   const sim::Summary& s = p.summary;
   json lanes = json::object(), peak = json::object(), path = json::array();
   for (core::Lane lane : core::kAllLanes) lanes[std::string(core::to_string(lane))] = s.lane_busy[static_cast<size_t>(lane)];
@@ -136,17 +147,33 @@ json summary_json(const core::Schedule& schedule, const sim::Prediction& p) {
     overflow = {{"tier", core::to_string(o->tier)}, {"time_ns", o->at}, {"op", schedule.op(o->op).name},
                 {"in_use_bytes", o->in_use.count()}, {"capacity_bytes", o->capacity.count()}};
   }
-  return {{"step_time_s", s.step_time.value()}, {"tokens_per_second", s.tokens_per_second},
+  return {{"step_time_s", s.step_time.value()},
+          {"tokens_per_second", s.tokens_per_second},
           {"model_flops_per_second_per_gpu", s.model_flops_per_second_per_gpu},
           {"exposed_transfer_time_s", s.exposed_transfer_time.value()},
-          {"bounding_lane", core::to_string(s.bounding_lane)}, {"lane_busy", lanes}, {"memory", peak},
-          {"overflow", overflow}, {"critical_path", path}, {"ops", schedule.ops.size()}, {"steps", schedule.steps}};
+          {"bounding_lane", core::to_string(s.bounding_lane)},
+          {"lane_busy", lanes},
+          {"memory", peak},
+          {"overflow", overflow},
+          {"critical_path", path},
+          {"ops", schedule.ops.size()},
+          {"steps", schedule.steps},
+          {"warnings", setup.warnings}};
 }
 
 int run_simulate(const Context& context, const SimulateArgs& a) {
   if (a.plan.empty() == (a.machine.empty() || a.model.empty() || a.placement.empty())) {
     *context.err << "error: give a plan file, or --machine, --model and --placement (not both)\n";
     return kExitUsage;
+  }
+  // Both outputs checked first, so a bad --save-plan does not leave a
+  // trace written beside the error (issue 12).
+  for (const std::string& path : {a.trace, a.save_plan}) {
+    if (path.empty()) continue;
+    if (auto checked = check_output_path(path); !checked) {
+      report(context, checked.error());
+      return kExitCannotWrite;
+    }
   }
   auto setup = load_setup(context.catalog(), a);
   if (!setup) return report(context, setup.error());
@@ -155,6 +182,13 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
   auto schedule = core::lower(setup->policy, setup->machine, workload, setup->training, {.steps = steps});
   if (!schedule) return report(context, schedule.error());
   const sim::Prediction p = sim::simulate(*schedule, setup->machine);
+  const core::Bytes cpu_peak = p.summary.peak_memory[static_cast<size_t>(Tier::kCpu)] *
+                               core::ranks_in_scope(Tier::kCpu, schedule->ranks);
+  const bool writes_nvme = std::any_of(schedule->ops.begin(), schedule->ops.end(),
+                                       [](const core::Op& op) { return op.lane == core::Lane::kNvmeWrite; });
+  if (writes_nvme && setup->assumed_nvme_write) setup->warnings.push_back(*setup->assumed_nvme_write);
+  if (auto w = planner::pinned_memory_warning(cpu_peak, setup->machine, setup->policy))
+    setup->warnings.push_back(*w);
   if (!a.trace.empty()) {
     std::ostringstream text;
     core::write_chrome_trace(*schedule, p.timeline,
@@ -177,13 +211,14 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
     }
     const core::PlanFile plan{.machine = setup->machine_name, .model = setup->model_name,
                               .training = setup->training_name, .policy = setup->policy, .predicted = figures};
-    if (core::Diagnostics d = write_file_atomically(a.save_plan, core::write_plan(plan)); !d.empty()) {
+    const std::string text = core::write_plan(core::with_references_relative_to(plan, a.save_plan));
+    if (core::Diagnostics d = write_file_atomically(a.save_plan, text); !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
     }
   }
   if (a.as_json) {
-    *context.out << summary_json(*schedule, p).dump(2) << '\n';
+    *context.out << summary_json(*setup, *schedule, p).dump(2) << '\n';
   } else {
     print_summary(*context.out, *setup, *schedule, p);
     if (!a.trace.empty()) *context.out << "\n  trace written to " << a.trace << " (open it in ui.perfetto.dev)\n";

@@ -32,6 +32,11 @@ std::string cell(const std::optional<planner::Evaluation>& e, const std::string&
   return e->candidate.name;
 }
 
+void print_warnings(std::ostream& out, const char* side, const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) out << "warning (" << side << "): " << w << '\n';
+  if (!warnings.empty()) out << '\n';
+}
+
 int run_whatif(const Context& context, const WhatifArgs& a) {
   const core::ProfileCatalog catalog = context.catalog();
   auto plan = core::load_plan(a.plan);
@@ -53,8 +58,14 @@ int run_whatif(const Context& context, const WhatifArgs& a) {
     if (!gpu) return report(context, gpu.error());
     change.gpu = *gpu;
   }
+  if (change.add_nvme > 0 && inputs->machine.nvme_count == 0 && !inputs->spare_drive) {
+    *context.err
+        << "error: --add-nvme: " << inputs->machine.name
+        << " has no NVMe drive to copy and the profiles folder has no NVMe profile (add one under nvme/)\n";
+    return kExitBadInput;
+  }
   PlanInputs changed = *inputs;
-  changed.machine = planner::apply(inputs->machine, change, inputs->spare_drive);
+  changed.machine = planner::apply(inputs->machine, change, inputs->spare_drive.value_or(core::NvmeSpec{}));
   const planner::PlanResult before = planner::search(inputs->machine, inputs->model, inputs->training);
   const planner::PlanResult after = planner::search(changed.machine, changed.model, changed.training);
   std::ostream& out = *context.out;
@@ -66,6 +77,8 @@ int run_whatif(const Context& context, const WhatifArgs& a) {
   }
   out << "What if: " << planner::describe(change) << "\n  " << inputs->model.label << " on " << inputs->machine.label
       << "\n\n";
+  print_warnings(out, "as it is", plan_warnings(*inputs, before));
+  print_warnings(out, "changed", plan_warnings(changed, after));
   TextTable t({Align::kLeft, Align::kLeft, Align::kLeft});
   t.row({"", "as it is", "changed"});
   t.row({"step time", cell(before.best, "step"), cell(after.best, "step")});

@@ -71,6 +71,10 @@ class Lowering {
     return Bytes(2 * partitions_[static_cast<size_t>(j)].params / grad_ranks());
   }
   [[nodiscard]] const std::string& pname(int j) const { return partition_names_[static_cast<size_t>(j)]; }
+  // Buffers a prefetch of depth d cycles through: depth 0 (no prefetch)
+  // still needs the one buffer the fetch in use fills, as depth 1 does.
+  [[nodiscard]] int h2d_buffers() const { return std::max(1, policy_.h2d_prefetch_depth); }
+  [[nodiscard]] int nvme_buffers() const { return std::max(1, policy_.nvme_prefetch_depth); }
 
   OpId add(Op op, Key key) {
     op.id = static_cast<OpId>(ops_.size());
@@ -95,6 +99,17 @@ class Lowering {
     return training_.precision == Precision::kFp16 || training_.max_grad_norm > 0;
   }
   OpId gradient_check(int step, int layer_count);
+  // Speculative updates: optimizers do not wait for the verdict; an accept
+  // op after it releases their rollback copies (or replays the step).
+  [[nodiscard]] bool speculative() const { return policy_.speculative_update && checks_gradients(); }
+  void accept_updates(int step, int layer_count, OpId verdict);
+  struct Speculation {
+    int partition;
+    std::vector<OpId> effects;  // the optimizer op, its publish and its state write
+    MemoryEffect copy;          // the rollback copy the optimizer allocated
+    MemoryEffect grads;         // the gradients a replay reads again
+  };
+  std::vector<Speculation> speculations_;  // of the step under construction
   void optimizer_chain(int step, int j, int index, std::optional<OpId> verdict);
   Result<Schedule> finish();
 
@@ -125,6 +140,7 @@ class Lowering {
   std::vector<OpId> compute_order_;  // compute ops of the current pass, in order
   std::vector<OpId> optimizer_order_;  // optimizer ops of the current step, in order
   std::vector<std::vector<OpId>> grad_ready_;  // per partition: ops producing its gradients this step
+  std::vector<std::vector<OpId>> verdict_inputs_;  // the same, kept for the step's gradient check
   std::vector<std::optional<OpId>> last_optimizer_;  // the latest optimizer op of each partition
   std::vector<OpId> offloads_;  // gradient offloads of the backward pass under construction
   std::vector<std::optional<OpId>> last_state_write_;  // NVMe write that last stored j's states
@@ -233,7 +249,7 @@ void Lowering::forward(int step, int micro) {
            .bytes = layer_param16(l) + saved, .flops = layer.forward_flops_per_token * static_cast<double>(tokens)};
     if (saved.count() > 0) fwd.allocs.push_back({Tier::kGpu, saved, "activations " + layer.name + tag(step, micro)});
     std::vector<OpId> recycle;
-    const int back = l - policy_.h2d_prefetch_depth;
+    const int back = l - h2d_buffers();
     if (back >= 0) recycle.push_back(compute_order_[static_cast<size_t>(back)]);
     fwd.deps = fetch_params(step, micro, kForwardPhase, l, l, fwd, recycle);
     if (!compute_order_.empty()) fwd.deps.push_back(compute_order_.back());
@@ -265,7 +281,7 @@ void Lowering::backward(int step, int micro) {
     Op bwd{.kind = OpKind::kBackward, .lane = Lane::kGpuCompute, .name = "bwd " + name, .layer = l, .step = step,
            .micro_step = micro, .bytes = layer_param16(l) * 2 + full, .flops = Flops(2 * flops_fwd)};
     std::vector<OpId> recycle;
-    const int back = index - policy_.h2d_prefetch_depth;
+    const int back = index - h2d_buffers();
     if (back >= 0) recycle.push_back(order[static_cast<size_t>(back)]);
     // fetch_params adds the param16 reads and the frees of fetched copies.
     std::vector<OpId> waits = fetch_params(step, micro, kBackwardPhase, index, l, bwd, recycle);
@@ -304,16 +320,46 @@ void Lowering::backward(int step, int micro) {
     if (!is_last_micro) continue;
     for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
       if (partitions_[static_cast<size_t>(j)].layer != l) continue;
-      if (checks_gradients())
+      verdict_inputs_[static_cast<size_t>(j)] = grad_ready_[static_cast<size_t>(j)];
+      if (checks_gradients() && !speculative())
         deferred.emplace_back(j, index);
       else
         optimizer_chain(step, j, index, std::nullopt);
     }
   }
-  if (deferred.empty()) return;
+  if (!is_last_micro || !checks_gradients()) return;
   const OpId verdict = gradient_check(step, n);
   last_verdict_ = verdict;
+  if (speculative()) {
+    accept_updates(step, n, verdict);
+    return;
+  }
   for (const auto& [j, index] : deferred) optimizer_chain(step, j, index, verdict);
+}
+
+// The speculative updates of `step` are accepted (or replayed) once the
+// verdict is known and every one of them has landed; whatever reads the
+// step's parameters or states next waits for that instead of the update.
+void Lowering::accept_updates(int step, int layer_count, OpId verdict) {
+  Op accept{.kind = OpKind::kAcceptUpdate, .lane = Lane::kCpuOptim, .name = "accept updates s" + std::to_string(step),
+            .step = step, .micro_step = last_micro(), .deps = {verdict}};
+  if (keep_data_) accept.reads.push_back("gradient verdict s" + std::to_string(step));
+  for (const Speculation& x : speculations_) {
+    accept.deps.insert(accept.deps.end(), x.effects.begin(), x.effects.end());
+    accept.frees.push_back(x.copy);
+    accept.frees.push_back(x.grads);
+  }
+  const OpId id = add(std::move(accept), {step, last_micro(), kBackwardPhase, layer_count, kSubPublish});
+  const int next = policy_.delayed_update ? step + 2 : step + 1;
+  for (const Speculation& x : speculations_) {
+    const auto j = static_cast<size_t>(x.partition);
+    param_ready_[next][j] = id;
+    last_optimizer_[j] = id;
+    if (pp(x.partition).optimizer_states == Tier::kNvme) last_state_write_[j] = id;
+    if (pp(x.partition).gradients == Tier::kCpu) grads_consumed_[grad_buffer(step)][j] = id;
+    updates_[j] = {id};
+  }
+  speculations_.clear();
 }
 
 OpId Lowering::gradient_check(int step, int layer_count) {
@@ -325,7 +371,7 @@ OpId Lowering::gradient_check(int step, int layer_count) {
   std::array<Side, 2> side;  // [0]: device gradients, [1]: host gradients
   for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
     Side& x = side[pp(j).gradients == Tier::kGpu ? 0 : 1];
-    const std::vector<OpId>& ready = grad_ready_[static_cast<size_t>(j)];
+    const std::vector<OpId>& ready = verdict_inputs_[static_cast<size_t>(j)];
     x.deps.insert(x.deps.end(), ready.begin(), ready.end());
     x.bytes += grad_shard(j);
     x.params += grad_shard(j).count() / 2;
@@ -426,7 +472,8 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
             .writes = {states_name + " staged s" + std::to_string(step)}};
     if (last_state_write_[static_cast<size_t>(j)]) read.deps.push_back(*last_state_write_[static_cast<size_t>(j)]);
     const int k = static_cast<int>(optimizer_order_.size());
-    if (k - policy_.nvme_prefetch_depth >= 0) read.deps.push_back(optimizer_order_[static_cast<size_t>(k - policy_.nvme_prefetch_depth)]);
+    if (k - nvme_buffers() >= 0)
+      read.deps.push_back(optimizer_order_[static_cast<size_t>(k - nvme_buffers())]);
     const int ahead = std::max(0, index - policy_.nvme_prefetch_depth);
     deps.push_back(add(std::move(read), {step, last_micro(), kBackwardPhase, ahead, kSubReadStates}));
     states_at = states_name + " staged s" + std::to_string(step);
@@ -440,17 +487,23 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
          .bytes = Bytes(28 * params), .flops = Flops(12.0 * static_cast<double>(params)), .params = params,
          .deps = deps, .reads = {states_at}};
   if (verdict && keep_data_) opt.reads.push_back("gradient verdict s" + std::to_string(step));
-  if (p.gradients == Tier::kCpu) {
-    opt.reads.push_back("grad16 " + pname(j) + " cpu s" + std::to_string(step));
-    opt.frees.push_back({Tier::kCpu, grad_shard(j), "grad16 " + pname(j) + " cpu"});
-  } else {
-    opt.frees.push_back({Tier::kGpu, grad_shard(j), "grad16 " + pname(j)});
-  }
+  const MemoryEffect grads = p.gradients == Tier::kCpu
+                                 ? MemoryEffect{Tier::kCpu, grad_shard(j), "grad16 " + pname(j) + " cpu"}
+                                 : MemoryEffect{Tier::kGpu, grad_shard(j), "grad16 " + pname(j)};
+  if (p.gradients == Tier::kCpu) opt.reads.push_back("grad16 " + pname(j) + " cpu s" + std::to_string(step));
+  // A speculative update copies the states it is about to overwrite, where
+  // it updates them, and leaves its gradients for a replay.
+  const MemoryEffect copy{on_cpu ? Tier::kCpu : Tier::kGpu, states, "rollback copy " + pname(j)};
+  if (speculative())
+    opt.allocs.push_back(copy);
+  else
+    opt.frees.push_back(grads);
   const int micro = last_micro();
   const OpId o = add(std::move(opt), {step, micro, kBackwardPhase, index, kSubOptimizer});
   optimizer_order_.push_back(o);
   last_optimizer_[static_cast<size_t>(j)] = o;
   if (p.gradients == Tier::kCpu) grads_consumed_[grad_buffer(step)][static_cast<size_t>(j)] = o;
+  if (speculative()) speculations_.push_back({.partition = j, .effects = {o}, .copy = copy, .grads = grads});
   if (p.optimizer_states == Tier::kNvme) {
     Op write{.kind = OpKind::kWriteStates, .lane = Lane::kNvmeWrite, .name = "write states " + name, .partition = j,
              .layer = partitions_[static_cast<size_t>(j)].layer, .step = step, .tensor_class = TensorClass::kMaster32,
@@ -490,6 +543,10 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
   auto& ready = param_ready_[next];
   if (ready.empty()) ready.resize(partitions_.size());
   ready[static_cast<size_t>(j)] = publish;
+  if (speculative()) {
+    speculations_.back().effects.push_back(publish);
+    if (p.optimizer_states == Tier::kNvme) speculations_.back().effects.push_back(*last_state_write_[static_cast<size_t>(j)]);
+  }
   // The previous step's publish too: under a delayed update it wrote the
   // other parameter version a snapshot copies, possibly on another slot.
   std::vector<OpId>& updates = updates_[static_cast<size_t>(j)];
@@ -561,12 +618,18 @@ Result<Schedule> Lowering::run() {
       return fail({{}, "a GPU optimizer needs its states and gradients on the GPU",
                    "optimizer: cpu, or optimizer_states and gradients on gpu"});
     }
+    // Lowering has no gradient swap to NVMe: such gradients would be
+    // allocated in CPU RAM and never freed (issue 11).
+    if (p.gradients == Tier::kNvme) {
+      return fail({{}, "gradients on NVMe are not supported", "gradients: gpu or cpu"});
+    }
   }
   for (auto& buffer : grads_consumed_) buffer.assign(partitions_.size(), std::nullopt);
   last_state_write_.assign(partitions_.size(), std::nullopt);
   last_optimizer_.assign(partitions_.size(), std::nullopt);
   updates_.assign(partitions_.size(), {});
   grad_ready_.assign(partitions_.size(), {});
+  verdict_inputs_.assign(partitions_.size(), {});
   param_ready_[0].resize(partitions_.size());
   param_ready_[1].resize(partitions_.size());
   for (int step = 0; step < options_.steps; ++step) {

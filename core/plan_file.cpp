@@ -145,6 +145,7 @@ void write_policy(std::string& out, const Policy& p) {
   write_line(out, kIn, "nvme_block_size", exact_size(p.nvme_block_size));
   write_line(out, kIn, "nvme_queue_depth", std::to_string(p.nvme_queue_depth));
   write_line(out, kIn, "delayed_update", yes_no(p.delayed_update));
+  if (p.speculative_update) write_line(out, kIn, "speculative_update", yes_no(p.speculative_update));
   write_line(out, kIn, "activation_checkpointing", yes_no(p.activation_checkpointing));
   write_line(out, kIn, "micro_batch", std::to_string(p.micro_batch));
   write_line(out, kIn, "gradient_accumulation", std::to_string(p.gradient_accumulation));
@@ -177,6 +178,12 @@ PartitionPolicy read_partition(YamlMap& m) {
   assign(p.optimizer_states, m.choice<Tier>("optimizer_states", Need::kRequired, kTierWords));
   assign(p.optimizer, m.choice<OptimizerDevice>("optimizer", Need::kRequired, kOptimizerWords));
   assign(p.gradients, m.choice<Tier>("gradients", Need::kRequired, kTierWords));
+  // Refused here, where the file can say where: lowering has no gradient
+  // swap to NVMe (ZeRO-Infinity's), so the gradients would stay in CPU RAM.
+  if (p.gradients == Tier::kNvme) {
+    m.report("gradients", "gradients on nvme are not supported (no gradient swap to NVMe is modelled)",
+             "gpu or cpu; put the optimizer states on nvme instead");
+  }
   m.finish();
   return p;
 }
@@ -199,6 +206,7 @@ Policy read_policy(YamlMap& m) {
   }
   assign(p.nvme_queue_depth, m.integer("nvme_queue_depth", Need::kRequired, kNvmeQueueDepth));
   assign(p.delayed_update, m.boolean("delayed_update", Need::kRequired));
+  assign(p.speculative_update, m.boolean("speculative_update", Need::kOptional));
   assign(p.activation_checkpointing, m.boolean("activation_checkpointing", Need::kRequired));
   // 0: as the training profile says.
   assign(p.micro_batch, m.integer("micro_batch", Need::kRequired, {0, 1'000'000}));
@@ -261,10 +269,47 @@ Result<PlanFile> read_plan(const std::string& text, const std::string& file) {
   return plan_from_yaml(*root, file);
 }
 
+namespace {
+
+// A relative path spelled so that it still reads as a path: "m" would be
+// taken for a bundled profile's name, "./m" is not.
+std::string as_path_reference(const std::filesystem::path& path) {
+  std::string text = path.string();
+  return is_path_reference(text) ? text : "./" + text;
+}
+
+}  // namespace
+
 Result<PlanFile> load_plan(const std::filesystem::path& path) {
   Result<YAML::Node> root = load_yaml_file(path.string());
   if (!root) return std::unexpected(root.error());
-  return plan_from_yaml(*root, path.string());
+  Result<PlanFile> plan = plan_from_yaml(*root, path.string());
+  if (plan) {
+    const std::filesystem::path folder = path.parent_path();
+    for (std::string* ref : {&plan->machine, &plan->model, &plan->training}) {
+      if (is_path_reference(*ref) && std::filesystem::path(*ref).is_relative()) {
+        *ref = as_path_reference((folder / *ref).lexically_normal());
+      }
+    }
+  }
+  return plan;
+}
+
+PlanFile with_references_relative_to(PlanFile plan, const std::filesystem::path& plan_path) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::absolute(plan_path).parent_path().lexically_normal();
+  for (std::string* ref : {&plan.machine, &plan.model, &plan.training}) {
+    if (!is_path_reference(*ref)) continue;
+    const fs::path target = fs::absolute(*ref).lexically_normal();
+    const fs::path relative = target.lexically_relative(folder);
+    *ref = relative.empty() ? target.string() : as_path_reference(relative);
+  }
+  return plan;
+}
+
+bool is_path_reference(std::string_view reference) {
+  return reference.find('/') != std::string_view::npos || reference.ends_with(".yaml") ||
+         reference.ends_with(".yml");
 }
 
 }  // namespace stowage::core

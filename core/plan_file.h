@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/diagnostic.h"
 #include "core/policy.h"
@@ -49,6 +50,20 @@ struct PlanFile {
 [[nodiscard]] Result<PlanFile> read_plan(const std::string& text, const std::string& file);
 
 // Reads the plan file at `path`; an unreadable file is a diagnostic too.
+// A relative path among the plan's references (`training: ./x.yaml`) names
+// a file beside the plan, not in the working directory: it comes back
+// joined to the plan's folder, so that the profile catalog finds it.
 [[nodiscard]] Result<PlanFile> load_plan(const std::filesystem::path& path);
+
+// The plan with each path reference, given relative to the working
+// directory, rewritten relative to the folder of `plan_path`, where the plan
+// will be written; load_plan(plan_path) then finds the same files. Names of
+// bundled profiles are left as they are.
+[[nodiscard]] PlanFile with_references_relative_to(PlanFile plan, const std::filesystem::path& plan_path);
+
+// True when a reference is a path rather than a bundled profile's name: it
+// contains '/' or ends in .yaml or .yml (the rule ProfileCatalog::locate
+// applies).
+[[nodiscard]] bool is_path_reference(std::string_view reference);
 
 }  // namespace stowage::core

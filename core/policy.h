@@ -49,6 +49,12 @@ struct Policy {
   Bytes nvme_block_size = Bytes(int64_t{1} << 20);
   int nvme_queue_depth = 8;
   bool delayed_update = false;  // one-step delayed parameter update (ZeRO-Offload DPU)
+  // Optimizer ops start as their gradients arrive instead of waiting for
+  // the step's gradient check (overflow, clipping); each keeps a rollback
+  // copy of its states until the check has passed, and a failed check
+  // rolls the step back and replays it (DeepSpeed SuperOffload's
+  // speculation-then-validation). Only matters when the step has a check.
+  bool speculative_update = false;
   bool activation_checkpointing = true;
   // The training shape the plan chose: sequences per micro-batch and
   // micro-steps per optimizer step; 0 keeps the training profile's.

@@ -25,13 +25,33 @@ bool looks_like_path(std::string_view s) {
 
 std::string profile_name(const fs::path& path) { return path.stem().string(); }
 
+// Why a path given for a profile is not one (issue 12: a directory, a FIFO
+// and a symlink loop all said "unknown profile" or "internal error").
+std::string why_not_a_profile(const fs::file_status& st, const std::error_code& ec) {
+  switch (st.type()) {
+    case fs::file_type::directory:
+      return "it is a directory, not a profile file";
+    case fs::file_type::fifo:
+      return "it is a FIFO, not a profile file";
+    case fs::file_type::character:
+    case fs::file_type::block:
+      return "it is a device, not a profile file";
+    case fs::file_type::socket:
+      return "it is a socket, not a profile file";
+    default:
+      break;
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory) return "cannot use it: " + ec.message();
+  return "no such file";
+}
+
 // Loads a file and hands its text to one of the profile readers.
 template <class Spec, class Reader>
 Result<Spec> load(const ProfileCatalog& catalog, ProfileKind kind, std::string_view name_or_path,
                   Reader reader) {
   Result<fs::path> path = catalog.locate(kind, name_or_path);
   if (!path) return std::unexpected(path.error());
-  Result<std::string> text = read_text_file(*path);
+  Result<std::string> text = read_text_file(*path, kMaxProfileBytes);
   if (!text) return std::unexpected(text.error());
   return reader(*text, path->string(), profile_name(*path));
 }
@@ -57,17 +77,6 @@ bool resolve(Result<Spec> part, const SourceLocation& at, std::string_view field
 
 }  // namespace
 
-Result<std::string> read_text_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return fail({{path.string(), 0, 0}, std::string("cannot read file: ") + std::strerror(errno),
-                 "an existing, readable file"});
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 ProfileCatalog::ProfileCatalog(fs::path root) : root_(std::move(root)) {}
 
 fs::path ProfileCatalog::default_root() {
@@ -88,11 +97,16 @@ std::vector<std::string> ProfileCatalog::names(ProfileKind kind) const {
 Result<fs::path> ProfileCatalog::locate(ProfileKind kind, std::string_view name_or_path) const {
   if (looks_like_path(name_or_path)) {
     fs::path path(name_or_path);
-    if (fs::is_regular_file(path)) return path;
-    return fail({{path.string(), 0, 0}, "no such file", "a path to a " + std::string(format_word(kind)) + " profile"});
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);  // no throw: a symlink loop is bad input, not a crash
+    if (fs::is_regular_file(st)) return path;
+    return fail({{path.string(), 0, 0},
+                 why_not_a_profile(st, ec),
+                 "a path to a " + std::string(format_word(kind)) + " profile"});
   }
   fs::path path = root_ / folder_name(kind) / (std::string(name_or_path) + ".yaml");
-  if (fs::is_regular_file(path)) return path;
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return path;
   const std::vector<std::string> known = names(kind);
   std::string expected;
   if (std::optional<std::string> near = nearest_name(name_or_path, known)) {

@@ -12,6 +12,7 @@
 #include "core/machine_spec.h"
 #include "core/model_spec.h"
 #include "core/profile_kind.h"
+#include "core/text_file.h"  // read_text_file, declared here before
 #include "core/training_spec.h"
 
 namespace stowage::core {
@@ -44,8 +45,5 @@ class ProfileCatalog {
  private:
   std::filesystem::path root_;
 };
-
-// Reads a whole file; a diagnostic naming it when it cannot be read.
-Result<std::string> read_text_file(const std::filesystem::path& path);
 
 }  // namespace stowage::core

@@ -20,6 +20,7 @@ std::string_view to_string(OpKind kind) {
     case OpKind::kAllReduce: return "all_reduce";
     case OpKind::kGradCheck: return "grad_check";
     case OpKind::kCheckpoint: return "checkpoint";
+    case OpKind::kAcceptUpdate: return "accept_update";
   }
   return "";
 }

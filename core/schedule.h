@@ -43,7 +43,8 @@ enum class OpKind : uint8_t {
   kBackward,       // a layer's backward pass
   kUploadParams,   // param16 of a partition, CPU -> GPU
   kOffloadGrads,   // grad16 of a partition, GPU -> CPU
-  kOptimizer,      // Adam/AdamW on a partition (on the CPU or the GPU)
+  kOptimizer,      // Adam/AdamW on a partition (on the CPU or the GPU); one that
+                   // allocates a rollback copy is speculative (kAcceptUpdate)
   kReadStates,     // master32, adam_m, adam_v of a partition, NVMe -> CPU
   kWriteStates,    // the same, CPU -> NVMe
   kReadParams,     // param16 of a partition, NVMe -> CPU
@@ -64,8 +65,15 @@ enum class OpKind : uint8_t {
   // The simulator gives both no duration (their I/O goes to the checkpoint
   // folder, outside the plan's lanes); the snapshots' host memory counts.
   kCheckpoint,
+  // Speculative updates (Policy::speculative_update): once the step's
+  // gradient check is known, accepts its optimizer ops' results and frees
+  // their rollback copies, or restores the copies and replays the step
+  // with the check's verdict (skip, or clip). The next use of the step's
+  // parameters and states waits for it. The simulator prices acceptance
+  // (no duration); a replay is the rare path and is not predicted.
+  kAcceptUpdate,
 };
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::kCheckpoint) + 1;
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::kAcceptUpdate) + 1;
 
 [[nodiscard]] std::string_view to_string(OpKind kind);
 

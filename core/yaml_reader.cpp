@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/nearest_name.h"
+#include "core/text_file.h"
 
 namespace stowage::core {
 namespace {
@@ -62,14 +63,10 @@ Result<YAML::Node> load_yaml_text(const std::string& text, const std::string& fi
 }
 
 Result<YAML::Node> load_yaml_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return fail({{path, 0, 0}, std::string("cannot read file: ") + std::strerror(errno),
-                 "an existing, readable YAML file"});
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_yaml_text(text.str(), path);
+  // A plan or profile: a regular file of bounded size (issue 12).
+  Result<std::string> text = read_text_file(path, kMaxProfileBytes);
+  if (!text) return std::unexpected(std::move(text.error()));
+  return load_yaml_text(*text, path);
 }
 
 YamlMap::YamlMap(YAML::Node node, std::string file, Diagnostics& sink, std::string path)

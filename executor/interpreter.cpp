@@ -61,6 +61,17 @@ class BufferQueue {
     }
     return missing(what);
   }
+  // Removes and returns the newest buffer of schedule step `step`.
+  core::Result<Buffer> take(int step, std::string_view what) {
+    std::lock_guard lock(mutex_);
+    for (auto it = queue_.rbegin(); it != queue_.rend(); ++it) {
+      if (it->step != step) continue;
+      Buffer b = std::move(it->buffer);
+      queue_.erase(std::next(it).base());
+      return b;
+    }
+    return missing(what);
+  }
   core::Result<Buffer> pop(std::string_view what) {
     std::lock_guard lock(mutex_);
     if (queue_.empty()) return missing(what);
@@ -122,6 +133,21 @@ struct Interpreter::State {
   std::mutex activations_mutex;
   std::map<int, std::vector<Buffer>> snapshots;  // by step, then partition: a checkpoint being taken
   std::mutex snapshots_mutex;
+  // Speculative updates (Policy::speculative_update): what accept() needs
+  // to roll a partition's update back and replay it.
+  struct Speculation {
+    size_t partition = 0;
+    Buffer backup;  // master32 | adam_m | adam_v before the update
+    Buffer grads;   // the step's 16-bit gradients
+  };
+  std::map<int, std::vector<Speculation>> speculations;  // by step: updates not yet accepted
+  std::atomic<int64_t> replayed_steps{0};
+  // Stopping on request (options.stop): the last step an update has begun,
+  // the step after which no op starts once asked, and how it ended.
+  int updating_step = -1;
+  std::optional<int> stop_after;
+  std::optional<Interpreter::Stopped> stopped;
+  std::mutex speculation_mutex;
 
   std::vector<uint8_t> done;
   // Per lane: its ops in issue order and the next to issue; per op: the
@@ -188,6 +214,14 @@ struct Interpreter::State {
   core::Result<void> write_params(const Op& op);
   core::Result<void> check_gradients(const Op& op);
   core::Result<void> snapshot(const Op& op);
+  core::Result<void> accept(const Op& op);
+  core::Result<void> replay(const Op& op, Speculation& x, bool skip, float divisor);
+  OptimizerWork adam_work(const Op& op, std::span<float> states, const Buffer& grads, const Buffer& param16_out,
+                          float divisor) const;
+  // The divisor a speculative update assumes: no clipping.
+  float carried_divisor(int step) const {
+    return static_cast<float>(gradient_divisor(scale_of(step), options.accumulation, 0, 0));
+  }
   core::Result<void> commit_checkpoint(const Op& op);
   // What the optimizer of `step` divides its 16-bit gradients by
   // (executor/gradient_divisor.h); final once the step's check ops ran,
@@ -399,8 +433,22 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
     if (!s) return std::unexpected(s.error());
     states = *s;
   }
-  auto grads = (h.policy.gradients == Tier::kGpu ? f.grads_device : f.grads_host).pop("grad16 " + h.name);
-  if (!grads) return std::unexpected(grads.error());
+  // A speculative update (it allocates a rollback copy) runs before the
+  // step's verdict: the gradients stay in flight for the check, and for a
+  // replay until accept() takes them.
+  const bool speculative = !op.allocs.empty();
+  BufferQueue& grad_queue = h.policy.gradients == Tier::kGpu ? f.grads_device : f.grads_host;
+  Buffer kept_grads;
+  Buffer* grads = &kept_grads;
+  if (speculative) {
+    auto g = grad_queue.of_step(op.step, "grad16 " + h.name);
+    if (!g) return std::unexpected(g.error());
+    grads = *g;
+  } else {
+    auto g = grad_queue.pop("grad16 " + h.name);
+    if (!g) return std::unexpected(g.error());
+    kept_grads = std::move(*g);
+  }
   // Where the new 16-bit parameters go: straight home when the optimizer
   // runs where they rest, else to a host buffer that a later op publishes.
   const bool direct = h.policy.param16 == Tier::kCpu ||
@@ -410,7 +458,7 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
   if (!direct) {
     auto u = allocate(Tier::kCpu, 2 * h.params(), "updated param16 " + h.name);
     if (!u) {
-      release(*grads);
+      if (!speculative) release(kept_grads);
       return std::unexpected(u.error());
     }
     updated = std::move(*u);
@@ -419,23 +467,35 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
   const size_t n = static_cast<size_t>(h.params());
   std::span<float> all = states->as<float>();
   core::Result<void> result;
-  if (overflow[static_cast<size_t>(op.step)].load()) {
+  // A speculative update keeps the states it overwrites and assumes no
+  // overflow and no clipping until accept() knows.
+  Buffer backup;
+  if (speculative) {
+    auto b = allocate(op.allocs.front().tier, op.allocs.front().bytes.count(), "rollback copy " + h.name);
+    if (b) {
+      backup = std::move(*b);
+      result = backend.copy(op.lane, backup, 0, *states, 0, backup.bytes);
+    } else {
+      result = std::unexpected(b.error());
+    }
+  }
+  if (!result) {
+  } else if (speculative) {
+    result = backend.optimizer_step(op.lane, adam_work(op, all, *grads, *out, carried_divisor(op.step)));
+  } else if (overflow[static_cast<size_t>(op.step)].load()) {
     // fp16 overflow: the step is skipped (GradScaler), parameters republished unchanged.
     std::span<uint16_t> o = out->as<uint16_t>();
     for (size_t i = 0; i < n; ++i) o[i] = to_half(all[i], options.precision);
   } else {
-    OptimizerWork work{.master = all.subspan(0, n),
-                       .m = all.subspan(n, n),
-                       .v = all.subspan(2 * n, n),
-                       .grad16 = grads->as<const uint16_t>(),
-                       .param16_out = out->as<uint16_t>(),
-                       .precision = options.precision,
-                       .hyper = options.hyper,
-                       .step = global(op.step) + 1 - (options.skipped_before + skipped_before(op.step)),
-                       .grad_scale = gradient_divisor_of(op.step)};
-    result = backend.optimizer_step(op.lane, work);
+    result = backend.optimizer_step(op.lane, adam_work(op, all, *grads, *out, gradient_divisor_of(op.step)));
   }
-  release(*grads);
+  if (speculative && result) {
+    std::lock_guard lock(speculation_mutex);
+    speculations[op.step].push_back({static_cast<size_t>(op.partition), std::move(backup), {}});
+  } else {
+    if (backup.data != nullptr) release(backup);
+    if (!speculative) release(kept_grads);
+  }
   if (updated.data != nullptr) {
     if (result)
       f.updated.push(op.step, std::move(updated));
@@ -497,6 +557,96 @@ core::Result<void> Interpreter::State::commit_checkpoint(const Op& op) {
   for (const Buffer& b : taken) views.push_back(b.as<const std::byte>());
   core::Result<void> r = options.checkpoint ? options.checkpoint(global(op.step), views) : core::Result<void>{};
   for (Buffer& b : taken) release(b);
+  return r;
+}
+
+OptimizerWork Interpreter::State::adam_work(const Op& op, std::span<float> states, const Buffer& grads,
+                                            const Buffer& param16_out, float divisor) const {
+  const size_t n = states.size() / 3;
+  return {.master = states.subspan(0, n),
+          .m = states.subspan(n, n),
+          .v = states.subspan(2 * n, n),
+          .grad16 = grads.as<const uint16_t>(),
+          .param16_out = param16_out.as<uint16_t>(),
+          .precision = options.precision,
+          .hyper = options.hyper,
+          .step = global(op.step) + 1 - (options.skipped_before + skipped_before(op.step)),
+          .grad_scale = divisor};
+}
+
+core::Result<void> Interpreter::State::accept(const Op& op) {
+  std::vector<Speculation> taken;
+  {
+    std::lock_guard lock(speculation_mutex);
+    taken = std::move(speculations[op.step]);
+    speculations.erase(op.step);
+  }
+  // The speculation held when nothing overflowed and clipping left the
+  // gradients as they were: the same divisor, hence the same arithmetic.
+  const bool skip = overflow[static_cast<size_t>(op.step)].load();
+  const float divisor = gradient_divisor_of(op.step);
+  const bool held = !skip && divisor == carried_divisor(op.step);
+  if (!held && !taken.empty()) ++replayed_steps;
+  core::Result<void> result;
+  for (Speculation& x : taken) {
+    PartitionHome& h = homes[x.partition];
+    PartitionFlight& f = flight[x.partition];
+    auto g = (h.policy.gradients == Tier::kGpu ? f.grads_device : f.grads_host).take(op.step, "grad16 " + h.name);
+    if (g) {
+      x.grads = std::move(*g);
+    } else if (result) {
+      result = std::unexpected(g.error());
+    }
+    if (!held && result) result = replay(op, x, skip, divisor);
+    release(x.backup);
+    release(x.grads);
+  }
+  return result;
+}
+
+// A failed speculation of partition x.partition: its states back from the
+// rollback copy, then the update done again with the verdict (skipped:
+// parameters republished unchanged), written where states and parameters
+// rest. Rare, so its scratch is not in the schedule.
+core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool skip, float divisor) {
+  PartitionHome& h = homes[x.partition];
+  const size_t n = static_cast<size_t>(h.params());
+  Buffer staged, fresh;
+  Buffer* states = &h.states;
+  auto cleanup = [&] {
+    if (staged.data != nullptr) release(staged);
+    if (fresh.data != nullptr) release(fresh);
+  };
+  if (h.policy.optimizer_states == Tier::kNvme) {
+    auto s = allocate(Tier::kCpu, 12 * h.params(), "replayed states " + h.name);
+    if (!s) return std::unexpected(s.error());
+    staged = std::move(*s);
+    states = &staged;
+  }
+  auto p = allocate(Tier::kCpu, 2 * h.params(), "replayed param16 " + h.name);
+  if (!p) {
+    cleanup();
+    return std::unexpected(p.error());
+  }
+  fresh = std::move(*p);
+  core::Result<void> r = backend.copy(op.lane, *states, 0, x.backup, 0, x.backup.bytes);
+  std::span<float> all = states->as<float>();
+  if (r && skip) {
+    std::span<uint16_t> o = fresh.as<uint16_t>();
+    for (size_t i = 0; i < n; ++i) o[i] = to_half(all[i], options.precision);
+  } else if (r) {
+    Op as_update = op;
+    as_update.partition = static_cast<int>(x.partition);
+    r = backend.optimizer_step(op.lane, adam_work(as_update, all, x.grads, fresh, divisor));
+  }
+  if (r && h.policy.optimizer_states == Tier::kNvme)
+    r = backend.block_write(Lane::kNvmeWrite, {.region = h.states_region, .data = staged.as<std::byte>()});
+  const size_t slot = homes.slot(next_version(op.step));
+  if (r && h.policy.param16 == Tier::kNvme)
+    r = backend.block_write(Lane::kNvmeWrite, {.region = h.param16_region[slot], .data = fresh.as<std::byte>()});
+  else if (r)
+    r = backend.copy(op.lane, h.param16[slot], 0, fresh, 0, fresh.bytes);
+  cleanup();
   return r;
 }
 
@@ -570,6 +720,8 @@ core::Result<void> Interpreter::State::execute(const Op& op) {
       return check_gradients(op);
     case OpKind::kCheckpoint:
       return op.partition >= 0 ? snapshot(op) : commit_checkpoint(op);
+    case OpKind::kAcceptUpdate:
+      return accept(op);
     case OpKind::kAllGather:
     case OpKind::kReduceScatter:
     case OpKind::kAllReduce:
@@ -600,15 +752,19 @@ void Interpreter::State::run_lane(Lane lane, int slot) {
     core::OpId id = -1;
     {
       std::unique_lock lock(mutex);
+      auto past_stop = [&] { return stop_after && schedule.op(queue[lane_next[l]]).step > *stop_after; };
       changed.wait(lock, [&] {
-        if (failed || lane_next[l] == queue.size()) return true;
+        if (failed || lane_next[l] == queue.size() || past_stop()) return true;
         for (core::OpId d : schedule.op(queue[lane_next[l]]).deps) {
           if (!done[static_cast<size_t>(d)]) return false;
         }
         return true;
       });
-      if (failed || lane_next[l] == queue.size()) break;
+      if (failed || lane_next[l] == queue.size() || past_stop()) break;
       id = queue[lane_next[l]++];
+      const core::OpKind kind = schedule.op(id).kind;
+      if (kind == OpKind::kOptimizer || kind == OpKind::kAcceptUpdate)
+        updating_step = std::max(updating_step, schedule.op(id).step);
       started_ns[static_cast<size_t>(id)] = now_ns();
     }
     changed.notify_all();  // the lane's next op may be ready for another slot
@@ -712,6 +868,12 @@ Interpreter::~Interpreter() {
   for (auto& [step, list] : state_->snapshots) {
     for (Buffer& b : list) state_->backend.release(b);
   }
+  for (auto& [step, list] : state_->speculations) {
+    for (State::Speculation& x : list) {
+      state_->backend.release(x.backup);
+      state_->backend.release(x.grads);
+    }
+  }
 }
 
 core::Result<void> Interpreter::run() {
@@ -737,6 +899,12 @@ core::Result<void> Interpreter::run() {
     const int64_t limit = s.options.watchdog.count();
     while (s.running_threads > 0 && !s.failed) {
       s.changed.wait_for(lock, std::chrono::milliseconds(std::clamp<int64_t>(limit / 1'000'000 / 4, 1, 250)));
+      if (s.options.stop != nullptr && s.options.stop->load() != 0 && !s.stop_after) {
+        // Asked to stop: finish every step an update has begun, start no
+        // later op; the state is then that after stop_after.
+        s.stop_after = s.updating_step;
+        s.changed.notify_all();
+      }
       const int64_t now = now_ns();
       if (s.running_threads > 0 && !s.failed && now - s.last_progress_ns > limit) {
         s.error = s.hang_report(now);
@@ -748,7 +916,25 @@ core::Result<void> Interpreter::run() {
   if (s.failed) s.backend.cancel();  // a call stuck in the backend gives up
   threads.clear();  // joins
   if (s.failed) return std::unexpected(s.error);
+  if (s.stop_after) {
+    // Consistent only if every update up to stop_after has landed (a lane
+    // that reached a later op first would have left one behind).
+    bool complete = true;
+    for (const Op& op : s.schedule.ops) {
+      // What changes the state: updates, their NVMe writes, and publishing
+      // updated parameters to the device (an upload that allocates nothing).
+      const bool update = op.kind == OpKind::kOptimizer || op.kind == OpKind::kAcceptUpdate ||
+                          op.kind == OpKind::kWriteStates || op.kind == OpKind::kWriteParams ||
+                          (op.kind == OpKind::kUploadParams && op.allocs.empty());
+      if (update && op.step <= *s.stop_after) complete &= s.done[static_cast<size_t>(op.id)] != 0;
+    }
+    s.stopped = Stopped{.after_step = *s.stop_after, .consistent = complete};
+  }
   return {};
+}
+
+std::optional<Interpreter::Stopped> Interpreter::stopped() const {
+  return state_->stopped;
 }
 
 LossScaler Interpreter::final_scaler() const {
@@ -760,6 +946,10 @@ LossScaler Interpreter::scaler_after(int step) const {
   if (!state_->options.dynamic_scaling) return s;
   for (int i = 0; i <= step; ++i) s.update(state_->overflow[static_cast<size_t>(i)].load());
   return s;
+}
+
+int64_t Interpreter::replayed_steps() const {
+  return state_->replayed_steps.load();
 }
 
 int64_t Interpreter::skipped_through(int step) const {

@@ -7,10 +7,12 @@
 // measured timeline has the same shape as the simulator's prediction.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,6 +40,9 @@ struct InterpretOptions {
   int64_t skipped_before = 0;
   int64_t accumulation = 1;   // micro-steps per step: their gradients are averaged
   double max_grad_norm = 0;   // clip to this global norm; 0: no clipping
+  // Set (by a signal handler, say) to ask the run to stop: every step whose
+  // update has begun finishes, nothing later starts. May be null.
+  const std::atomic<int>* stop = nullptr;
   // Stop the run with a report of every lane when no op has finished for
   // this long (a hang is never silent).
   std::chrono::nanoseconds watchdog = std::chrono::seconds(60);
@@ -70,6 +75,16 @@ class Interpreter {
   [[nodiscard]] LossScaler scaler_after(int step) const;
   // Steps of this schedule up to and including `step` whose update was skipped.
   [[nodiscard]] int64_t skipped_through(int step) const;
+  // How a run asked to stop ended: the schedule step after which nothing
+  // ran, and whether the state is exactly that after it (every update up
+  // to it landed), so that a checkpoint of it is good.
+  struct Stopped {
+    int after_step = -1;  // -1: before the first step's update
+    bool consistent = false;
+  };
+  [[nodiscard]] std::optional<Stopped> stopped() const;
+  // Steps whose speculative updates were rolled back and replayed.
+  [[nodiscard]] int64_t replayed_steps() const;
 
  private:
   struct State;

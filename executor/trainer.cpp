@@ -41,6 +41,31 @@ std::span<const std::byte> bytes_of(std::span<const float> f) {
   return std::as_bytes(f);
 }
 
+// What a checkpoint's metadata says of itself that must hold for this run
+// (issue 12: a wrong step or model resumed silently with other losses): the
+// model the plan trains, and the step its directory is named for.
+core::Diagnostics identity_problems(const nlohmann::json& meta, const std::filesystem::path& dir,
+                                    const std::string& model) {
+  core::Diagnostics problems;
+  const std::string where = (dir / "manifest.json").string();
+  const nlohmann::json* saved_model = meta.contains("model") ? &meta["model"] : nullptr;
+  if (saved_model == nullptr || !saved_model->is_string() || saved_model->get<std::string>() != model) {
+    problems.push_back(
+        {{where},
+         "the checkpoint is of model " + (saved_model ? saved_model->dump() : std::string("(none)")),
+         "model \"" + model + "\", the plan's"});
+  }
+  const std::optional<int64_t> named = checkpoint_step(dir.filename().string());
+  const nlohmann::json* step = meta.contains("step") ? &meta["step"] : nullptr;
+  if (step == nullptr || !step->is_number_integer() || (named && step->get<int64_t>() != *named)) {
+    problems.push_back({{where},
+                        "the manifest says step " + (step ? step->dump() : std::string("(none)")) +
+                            (named ? ", its directory's name step " + std::to_string(*named) : std::string()),
+                        "the checkpoint saved in that directory (was it renamed?)"});
+  }
+  return problems;
+}
+
 // The state of a run between segments: what a checkpoint holds.
 struct RunState {
   int64_t step = 0;
@@ -185,14 +210,26 @@ core::Result<std::string> Trainer::save(const RunState& state, const std::vector
     const auto dir = save_checkpoint(*options_.checkpoint_root, checkpoint_name(state.step), meta.dump(), blobs);
     return dir.string();
   } catch (const CheckpointWriteError& e) {
-    return core::fail(
-        {{}, std::string("checkpoint not written, the previous one is intact: ") + e.what(), ""});
+    // Say "intact" only of a checkpoint that exists (issue 12).
+    const auto previous = find_latest(*options_.checkpoint_root);
+    const std::string kept = previous && *previous
+                                 ? "the previous one (" + (*previous)->string() + ") is intact"
+                                 : "and there is no earlier checkpoint";
+    return core::fail({{}, "checkpoint not written, " + kept + ": " + e.what(), ""});
   }
 }
 
 core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   auto reader = CheckpointReader::open(dir);
   if (!reader) return std::unexpected(reader.error());
+  std::vector<ExpectedBlob> expected;  // checked before verify() reads every byte
+  for (size_t j = 0; j < parts_.size(); ++j) {
+    for (int v = 0; v < homes_->versions(); ++v)
+      expected.push_back(
+          {"param16 " + names_[j] + " #" + std::to_string(v), core::Bytes(2 * parts_[j].params)});
+    expected.push_back({"states " + names_[j], core::Bytes(12 * parts_[j].params)});
+  }
+  if (auto e = reader->expect_blobs(expected); !e) return e;
   if (auto v = reader->verify(); !v) return v;
   nlohmann::json meta;
   try {
@@ -200,6 +237,7 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   } catch (const nlohmann::json::exception& e) {
     return core::fail({{(dir / "manifest.json").string()}, std::string("bad metadata: ") + e.what(), ""});
   }
+  if (core::Diagnostics d = identity_problems(meta, dir, plan_.model); !d.empty()) return std::unexpected(d);
   const std::string where = (dir / "manifest.json").string();
   if (!meta.contains("partitions") || meta["partitions"].get<std::vector<std::string>>() != names_ ||
       meta.value("param16_versions", 0) != homes_->versions() ||
@@ -233,7 +271,11 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
 core::Result<void> Trainer::train_steps(TrainingRun& out) {
   const int64_t first_step = state_.step;
   const int64_t steps = options_.steps - first_step;
-  core::LowerOptions lower_options{.steps = static_cast<int>(steps)};
+  // The executor holds no CUDA context and no data loader: the schedule it
+  // runs (and the prediction of it) reserves nothing for them.
+  core::LowerOptions lower_options{
+      .steps = static_cast<int>(steps),
+      .buffers = {.gpu_reserve = core::Bytes(0), .host_reserve = core::Bytes(0)}};
   if (options_.checkpoint_root) {
     const int64_t every = options_.checkpoint_every > 0 ? options_.checkpoint_every : steps;
     for (int64_t s = 0; s < steps; ++s) {
@@ -267,6 +309,7 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
                       .skipped_before = state_.skipped,
                       .accumulation = training_.gradient_accumulation,
                       .max_grad_norm = training_.max_grad_norm,
+                      .stop = options_.stop,
                       .watchdog = options_.watchdog,
                       .sink = &recorder_};
   io.step_done = [&](int64_t step) {
@@ -306,9 +349,34 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
   interpreter = std::make_unique<Interpreter>(*schedule, backend_, *homes_, *compute, io);
   auto ran = interpreter->run();
   if (!ran) return ran;
-  state_.scaler = interpreter->final_scaler();
-  state_.skipped += interpreter->skipped_through(schedule->steps - 1);
-  state_.step = options_.steps;
+  out.replayed_steps = interpreter->replayed_steps();
+  int last = schedule->steps - 1;
+  if (const std::optional<Interpreter::Stopped> stopped = interpreter->stopped()) {
+    out.interrupted = true;
+    last = stopped->after_step;
+    out.losses.resize(static_cast<size_t>(last + 1));
+    if (!stopped->consistent) {
+      return core::fail({{}, "stopped mid-update: the state is not that of any one step, no checkpoint written", ""});
+    }
+  }
+  state_.scaler = last >= 0 ? interpreter->scaler_after(last) : state_.scaler;
+  state_.skipped += last >= 0 ? interpreter->skipped_through(last) : 0;
+  state_.step = first_step + last + 1;
+  if (out.interrupted && options_.checkpoint_root && last >= 0) {
+    // The last good state, saved as a checkpoint ends it: every partition
+    // read from where it rests.
+    std::vector<std::vector<std::byte>> copies(parts_.size());
+    std::vector<std::span<const std::byte>> views;
+    for (size_t j = 0; j < parts_.size(); ++j) {
+      copies[j].resize(static_cast<size_t>((2 * homes_->versions() + 12) * parts_[j].params));
+      if (auto r = snapshot(j, copies[j]); !r) return r;
+      views.emplace_back(copies[j]);
+    }
+    auto dir = save(state_, views);
+    if (!dir) return std::unexpected(dir.error());
+    out.checkpoints.push_back(*dir);
+    if (options_.on_note) options_.on_note("checkpoint written: " + *dir);
+  }
   out.schedule = std::move(*schedule);
   return {};
 }

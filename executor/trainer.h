@@ -4,6 +4,7 @@
 // measured timeline of the whole run.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -54,6 +55,10 @@ struct TrainerOptions {
   std::function<void(const std::string&)> on_note;  // "checkpoint written to ..."
   // Stop with a report of every lane when no op finished for this long.
   std::chrono::nanoseconds watchdog = std::chrono::seconds(60);
+  // Set to ask the run to stop early (SIGINT, SIGTERM): the steps whose
+  // update has begun finish, a checkpoint of the last one is written when a
+  // root is given, and the run returns with `interrupted`. May be null.
+  const std::atomic<int>* stop = nullptr;
 };
 
 struct TrainingRun {
@@ -65,6 +70,8 @@ struct TrainingRun {
   core::Schedule schedule;           // the run's ops, checkpoints included
   core::Timeline timeline;           // measured, in the schedule's ids
   std::vector<std::string> checkpoints;  // directories written
+  int64_t replayed_steps = 0;        // speculative updates rolled back and replayed (failed checks)
+  bool interrupted = false;          // stopped on request before the last step (TrainerOptions::stop)
 };
 
 // Whether the executor can run the plan at all: one GPU, a GPT-2-style or

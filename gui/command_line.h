@@ -19,7 +19,9 @@ struct GuiOptions {
   QSize size{1600, 1000};           // window size (screenshot or start)
   bool critical_path = false;       // start with the critical path shown
   std::optional<qint64> select_id;  // start with this op id selected (and zoomed to)
-  StartPanel panel = StartPanel::kTimeline;
+  // The panel to raise; kTimeline hides the panels so the timeline has the
+  // whole window. Unset: the panels as they were (Plan in front).
+  std::optional<StartPanel> panel;
   bool run_planner = false;  // start a planner run (with --screenshot: wait for it)
 };
 

@@ -1,7 +1,10 @@
 #include "gui/compare_model.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+
+#include "gui/busy_time.h"
 
 namespace stowage::gui {
 namespace {
@@ -13,10 +16,23 @@ std::optional<int32_t> lookup(const std::vector<int32_t>& map, int32_t i) {
 
 struct LaneSums {
   int matched = 0;
-  SimTime predicted = 0, measured = 0;
   double abs_error_sum = 0;
   int with_duration = 0;
 };
+
+// The union of each lane's op spans, all tracks and ranks together.
+std::array<SimTime, core::kLaneCount> busy_by_lane(const TraceModel& model) {
+  std::array<std::vector<std::pair<SimTime, SimTime>>, core::kLaneCount> spans;
+  for (const TraceOp& op : model.ops) spans[static_cast<size_t>(op.lane)].emplace_back(op.start, op.end);
+  std::array<SimTime, core::kLaneCount> out{};
+  for (size_t l = 0; l < out.size(); ++l) out[l] = BusyTime(std::move(spans[l])).total();
+  return out;
+}
+
+double share(SimTime busy, const TraceModel& model) {
+  const SimTime length = model.end_time() - model.begin_time();
+  return length > 0 ? static_cast<double>(busy) / static_cast<double>(length) : 0;
+}
 
 }  // namespace
 
@@ -43,31 +59,47 @@ CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measur
     to_predicted_[static_cast<size_t>(*m)] = static_cast<int32_t>(p);
     const TraceOp& b = measured.ops[static_cast<size_t>(*m)];
     changes_[static_cast<size_t>(*m)] = duration_change(a.duration(), b.duration());
+    errors_.push_back({.predicted_op = static_cast<int32_t>(p),
+                       .measured_op = *m,
+                       .predicted = a.duration(),
+                       .measured = b.duration()});
     LaneSums& s = sums[static_cast<size_t>(a.lane)];
     ++s.matched;
-    s.predicted += a.duration();
-    s.measured += b.duration();
     if (a.duration() > 0) {
       s.abs_error_sum +=
           std::abs(static_cast<double>(b.duration() - a.duration())) / static_cast<double>(a.duration());
       ++s.with_duration;
     }
   }
+  const auto predicted_busy = busy_by_lane(predicted), measured_busy = busy_by_lane(measured);
   int matched = 0;
   for (const core::Lane lane : core::kAllLanes) {
     const LaneSums& s = sums[static_cast<size_t>(lane)];
     if (s.matched == 0) continue;
     matched += s.matched;
+    const SimTime p = predicted_busy[static_cast<size_t>(lane)], m = measured_busy[static_cast<size_t>(lane)];
     lanes_.push_back({.lane = lane,
                       .matched = s.matched,
-                      .predicted_busy = s.predicted,
-                      .measured_busy = s.measured,
-                      .busy_error = s.predicted > 0 ? static_cast<double>(s.measured - s.predicted) /
-                                                          static_cast<double>(s.predicted)
-                                                    : 0,
+                      .predicted_busy = p,
+                      .measured_busy = m,
+                      .predicted_share = share(p, predicted),
+                      .measured_share = share(m, measured),
+                      .busy_error = p > 0 ? static_cast<double>(m - p) / static_cast<double>(p) : 0,
                       .mean_abs_op_error = s.with_duration > 0 ? s.abs_error_sum / s.with_duration : 0});
   }
   unmatched_ = static_cast<int>(predicted.ops.size() + measured.ops.size()) - 2 * matched;
+}
+
+std::vector<OpError> CompareModel::largest_errors(size_t count) const {
+  std::vector<OpError> out = errors_;
+  const auto larger = [](const OpError& a, const OpError& b) {
+    const SimTime ea = std::abs(a.error()), eb = std::abs(b.error());
+    return ea != eb ? ea > eb : a.predicted_op < b.predicted_op;
+  };
+  const auto n = static_cast<std::ptrdiff_t>(std::min(count, out.size()));
+  std::ranges::partial_sort(out, out.begin() + n, larger);
+  out.resize(static_cast<size_t>(n));
+  return out;
 }
 
 std::optional<int32_t> CompareModel::measured_of(int32_t predicted_op) const {

@@ -1,6 +1,8 @@
 // A predicted and a measured timeline of the same schedule side by side:
 // ops matched by their schedule id, and the error per lane (how much longer
-// or shorter each lane was busy than predicted). GUI-free.
+// or shorter each lane was busy than predicted). A lane's busy time is the
+// union of its ops' spans, as sim::Summary counts it: a lane with four
+// slots busy at once for 1 s was busy 1 s, not 4. GUI-free.
 #pragma once
 
 #include <optional>
@@ -20,10 +22,24 @@ inline constexpr double kChangeThreshold = 0.10;
 struct LaneError {
   core::Lane lane = core::Lane::kGpuCompute;
   int matched = 0;             // ops found in both
-  SimTime predicted_busy = 0;  // sum of the matched ops' durations, ns
+  SimTime predicted_busy = 0;  // ns during which at least one of the lane's ops ran, all ranks together
   SimTime measured_busy = 0;
-  double busy_error = 0;         // (measured - predicted) / predicted; 0 when nothing was predicted
+  double predicted_share = 0;    // predicted_busy over the predicted timeline's length, 0..1
+  double measured_share = 0;     // measured_busy over the measured timeline's length
+  double busy_error = 0;         // (measured - predicted) / predicted busy; 0 when nothing was predicted
   double mean_abs_op_error = 0;  // mean over ops of |measured - predicted| / predicted duration
+};
+
+// One matched op's error: measured minus predicted duration.
+struct OpError {
+  int32_t predicted_op = 0;             // index into the predicted model's ops
+  int32_t measured_op = 0;              // index into the measured model's ops
+  SimTime predicted = 0, measured = 0;  // durations, ns
+  [[nodiscard]] SimTime error() const { return measured - predicted; }
+  // (measured - predicted) / predicted; 0 when nothing was predicted.
+  [[nodiscard]] double relative() const {
+    return predicted > 0 ? static_cast<double>(error()) / static_cast<double>(predicted) : 0;
+  }
 };
 
 class CompareModel {
@@ -39,9 +55,13 @@ class CompareModel {
   [[nodiscard]] SimTime measured_end() const { return measured_end_; }
   // By measured op index.
   [[nodiscard]] const std::vector<DurationChange>& measured_changes() const { return changes_; }
+  // The `count` matched ops with the largest absolute error, largest first
+  // (ties by predicted op index).
+  [[nodiscard]] std::vector<OpError> largest_errors(size_t count) const;
 
  private:
   std::vector<int32_t> to_measured_, to_predicted_;  // -1 where unmatched
+  std::vector<OpError> errors_;                      // every matched op, by predicted index
   std::vector<DurationChange> changes_;
   std::vector<LaneError> lanes_;
   int unmatched_ = 0;

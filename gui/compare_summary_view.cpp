@@ -1,6 +1,7 @@
 #include "gui/compare_summary_view.h"
 
 #include <QHeaderView>
+#include <cmath>
 
 #include "gui/ruler_ticks.h"
 
@@ -17,6 +18,10 @@ QTableWidgetItem* cell(const QString& text, Qt::Alignment align = Qt::AlignRight
 QString time_text(SimTime ns) {
   return QString::fromStdString(format_time(ns));
 }
+// "4 min 2 s\n90 %": the union of the lane's ops and its share of the timeline.
+QString busy_text(SimTime ns, double share) {
+  return QStringLiteral("%1\n%2 %").arg(time_text(ns)).arg(std::lround(share * 100));
+}
 QString percent(double ratio) {
   return QStringLiteral("%1%2 %").arg(ratio >= 0 ? "+" : "").arg(ratio * 100, 0, 'f', 1);
 }
@@ -25,9 +30,10 @@ QString percent(double ratio) {
 
 CompareSummaryView::CompareSummaryView(QWidget* parent) : QTableWidget(parent) {
   setColumnCount(6);
-  setHorizontalHeaderLabels({tr("lane"), tr("ops"), tr("predicted busy"), tr("measured busy"),
-                             tr("busy error"), tr("mean |op error|")});
+  setHorizontalHeaderLabels({tr("lane"), tr("ops"), tr("predicted\nbusy"), tr("measured\nbusy"),
+                             tr("busy\nerror"), tr("mean\n|op error|")});
   verticalHeader()->hide();
+  verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   setEditTriggers(QAbstractItemView::NoEditTriggers);
 }
@@ -40,8 +46,8 @@ void CompareSummaryView::set_comparison(const CompareModel& compare) {
             cell(QString::fromStdString(std::string(core::to_string(lane.lane))),
                  Qt::AlignLeft | Qt::AlignVCenter));
     setItem(r, 1, cell(QString::number(lane.matched)));
-    setItem(r, 2, cell(time_text(lane.predicted_busy)));
-    setItem(r, 3, cell(time_text(lane.measured_busy)));
+    setItem(r, 2, cell(busy_text(lane.predicted_busy, lane.predicted_share)));
+    setItem(r, 3, cell(busy_text(lane.measured_busy, lane.measured_share)));
     setItem(r, 4, cell(percent(lane.busy_error)));
     setItem(r, 5, cell(percent(lane.mean_abs_op_error).remove('+')));
     ++r;
@@ -56,6 +62,9 @@ void CompareSummaryView::set_comparison(const CompareModel& compare) {
   setItem(r, 3, cell(time_text(compare.measured_end())));
   setItem(r, 4, cell(percent(end_error)));
   setItem(r, 5, cell(QString()));
+  // Tall enough for every lane: the op list under it takes the rest.
+  resizeRowsToContents();
+  setFixedHeight(horizontalHeader()->sizeHint().height() + verticalHeader()->length() + 2 * frameWidth() + 2);
 }
 
 void CompareSummaryView::clear_comparison() {

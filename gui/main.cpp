@@ -34,8 +34,10 @@ void wait_until_loaded(MainWindow& window, bool planner_running) {
 void apply_start_options(MainWindow& window, const GuiOptions& options) {
   if (options.critical_path) window.set_critical_path(true);
   if (options.select_id) window.select_op_id(*options.select_id);
-  switch (options.panel) {
+  if (!options.panel) return;
+  switch (*options.panel) {
     case stowage::gui::StartPanel::kTimeline:
+      window.hide_panels();
       break;
     case stowage::gui::StartPanel::kPlan:
       window.show_panel("Plan");
@@ -52,7 +54,9 @@ void apply_start_options(MainWindow& window, const GuiOptions& options) {
 int take_screenshot(MainWindow& window, const GuiOptions& options) {
   wait_until_loaded(window, options.run_planner);
   apply_start_options(window, options);
-  QCoreApplication::processEvents();
+  // Hiding panels resizes the views, whose new sizes post further layout
+  // requests (the legend's height for its width): let them settle.
+  for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
   if (!window.grab().save(options.screenshot, "PNG")) {
     std::cerr << "stowage-gui: cannot write " << options.screenshot.toStdString() << '\n';
     return 73;

@@ -8,20 +8,19 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScrollBar>
 #include <QStatusBar>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrent>
 #include <iostream>
 
+#include "gui/diagnostics_summary.h"
 #include "gui/legend_bar.h"
+#include "gui/partition_names.h"
 #include "gui/view_export.h"
 
 namespace stowage::gui {
 namespace {
-
-QString diagnostics_text(const core::Diagnostics& d) {
-  return QString::fromStdString(core::to_string(d));
-}
 
 QDockWidget* dock(QMainWindow& window, const QString& title, QWidget* content) {
   auto* d = new QDockWidget(title, &window);
@@ -41,14 +40,15 @@ MainWindow::MainWindow(std::filesystem::path profiles, ErrorReporting errors, QW
   measured_ = new TimelineView(axis_);
   measured_->hide();
   memory_ = new MemoryView(axis_);
-  auto* splitter = new QSplitter(Qt::Vertical);
+  auto* splitter = splitter_ = new QSplitter(Qt::Vertical);
   splitter->addWidget(timeline_);
   splitter->addWidget(measured_);
   splitter->addWidget(memory_);
-  // The timelines keep the height their tracks need; memory takes the rest.
-  splitter->setStretchFactor(0, 0);
-  splitter->setStretchFactor(1, 0);
-  splitter->setStretchFactor(2, 1);
+  // Memory keeps its rows' default height (the splitter moves it); the
+  // timelines take the rest.
+  splitter->setStretchFactor(0, 1);
+  splitter->setStretchFactor(1, 1);
+  splitter->setStretchFactor(2, 0);
   view_area_ = new QWidget;
   auto* layout = new QVBoxLayout(view_area_);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -60,6 +60,7 @@ MainWindow::MainWindow(std::filesystem::path profiles, ErrorReporting errors, QW
   recent_ = new RecentFiles(this);
   build_docks();
   build_menus();
+  connect(memory_, &MemoryView::rowsChanged, this, &MainWindow::apply_default_heights);
   connect(timeline_, &TimelineView::selectionChanged, statusBar(),
           [this](const QString& s) { statusBar()->showMessage(s); });
   connect(measured_, &TimelineView::selectionChanged, statusBar(),
@@ -73,7 +74,7 @@ MainWindow::MainWindow(std::filesystem::path profiles, ErrorReporting errors, QW
 
 void MainWindow::build_docks() {
   plan_model_ = new PlanTableModel(this);
-  auto* table = new QTableView;
+  auto* table = plan_table_ = new QTableView;
   table->setModel(plan_model_);
   table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -85,9 +86,16 @@ void MainWindow::build_docks() {
   plan_layout->addWidget(table, 1);
   planner_ = new PlannerPanel(profiles_);
   compare_summary_ = new CompareSummaryView;
-  QDockWidget* plan_dock = dock(*this, tr("Plan"), plan_box);
+  op_errors_ = new OpErrorTable;
+  auto* compare_box = new QWidget;
+  auto* compare_layout = new QVBoxLayout(compare_box);
+  compare_layout->addWidget(compare_summary_);
+  compare_layout->addWidget(new QLabel(tr("Ops with the largest error (click one to show it):")));
+  compare_layout->addWidget(op_errors_, 1);
+  connect(op_errors_, &OpErrorTable::jumpTo, this, &MainWindow::show_measured_op);
+  QDockWidget* plan_dock = plan_dock_ = dock(*this, tr("Plan"), plan_box);
   QDockWidget* planner_dock = dock(*this, tr("Planner"), planner_);
-  QDockWidget* compare_dock = dock(*this, tr("Compare"), compare_summary_);
+  QDockWidget* compare_dock = dock(*this, tr("Compare"), compare_box);
   tabifyDockWidget(plan_dock, planner_dock);
   tabifyDockWidget(planner_dock, compare_dock);
   plan_dock->raise();
@@ -98,6 +106,13 @@ void MainWindow::build_docks() {
             set_measured(nullptr);
             if (doc) set_primary(std::move(doc));
           });
+  connect(planner_, &PlannerPanel::finished, this, &MainWindow::fit_panels_to_tables);
+  connect(planner_, &PlannerPanel::nothingFits, this, [this] {
+    if (!timeline_->document()) return;
+    timeline_->set_stale(
+        tr("Stale: the last planner run found nothing that fits (see the Planner panel); "
+           "this timeline is of the plan shown before it."));
+  });
 }
 
 void MainWindow::build_menus() {
@@ -132,6 +147,8 @@ void MainWindow::build_menus() {
                                      [this](bool on) { set_critical_path(on); });
   critical_action_->setCheckable(true);
   for (QAction* a : view->actions()) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  QMenu* panels = view->addMenu(tr("&Panels"));
+  for (QDockWidget* d : findChildren<QDockWidget*>()) panels->addAction(d->toggleViewAction());
 }
 
 void MainWindow::rebuild_recent_menu() {
@@ -169,7 +186,7 @@ void MainWindow::load(const QString& path, bool as_measured) {
 }
 
 void MainWindow::loaded(const core::Result<LoadedFile>& file, bool as_measured) {
-  if (!file) return report(tr("Cannot open file"), diagnostics_text(file.error()));
+  if (!file) return report(tr("Cannot open file"), file.error());
   if (file->plan) return set_plan(*file->plan, file->capacity);
   const bool measured =
       as_measured || (file->timeline->model.info.source == "measured" && timeline_->document());
@@ -191,7 +208,7 @@ void MainWindow::finish_load() {
       if (result)
         set_primary(*result);
       else
-        report(tr("Cannot simulate the plan"), diagnostics_text(result.error()));
+        report(tr("Cannot simulate the plan"), result.error());
       finish_load();
     });
     watcher->setFuture(
@@ -212,17 +229,33 @@ void MainWindow::set_primary(std::shared_ptr<const TimelineDocument> doc) {
   memory_->set_document(doc);
   if (const auto& measured = measured_->document()) set_measured(measured);
   refit_axis();
+  apply_default_heights();
+}
+
+// Memory gets its rows' default height, at most a third of the view; the
+// timelines share the rest in proportion to the heights their tracks need.
+void MainWindow::apply_default_heights() {
+  const int total = splitter_->height();
+  if (total <= 0) return;
+  const int memory = std::min(memory_->sizeHint().height(), total / 3);
+  const int primary = timeline_->sizeHint().height();
+  const int measured = measured_->isVisibleTo(this) ? measured_->sizeHint().height() : 0;
+  const int rest = total - memory;
+  const int measured_share = measured > 0 ? rest * measured / (primary + measured) : 0;
+  splitter_->setSizes({rest - measured_share, measured_share, memory});
 }
 
 void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
   const auto predicted = timeline_->document();
   measured_->set_document(doc);
+  memory_->set_measured(predicted && doc != predicted ? doc : nullptr);
   measured_->setVisible(doc != nullptr);
   legend_->set_comparing(doc != nullptr && predicted != nullptr);
   if (!doc || !predicted) {
     timeline_->set_counterpart(std::nullopt);
     measured_->set_counterpart(std::nullopt);
     compare_summary_->clear_comparison();
+    op_errors_->clear_comparison();
     if (doc && !predicted) set_primary(doc);
     return;
   }
@@ -230,13 +263,16 @@ void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
   timeline_->set_counterpart(Counterpart{.doc = doc, .compare = compare, .this_is_predicted = true});
   measured_->set_counterpart(Counterpart{.doc = predicted, .compare = compare, .this_is_predicted = false});
   compare_summary_->set_comparison(*compare);
+  op_errors_->set_comparison(*compare, doc->model);
+  fit_panels_to_tables();
   show_panel(tr("Compare"));
   refit_axis();
+  apply_default_heights();
 }
 
 void MainWindow::set_plan(const core::PlanFile& plan,
                           const std::array<std::optional<core::Bytes>, 3>& capacity) {
-  plan_model_->set_plan(plan);
+  plan_model_->set_plan(plan, partition_names(plan, core::ProfileCatalog(profiles_)));
   memory_->set_capacity(capacity);
   QString text = tr("<b>%1</b> on <b>%2</b>, training %3, ZeRO stage %4, %5 partitions")
                      .arg(QString::fromStdString(plan.model), QString::fromStdString(plan.machine),
@@ -250,6 +286,7 @@ void MainWindow::set_plan(const core::PlanFile& plan,
                 .arg(QString::fromStdString(plan.predicted->bounding_lane));
   }
   plan_summary_->setText(text);
+  fit_panels_to_tables();
   planner_->set_inputs(QString::fromStdString(plan.machine), QString::fromStdString(plan.model),
                        QString::fromStdString(plan.training));
 }
@@ -288,12 +325,46 @@ void MainWindow::show_panel(const QString& dock_name) {
   }
 }
 
-void MainWindow::report(const QString& title, const QString& text) {
+// The panels (tabbed in one dock area) get the width their widest table
+// needs to show every column whole, up to 45 % of the window. (The
+// planner's notes and the op error list's names wrap instead.)
+void MainWindow::fit_panels_to_tables() {
+  int needed = 0;
+  for (QTableView* t : std::initializer_list<QTableView*>{plan_table_, compare_summary_}) {
+    t->resizeColumnsToContents();
+    int w = 2 * t->frameWidth() + t->verticalScrollBar()->sizeHint().width() + 24;  // 24: the dock's margins
+    if (t->verticalHeader()->isVisible()) w += t->verticalHeader()->sizeHint().width();
+    for (int c = 0; c < t->model()->columnCount(); ++c) w += t->horizontalHeader()->sectionSize(c);
+    needed = std::max(needed, w);
+  }
+  resizeDocks({plan_dock_}, {std::clamp(needed, 430, width() * 45 / 100)}, Qt::Horizontal);
+}
+
+// Selects a measured op and fits the view to it and its neighbours.
+void MainWindow::show_measured_op(int32_t op) {
+  if (!measured_->document() || op < 0) return;
+  measured_->select(op);
+  measured_->zoom_to_selection();
+}
+
+void MainWindow::hide_panels() {
+  for (QDockWidget* d : findChildren<QDockWidget*>()) d->hide();
+}
+
+void MainWindow::report(const QString& title, const QString& text, const QString& details) {
   if (errors_ == ErrorReporting::kStderr) {
-    std::cerr << text.toStdString() << '\n';
+    std::cerr << (details.isEmpty() ? text : details).toStdString() << '\n';
     return;
   }
-  QMessageBox::critical(this, title, text);
+  QMessageBox box(QMessageBox::Critical, title, text, QMessageBox::Ok, this);
+  if (!details.isEmpty() && details != text) box.setDetailedText(details);
+  box.exec();
+}
+
+// Many problems are summarised by kind, with the whole list behind "Show Details".
+void MainWindow::report(const QString& title, const core::Diagnostics& diagnostics) {
+  report(title, QString::fromStdString(summarize(diagnostics)),
+         QString::fromStdString(core::to_string(diagnostics)));
 }
 
 void MainWindow::export_view(bool as_svg) {

@@ -5,6 +5,7 @@
 // files on worker threads.
 #pragma once
 
+#include <QDockWidget>
 #include <QFutureWatcher>
 #include <QLabel>
 #include <QMainWindow>
@@ -21,6 +22,7 @@
 #include "gui/file_loader.h"
 #include "gui/legend_bar.h"
 #include "gui/memory_view.h"
+#include "gui/op_error_table.h"
 #include "gui/plan_table_model.h"
 #include "gui/planner_panel.h"
 #include "gui/recent_files.h"
@@ -46,11 +48,17 @@ class MainWindow : public QMainWindow {
   void set_critical_path(bool on);
   void select_op_id(qint64 id);
   void show_panel(const QString& dock_name);
+  // Hides the Plan, Planner and Compare panels (View > Panels brings them back).
+  void hide_panels();
   [[nodiscard]] TimelineView& timeline() { return *timeline_; }
   [[nodiscard]] TimelineView& measured_timeline() { return *measured_; }
   [[nodiscard]] MemoryView& memory() { return *memory_; }
   [[nodiscard]] PlannerPanel& planner() { return *planner_; }
   [[nodiscard]] QWidget& view_area() { return *view_area_; }
+  [[nodiscard]] LegendBar& legend() { return *legend_; }
+  [[nodiscard]] QTableView& plan_table() { return *plan_table_; }
+  [[nodiscard]] QTableView& compare_table() { return *compare_summary_; }
+  [[nodiscard]] OpErrorTable& op_error_table() { return *op_errors_; }
 
  signals:
   void loadsFinished();
@@ -70,21 +78,29 @@ class MainWindow : public QMainWindow {
   void set_measured(std::shared_ptr<const TimelineDocument> doc);
   void set_plan(const core::PlanFile& plan, const std::array<std::optional<core::Bytes>, 3>& capacity);
   void refit_axis();
-  void report(const QString& title, const QString& text);
+  void apply_default_heights();
+  void fit_panels_to_tables();
+  void show_measured_op(int32_t op);
+  void report(const QString& title, const QString& text, const QString& details = {});
+  void report(const QString& title, const core::Diagnostics& diagnostics);
   void export_view(bool as_svg);
 
   std::filesystem::path profiles_;
   ErrorReporting errors_;
   AxisState axis_;
   QWidget* view_area_ = nullptr;
+  QSplitter* splitter_ = nullptr;
   LegendBar* legend_ = nullptr;
   TimelineView* timeline_ = nullptr;
   TimelineView* measured_ = nullptr;
   MemoryView* memory_ = nullptr;
   PlanTableModel* plan_model_ = nullptr;
   QLabel* plan_summary_ = nullptr;
+  QTableView* plan_table_ = nullptr;
+  QDockWidget* plan_dock_ = nullptr;
   PlannerPanel* planner_ = nullptr;
   CompareSummaryView* compare_summary_ = nullptr;
+  OpErrorTable* op_errors_ = nullptr;
   QAction* critical_action_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   RecentFiles* recent_ = nullptr;

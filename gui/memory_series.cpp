@@ -25,6 +25,12 @@ std::vector<std::optional<core::Bytes>> memory_columns(std::span<const MemoryPoi
   return out;
 }
 
+std::optional<core::Bytes> bytes_at(std::span<const MemoryPoint> series, SimTime t) {
+  const auto next = std::ranges::upper_bound(series, t, {}, &MemoryPoint::time);
+  if (next == series.begin()) return std::nullopt;
+  return std::prev(next)->bytes;
+}
+
 core::Bytes peak_of(std::span<const MemoryPoint> series) {
   core::Bytes peak;
   for (const MemoryPoint& p : series) peak = std::max(peak, p.bytes);

@@ -20,6 +20,10 @@ namespace stowage::gui {
                                                                      const TimeAxis& axis, int columns,
                                                                      SimTime end);
 
+// The bytes held at time `t`: the last sample at or before it; nullopt
+// before the first sample.
+[[nodiscard]] std::optional<core::Bytes> bytes_at(std::span<const MemoryPoint> series, SimTime t);
+
 [[nodiscard]] core::Bytes peak_of(std::span<const MemoryPoint> series);
 
 // Spans of time during which the series holds more than `capacity`.

@@ -30,14 +30,35 @@ std::string rate_line(const TraceOp& op) {
   return "rate: " + core::format_flops_rate(op.flops / took);
 }
 
+// "tensor class: param16", or "tensor classes: master32 + adam_m + adam_v
+// (1.27 GB each)" when the op moves equal parts of several.
+std::string classes_line(const TraceOp& op) {
+  const std::vector<core::TensorClass> classes = tensor_classes_moved(op);
+  if (classes.empty()) return {};
+  if (classes.size() == 1) return "tensor class: " + std::string(core::to_string(classes.front())) + "\n";
+  std::string text = "tensor classes: ";
+  for (size_t i = 0; i < classes.size(); ++i)
+    text += (i ? " + " : "") + std::string(core::to_string(classes[i]));
+  const auto parts = static_cast<int64_t>(classes.size());
+  return text + " (" + core::format_bytes(op.bytes / parts) + " each)\n";
+}
+
 }  // namespace
+
+std::vector<core::TensorClass> tensor_classes_moved(const TraceOp& op) {
+  using core::TensorClass;
+  if (op.kind == core::OpKind::kReadStates || op.kind == core::OpKind::kWriteStates)
+    return {TensorClass::kMaster32, TensorClass::kAdamM, TensorClass::kAdamV};
+  if (op.tensor_class) return {*op.tensor_class};
+  return {};
+}
 
 std::string op_tooltip(const TraceOp& op, std::string_view name) {
   std::string text = std::string(name) + "\n";
   text += std::string(core::to_string(op.kind)) + " on " + std::string(core::to_string(op.lane)) + "\n";
   text +=
       "partition: " + (op.partition >= 0 ? std::to_string(op.partition) : std::string("whole layer")) + "\n";
-  if (op.tensor_class) text += "tensor class: " + std::string(core::to_string(*op.tensor_class)) + "\n";
+  text += classes_line(op);
   if (is_transfer(op.lane) || op.flops.count() <= 0) {
     text += "bytes: " + core::format_bytes(op.bytes) + "\n";
   } else {
@@ -63,8 +84,8 @@ std::string difference_line(const TraceOp& self, const TraceOp& other, const std
 }
 
 std::string run_tooltip(int count, SimTime busy, SimTime begin, SimTime end) {
-  return std::to_string(count) + " ops merged: " + format_time(busy) + " busy in [" + format_time(begin) + ", " +
-         format_time(end) + "]\nzoom in to see them one by one";
+  return std::to_string(count) + " ops merged: " + format_time(busy) + " busy in [" + format_time(begin) +
+         ", " + format_time(end) + "]\nzoom in to see them one by one";
 }
 
 }  // namespace stowage::gui

@@ -6,10 +6,17 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gui/trace_model.h"
 
 namespace stowage::gui {
+
+// The tensor classes a transfer moves. A trace names one per op; the op's
+// kind says when it moves more: reading or writing optimizer states moves
+// master32, adam_m and adam_v of its partition together (core/schedule.h,
+// OpKind::kReadStates), 4 bytes per parameter each.
+[[nodiscard]] std::vector<core::TensorClass> tensor_classes_moved(const TraceOp& op);
 
 // Lines separated by '\n'; `name` is the op's name (TraceModel::text(op.name)).
 [[nodiscard]] std::string op_tooltip(const TraceOp& op, std::string_view name);

@@ -26,9 +26,11 @@ core::Tier tier_of(const core::PartitionPolicy& p, core::TensorClass c) {
 
 }  // namespace
 
-void PlanTableModel::set_plan(std::optional<core::PlanFile> plan) {
+void PlanTableModel::set_plan(std::optional<core::PlanFile> plan, std::vector<std::string> names) {
   beginResetModel();
   plan_ = std::move(plan);
+  names_ = plan_ && names.size() == plan_->policy.partitions.size() ? std::move(names)
+                                                                    : std::vector<std::string>{};
   endResetModel();
 }
 
@@ -54,7 +56,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole:
       return QString::fromStdString(std::string(core::to_string(tier)));
     case Qt::BackgroundRole:
-      return color_of(tier).lighter(160);
+      return background_of(tier);
     case Qt::TextAlignmentRole:
       return int(Qt::AlignCenter);
     default:
@@ -64,8 +66,12 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (role != Qt::DisplayRole) return {};
-  if (orientation == Qt::Vertical) return QString::number(section);
-  if (section == kOptimizerColumn) return QStringLiteral("optimizer on");
+  if (orientation == Qt::Vertical) {
+    if (section >= 0 && static_cast<size_t>(section) < names_.size())
+      return QString::fromStdString(names_[static_cast<size_t>(section)]);
+    return QString::number(section);
+  }
+  if (section == kOptimizerColumn) return QStringLiteral("optimizer\non");
   return QString::fromStdString(std::string(core::to_string(kColumns[static_cast<size_t>(section)])));
 }
 

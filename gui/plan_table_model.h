@@ -1,10 +1,13 @@
 // The plan as a table: one row per partition, one column per tensor class
 // (param16, grad16, master32, adam_m, adam_v) showing the tier it rests on,
-// coloured by tier, and a column for where the optimizer runs.
+// coloured by tier, and a column for where the optimizer runs. Rows are
+// named by partition ("layers.3") when the names are known.
 #pragma once
 
 #include <QAbstractTableModel>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/plan_file.h"
 
@@ -14,7 +17,8 @@ class PlanTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   using QAbstractTableModel::QAbstractTableModel;
-  void set_plan(std::optional<core::PlanFile> plan);
+  // `names`: one per partition (partition_names.h), or empty to number the rows.
+  void set_plan(std::optional<core::PlanFile> plan, std::vector<std::string> names = {});
   [[nodiscard]] const std::optional<core::PlanFile>& plan() const { return plan_; }
 
   [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
@@ -24,6 +28,7 @@ class PlanTableModel : public QAbstractTableModel {
 
  private:
   std::optional<core::PlanFile> plan_;
+  std::vector<std::string> names_;
 };
 
 }  // namespace stowage::gui

@@ -11,6 +11,10 @@
 namespace stowage::gui {
 namespace {
 
+// The drive the advice suggests when a machine has none: the one `stowage
+// plan` suggests (cli/plan_report.cpp).
+constexpr const char* kSpareDrive = "samsung-990-pro-4tb";
+
 struct Inputs {
   core::MachineSpec machine;
   core::ModelSpec model;
@@ -101,6 +105,8 @@ core::Result<PlannerOutcome> run_planner(const PlannerRequest& request, std::sto
     auto timeline = simulate_policy(best.candidate.policy, *in, best.candidate.training, best.candidate.name);
     if (!timeline) return std::unexpected(timeline.error());
     out.timeline = std::move(*timeline);
+  } else if (auto spare = catalog.nvme(kSpareDrive)) {
+    out.advice = planner::advise(in->machine, in->model, in->training, out.result, *spare);
   }
   progress({.stage = PlannerStage::kDone});
   return out;

@@ -18,6 +18,7 @@
 #include "core/plan_file.h"
 #include "core/profile_catalog.h"
 #include "gui/trace_model.h"
+#include "planner/advice.h"
 #include "planner/search.h"
 
 namespace stowage::gui {
@@ -37,6 +38,9 @@ struct PlannerOutcome {
   std::optional<core::PlanFile> plan;  // absent when nothing fits or cancelled
   std::optional<TraceModel> timeline;  // the chosen plan, simulated to steady state
   bool cancelled = false;              // a stop was requested; result.cancelled when it stopped the search
+  // When nothing fits: the changes that would make it fit, each re-planned,
+  // as `stowage plan` prints them (planner/advice.h).
+  std::vector<planner::Advice> advice;
 };
 
 struct PlannerProgressReport {

@@ -59,8 +59,12 @@ PlannerPanel::PlannerPanel(std::filesystem::path profiles, QWidget* parent)
   results_ = new QTableWidget(0, 5);
   results_->setHorizontalHeaderLabels({tr("plan"), tr("fits"), tr("step time"), tr("tokens/s"), tr("note")});
   results_->verticalHeader()->hide();
+  // Notes can be long (the chosen plan's description): they wrap in the
+  // last column, which takes the width left, and rows grow to hold them.
   results_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  results_->horizontalHeader()->setStretchLastSection(true);
+  results_->horizontalHeader()->setSectionResizeMode(4, QHeaderView::Stretch);
+  results_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  results_->setWordWrap(true);
 
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(run_);
@@ -168,7 +172,8 @@ void PlannerPanel::show_reply() {
   const PlannerOutcome& out = *reply->outcome;
   show_baselines(out);
   if (!out.result.best) {
-    status_->setText(tr("Nothing fits on this machine: see the table for what each placement needs."));
+    status_->setText(nothing_fits_text(out));
+    emit nothingFits();
   } else {
     const planner::Evaluation& best = *out.result.best;
     status_->setText(
@@ -179,6 +184,22 @@ void PlannerPanel::show_reply() {
     emit planReady(*out.plan, reply->timeline);
   }
   emit finished();
+}
+
+// As `stowage plan` says it: each change that would make a plan fit, with
+// the re-planned step time or what still overflows.
+QString PlannerPanel::nothing_fits_text(const PlannerOutcome& out) const {
+  QString text = tr("Nothing fits on this machine (the table says what each baseline needs).");
+  if (out.advice.empty()) return text;
+  text += tr("\nChanges that would make it fit (re-planned):");
+  for (const planner::Advice& a : out.advice) {
+    text += QStringLiteral("\n- %1: ").arg(QString::fromStdString(a.change));
+    text += a.step_seconds
+                ? tr("fits, step time %1")
+                      .arg(QString::fromStdString(core::format_seconds(core::Seconds(*a.step_seconds))))
+                : tr("still does not fit (%1)").arg(QString::fromStdString(a.still));
+  }
+  return text;
 }
 
 void PlannerPanel::show_baselines(const PlannerOutcome& out) {

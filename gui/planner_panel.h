@@ -45,10 +45,13 @@ class PlannerPanel : public QWidget {
  signals:
   void planReady(const core::PlanFile& plan, std::shared_ptr<const TimelineDocument> timeline);
   void finished();
+  // The run found nothing that fits: a timeline shown from an earlier plan is stale.
+  void nothingFits();
 
  private:
   QComboBox* chooser(core::ProfileKind kind, const QString& initial);
   void progress_changed(const PlannerProgressReport& report);
+  [[nodiscard]] QString nothing_fits_text(const PlannerOutcome& out) const;
   void show_reply();
   void show_baselines(const PlannerOutcome& outcome);
 

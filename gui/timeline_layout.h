@@ -19,11 +19,11 @@ struct LayoutRow {
 };
 
 struct LayoutMetrics {
-  double ruler_height = 26;
+  double ruler_height = 44;  // time labels (24) over the step strip (20): RulerMetrics
   double track_height = 22;
   double track_gap = 2;
   double header_height = 18;
-  double label_width = 120;  // the column of track names left of the plotting area
+  double label_width = 170;  // the column of track names (and busy shares) left of the plotting area
 };
 
 class TimelineLayout {

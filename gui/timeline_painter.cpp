@@ -10,8 +10,7 @@
 namespace stowage::gui {
 namespace {
 
-constexpr double kTickSpacing = 110;  // pixels between ruler labels, at least
-constexpr double kNameAbove = 48;     // boxes wider than this show the op's name
+constexpr double kNameAbove = 48;  // boxes wider than this show the op's name
 
 void draw_arrow(QPainter& painter, QPointF from, QPointF to, const QColor& color) {
   painter.setPen(QPen(color, 1.5));
@@ -35,34 +34,52 @@ int TimelinePainter::paint(QPainter& painter, int width, const TimelineHighlight
   for (const LayoutRow& row : layout_.rows()) {
     if (row.kind == LayoutRow::Kind::kTrack) drawn += paint_track(painter, row, highlight);
   }
-  painter.setRenderHint(QPainter::Antialiasing, true);
+  const RulerPainter rule = ruler(width);
+  rule.paint_step_lines(painter, layout_.metrics().ruler_height, layout_.height());
   if (highlight.critical_path) paint_critical_path(painter);
+  painter.setRenderHint(QPainter::Antialiasing, true);
   paint_selection(painter, highlight.selection);
   painter.restore();
-  paint_ruler(painter, width);
+  rule.paint(painter);
+  painter.fillRect(QRectF(0, 0, left, layout_.metrics().ruler_height - 0.5), QColor(0xee, 0xee, 0xee));
+  painter.setPen(QColor(0x33, 0x33, 0x33));
+  painter.drawText(
+      QRectF(6, 0, left - 8, layout_.metrics().ruler_height), Qt::AlignVCenter | Qt::AlignLeft,
+      QString::fromStdString(doc_.model.info.source.empty() ? "timeline" : doc_.model.info.source));
   return drawn;
 }
 
-void TimelinePainter::paint_ruler(QPainter& painter, int width) const {
-  const double h = layout_.metrics().ruler_height, left = layout_.metrics().label_width;
-  painter.fillRect(QRectF(0, 0, width, h), QColor(0xee, 0xee, 0xee));
-  painter.setPen(QColor(0x88, 0x88, 0x88));
-  painter.drawLine(QPointF(0, h - 0.5), QPointF(width, h - 0.5));
-  painter.save();
-  painter.setClipRect(QRectF(left, 0, width - left, layout_.height()));
-  for (const Tick& tick : ticks(axis_, kTickSpacing)) {
-    const double x = left + tick.pixel;
-    painter.setPen(QColor(0x66, 0x66, 0x66));
-    painter.drawLine(QPointF(x, h - 8), QPointF(x, h));
-    painter.drawText(QPointF(x + 3, h - 10), QString::fromStdString(tick.label));
-    painter.setPen(QColor(0xe2, 0xe2, 0xe2));
-    painter.drawLine(QPointF(x, h), QPointF(x, layout_.height()));
+RulerPainter TimelinePainter::ruler(int width) const {
+  const double ruler_height = layout_.metrics().ruler_height;
+  return RulerPainter(axis_, doc_.steps,
+                      {.left = layout_.metrics().label_width,
+                       .right = static_cast<double>(width),
+                       .time_height = ruler_height - RulerMetrics{}.step_height,
+                       .step_height = RulerMetrics{}.step_height});
+}
+
+bool TimelinePainter::first_of_lane(int32_t track) const {
+  const auto& tracks = doc_.model.tracks;
+  const Track& t = tracks[static_cast<size_t>(track)];
+  for (int32_t i = 0; i < track; ++i) {
+    if (tracks[static_cast<size_t>(i)].lane == t.lane && tracks[static_cast<size_t>(i)].rank == t.rank)
+      return false;
   }
-  painter.restore();
-  painter.setPen(QColor(0x33, 0x33, 0x33));
-  painter.drawText(
-      QRectF(6, 0, left - 8, h), Qt::AlignVCenter | Qt::AlignLeft,
-      QString::fromStdString(doc_.model.info.source.empty() ? "timeline" : doc_.model.info.source));
+  return true;
+}
+
+double TimelinePainter::busy_share(int32_t track) const {
+  const SimTime begin = std::max(axis_.visible_begin(), doc_.model.begin_time());
+  const SimTime end = std::min(axis_.visible_end(), doc_.model.end_time());
+  const Track& t = doc_.model.tracks[static_cast<size_t>(track)];
+  const BusyTime* busy = first_of_lane(track) ? doc_.busy.of(t.rank, t.lane) : nullptr;
+  if (!busy && static_cast<size_t>(track) < doc_.busy.by_track.size())
+    busy = &doc_.busy.by_track[static_cast<size_t>(track)];
+  return busy ? busy->share_in(begin, end) : 0;
+}
+
+QString TimelinePainter::busy_text(int32_t track) const {
+  return QStringLiteral("%1 %").arg(std::lround(busy_share(track) * 100));
 }
 
 void TimelinePainter::paint_rows(QPainter& painter, int width) const {
@@ -82,12 +99,28 @@ void TimelinePainter::paint_rows(QPainter& painter, int width) const {
     }
     painter.fillRect(QRectF(0, row.top, width, row.height),
                      row.index % 2 ? QColor(0xf2, 0xf4, 0xf7) : QColor(Qt::white));
-    painter.setPen(QColor(0x22, 0x22, 0x22));
-    const Track& track = doc_.model.tracks[static_cast<size_t>(row.index)];
-    painter.drawText(label, Qt::AlignVCenter | Qt::AlignLeft, QString::fromStdString(track.name));
+    paint_track_label(painter, row);
   }
   painter.setPen(QColor(0xbb, 0xbb, 0xbb));
   painter.drawLine(QPointF(left - 0.5, 0), QPointF(left - 0.5, layout_.height()));
+}
+
+// The track's name on the left, its busy share in view on the right of the
+// label column; the lane's first track in bold, as it speaks for the lane.
+void TimelinePainter::paint_track_label(QPainter& painter, const LayoutRow& row) const {
+  const QRectF label(6, row.top, layout_.metrics().label_width - 12, row.height);
+  const Track& track = doc_.model.tracks[static_cast<size_t>(row.index)];
+  const QString share = busy_text(row.index);
+  painter.save();
+  painter.setPen(QColor(0x22, 0x22, 0x22));
+  const QFontMetricsF metrics(painter.font());
+  const double share_width = metrics.horizontalAdvance(QStringLiteral("100 %"));
+  painter.drawText(label.adjusted(0, 0, -share_width - 4, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                   metrics.elidedText(QString::fromStdString(track.name), Qt::ElideRight,
+                                      label.width() - share_width - 4));
+  painter.setPen(QColor(0x44, 0x44, 0x44));
+  painter.drawText(label, Qt::AlignVCenter | Qt::AlignRight, share);
+  painter.restore();
 }
 
 // The LOD level under 3 pixels, then what is still narrower than 3 pixels
@@ -142,37 +175,42 @@ void TimelinePainter::paint_change(QPainter& painter, const QRectF& box, Duratio
                    change == DurationChange::kSlower ? slower_color() : faster_color());
 }
 
-int TimelinePainter::paint_track(QPainter& painter, const LayoutRow& row, const TimelineHighlight& highlight) const {
-  const auto t = static_cast<size_t>(row.index);
-  const Track& track = doc_.model.tracks[t];
+int TimelinePainter::paint_track(QPainter& painter, const LayoutRow& row,
+                                 const TimelineHighlight& highlight) const {
+  const Track& track = doc_.model.tracks[static_cast<size_t>(row.index)];
   const QRectF band(0, row.top + 2, 0, row.height - 4);
+  const bool dim = highlight.critical_path;
   int drawn = 0;
-  const auto flush = [&](const DrawnBox& b) {
-    const QColor color = color_of(b.category);
+  for (const DrawnBox& b : track_boxes(row.index)) {
+    const QColor color = dim ? dimmed(color_of(b.category)) : color_of(b.category);
     const QRectF r(b.x0, band.top(), std::max(1.0, b.x1 - b.x0), band.height());
+    ++drawn;
     if (b.count > 1) {
       painter.fillRect(r, color.lighter(118));
-    } else {
-      painter.fillRect(r, color);
-      if (r.width() >= 4) {
-        painter.setPen(color.darker(140));
-        painter.drawRect(r.adjusted(0, 0, -1, -1));
-      }
-      const auto op = static_cast<size_t>(track.ops[static_cast<size_t>(b.first)]);
-      if (highlight.changes && op < highlight.changes->size()) paint_change(painter, r, (*highlight.changes)[op]);
-      if (r.width() > kNameAbove) {
-        const QRectF visible =
-            r.intersected(QRectF(layout_.metrics().label_width, r.top(), axis_.width(), r.height()));
-        painter.setPen(Qt::white);
-        painter.drawText(visible.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                         painter.fontMetrics().elidedText(QString::fromUtf8(doc_.model.text(doc_.model.ops[op].name)),
-                                                          Qt::ElideRight, static_cast<int>(visible.width()) - 5));
-      }
+      continue;
     }
-    ++drawn;
-  };
-  for (const DrawnBox& b : track_boxes(row.index)) flush(b);
+    painter.fillRect(r, color);
+    if (r.width() >= 4) {
+      painter.setPen(color.darker(140));
+      painter.drawRect(r.adjusted(0, 0, -1, -1));
+    }
+    const auto op = track.ops[static_cast<size_t>(b.first)];
+    if (highlight.changes && static_cast<size_t>(op) < highlight.changes->size())
+      paint_change(painter, r, (*highlight.changes)[static_cast<size_t>(op)]);
+    if (!dim) paint_name(painter, r, op, color);
+  }
   return drawn;
+}
+
+void TimelinePainter::paint_name(QPainter& painter, const QRectF& r, int32_t op, const QColor& fill) const {
+  if (r.width() <= kNameAbove) return;
+  const QRectF visible =
+      r.intersected(QRectF(layout_.metrics().label_width, r.top(), axis_.width(), r.height()));
+  painter.setPen(text_color_on(fill));
+  painter.drawText(visible.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                   painter.fontMetrics().elidedText(
+                       QString::fromUtf8(doc_.model.text(doc_.model.ops[static_cast<size_t>(op)].name)),
+                       Qt::ElideRight, static_cast<int>(visible.width()) - 5));
 }
 
 std::optional<QRectF> TimelinePainter::op_rect(int32_t op) const {
@@ -208,7 +246,9 @@ void TimelinePainter::paint_selection(QPainter& painter, const Selection& select
   painter.drawRect(self->adjusted(-1, -1, 1, 1));
 }
 
-// The path's ops run one after another, so their ends ascend: drawing starts
+// Over the dimmed timeline the path's ops are drawn again in full colour
+// with a black outline, and black links join them. The ops run one after
+// another, so their ends ascend: drawing starts
 // at the first op that ends in view (and the one before, for the link into
 // it) and stops past the view. Consecutive path ops on one track less than
 // a pixel apart are drawn as one outline, so a long path costs no more than
@@ -221,12 +261,14 @@ void TimelinePainter::paint_critical_path(QPainter& painter) const {
   if (it != path.begin()) --it;
   std::optional<QRectF> run;
   int32_t run_track = -1;
+  OpCategory run_category = OpCategory::kCompute;
   std::optional<QPointF> exit;
   const auto flush = [&] {
     if (!run) return;
-    painter.setPen(QPen(critical_color(), 1.5));
+    painter.fillRect(*run, color_of(run_category));
+    painter.setPen(QPen(critical_color(), 1));
     if (exit) painter.drawLine(*exit, QPointF(run->left(), run->center().y()));
-    painter.setPen(QPen(critical_color(), 2));
+    painter.setPen(QPen(critical_color(), 1.5));
     painter.setBrush(Qt::NoBrush);
     painter.drawRect(*run);
     exit = QPointF(run->right(), run->center().y());
@@ -242,6 +284,7 @@ void TimelinePainter::paint_critical_path(QPainter& painter) const {
     flush();
     run = r;
     run_track = op.track;
+    run_category = op.category;
     if (op.start > axis_.visible_end()) break;
   }
   flush();

@@ -1,7 +1,8 @@
-// Paints a timeline: the time ruler, a labelled row per track (rank
-// headers when there are several ranks), ops as boxes coloured by category,
-// runs of ops narrower than 3 pixels merged, and the highlights of a
-// selection and of the critical path. Stateless between calls: everything
+// Paints a timeline: the time ruler with its step strip (ruler_painter.h),
+// a labelled row per track with its busy share in view (rank headers when
+// there are several ranks), ops as boxes coloured by category, runs of ops
+// narrower than 3 pixels merged, and the highlights of a selection and of
+// the critical path (everything off the path dimmed). Stateless between calls: everything
 // it draws comes from the document, the layout, the axis and the highlight.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "gui/compare_model.h"
+#include "gui/ruler_painter.h"
 #include "gui/selection.h"
 #include "gui/time_axis.h"
 #include "gui/timeline_document.h"
@@ -35,7 +37,7 @@ inline constexpr double kMergeBelowPixels = 3.0;
 struct DrawnBox {
   double x0 = 0, x1 = 0;  // widget x
   int count = 0;
-  int32_t first = 0;  // position in Track::ops of the first op
+  int32_t first = 0;           // position in Track::ops of the first op
   SimTime start = 0, end = 0;  // ns: from the first op's start to the last end
   SimTime busy = 0;            // ns: the merged ops' durations summed
   SimTime lead = 0;            // the longest merged op's duration, ns: it gives the category
@@ -60,10 +62,20 @@ class TimelinePainter {
   // The box drawn under widget x on track `track`, within `slack` pixels.
   [[nodiscard]] std::optional<DrawnBox> box_at(int32_t track, double x, double slack = 1.0) const;
 
+  // The share of the visible span (clipped to the data) that track `track`'s
+  // lane was busy, 0..1, as its header shows it: the whole lane (its slots'
+  // union) on the lane's first track, the slot alone on the others.
+  [[nodiscard]] double busy_share(int32_t track) const;
+  // The text of a track's header: "nvme.read" and "99 %".
+  [[nodiscard]] QString busy_text(int32_t track) const;
+  [[nodiscard]] RulerPainter ruler(int width) const;
+
  private:
-  void paint_ruler(QPainter& painter, int width) const;
   void paint_rows(QPainter& painter, int width) const;
+  void paint_track_label(QPainter& painter, const LayoutRow& row) const;
   int paint_track(QPainter& painter, const LayoutRow& row, const TimelineHighlight& highlight) const;
+  void paint_name(QPainter& painter, const QRectF& box, int32_t op, const QColor& fill) const;
+  [[nodiscard]] bool first_of_lane(int32_t track) const;
   void paint_change(QPainter& painter, const QRectF& box, DurationChange change) const;
   void paint_selection(QPainter& painter, const Selection& selection) const;
   void paint_critical_path(QPainter& painter) const;

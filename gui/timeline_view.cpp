@@ -40,6 +40,7 @@ void TimelineView::set_document(std::shared_ptr<const TimelineDocument> doc) {
   doc_ = std::move(doc);
   layout_ = TimelineLayout(doc_ ? doc_->model : empty_document().model, {});
   highlight_.selection = {};
+  stale_.clear();
   setMinimumHeight(static_cast<int>(std::max(120.0, layout_.height())));
   updateGeometry();
   update();
@@ -53,6 +54,11 @@ void TimelineView::set_counterpart(std::optional<Counterpart> other) {
     highlight_.changes = std::shared_ptr<const std::vector<DurationChange>>(
         counterpart_->compare, &counterpart_->compare->measured_changes());
   }
+  update();
+}
+
+void TimelineView::set_stale(const QString& note) {
+  stale_ = note;
   update();
 }
 
@@ -109,8 +115,10 @@ QString TimelineView::tooltip_at(QPointF point) const {
   // A run merged at this zoom speaks for its ops; the nearest op alone would mislead.
   if (const std::optional<int32_t> track = layout_.track_at(point.y());
       doc_ && track && point.x() >= layout_.metrics().label_width) {
-    const std::optional<DrawnBox> box = TimelinePainter(*doc_, layout_, axis_.axis()).box_at(*track, point.x());
-    if (box && box->count > 1) return QString::fromStdString(run_tooltip(box->count, box->busy, box->start, box->end));
+    const std::optional<DrawnBox> box =
+        TimelinePainter(*doc_, layout_, axis_.axis()).box_at(*track, point.x());
+    if (box && box->count > 1)
+      return QString::fromStdString(run_tooltip(box->count, box->busy, box->start, box->end));
   }
   const std::optional<int32_t> op = op_at_point(point);
   if (!op) return {};
@@ -158,15 +166,33 @@ void TimelineView::paintEvent(QPaintEvent*) {
     return;
   }
   TimelinePainter(*doc_, layout_, axis_.axis()).paint(painter, width(), highlight_);
+  if (!stale_.isEmpty()) {
+    // Over the tracks, under the ruler: the whole width, amber, impossible to miss.
+    const QRectF banner(0, layout_.metrics().ruler_height, width(), 22);
+    painter.fillRect(banner, QColor(0xff, 0xd5, 0x4f, 235));
+    painter.setPen(QColor(0x33, 0x22, 0x00));
+    painter.drawText(banner.adjusted(8, 0, -8, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                     painter.fontMetrics().elidedText(stale_, Qt::ElideRight, width() - 16));
+  }
   if (const auto band = interaction_.rubber_band()) {
     painter.fillRect(QRectF(band->first, 0, band->second - band->first, height()),
                      QColor(0x30, 0x60, 0xc0, 50));
   }
 }
 
+// A view that showed everything (fit all) still does after a resize, such as
+// the panels closing; one zoomed in keeps its start and scale.
 void TimelineView::resizeEvent(QResizeEvent*) {
   const double plot = std::max(1.0, width() - layout_.metrics().label_width);
-  if (axis_.axis().width() != plot) axis_.update([&](TimeAxis& a) { a.set_width(plot); });
+  const TimeAxis& a = axis_.axis();
+  if (a.width() == plot) return;
+  const bool showed_all = doc_ && a.visible_begin() <= a.bounds_begin() &&
+                          a.visible_end() >= a.bounds_end() &&
+                          a.visible_end() - a.visible_begin() <= 2 * (a.bounds_end() - a.bounds_begin());
+  axis_.update([&](TimeAxis& axis) {
+    axis.set_width(plot);
+    if (showed_all) axis.fit_all();
+  });
 }
 
 void TimelineView::wheelEvent(QWheelEvent* event) {

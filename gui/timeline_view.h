@@ -33,11 +33,16 @@ class TimelineView : public QWidget {
   [[nodiscard]] const std::shared_ptr<const TimelineDocument>& document() const { return doc_; }
   void set_counterpart(std::optional<Counterpart> other);
   void set_critical_path(bool on);
+  // Marks the timeline as no longer matching what the user asked for (a
+  // planner run found nothing): a banner says `note`. A new document clears it.
+  void set_stale(const QString& note);
+  [[nodiscard]] const QString& stale_note() const { return stale_; }
   [[nodiscard]] bool critical_path() const { return highlight_.critical_path; }
   // Selects op `op` (an index into the model) or clears the selection.
   void select(std::optional<int32_t> op);
   [[nodiscard]] const TimelineHighlight& highlight() const { return highlight_; }
   [[nodiscard]] const TimelineLayout& timeline_layout() const { return layout_; }
+  [[nodiscard]] const AxisState& axis_state() const { return axis_; }
   // Fits the axis to the selected op with what it waits on and what waits on it.
   void zoom_to_selection();
   // The op under a widget point, if any.
@@ -70,6 +75,7 @@ class TimelineView : public QWidget {
   TimelineLayout layout_;
   TimelineHighlight highlight_;
   TimelineInteraction interaction_;
+  QString stale_;
 };
 
 }  // namespace stowage::gui

@@ -71,7 +71,7 @@ const Evaluation* closest(const PlanResult& result) {
 
 std::vector<Advice> advise(const core::MachineSpec& machine, const core::ModelSpec& model,
                            const core::TrainingSpec& training, const PlanResult& result,
-                           const core::NvmeSpec& spare_drive) {
+                           const std::optional<core::NvmeSpec>& spare_drive) {
   std::vector<Advice> out;
   if (result.best) return out;
   // Grow the tier that stops the closest candidate by what it lacks.
@@ -83,11 +83,13 @@ std::vector<Advice> advise(const core::MachineSpec& machine, const core::ModelSp
     out.push_back(grow(machine, model, training, *near, core::Tier::kCpu));
   }
   // NVMe: a drive where there is none, or larger drives where they fill up.
-  if (machine.nvme_count == 0) {
+  if (machine.nvme_count == 0 && spare_drive) {
     core::MachineSpec with = machine;
-    with.nvme = spare_drive;
+    with.nvme = *spare_drive;
     with.nvme_count = 1;
-    out.push_back(replan("add one " + spare_drive.label + " (" + core::format_bytes(spare_drive.capacity) + ")", with, model, training));
+    out.push_back(
+        replan("add one " + spare_drive->label + " (" + core::format_bytes(spare_drive->capacity) + ")", with,
+               model, training));
   } else if (near != nullptr && near->overflow == core::Tier::kNvme) {
     core::MachineSpec bigger = machine;
     const Bytes per_drive = round_up(Bytes((near->capacity + near->overflow_bytes).count() / machine.nvme_count),

@@ -25,9 +25,10 @@ struct Advice {
 // Null when some candidate fits.
 const Evaluation* closest(const PlanResult& result);
 
-// `spare_drive` is the drive to suggest when the machine has none.
+// `spare_drive` is the drive to suggest when the machine has none; without
+// one, adding a drive is not suggested.
 std::vector<Advice> advise(const core::MachineSpec& machine, const core::ModelSpec& model,
                            const core::TrainingSpec& training, const PlanResult& result,
-                           const core::NvmeSpec& spare_drive);
+                           const std::optional<core::NvmeSpec>& spare_drive);
 
 }  // namespace stowage::planner

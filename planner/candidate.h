@@ -32,7 +32,8 @@ struct Evaluation {
   std::optional<core::Tier> overflow;   // the tier that overflowed
   core::Bytes overflow_bytes;           // by how much, per rank for gpu, per machine otherwise
   core::Bytes nvme_bytes_written;       // per step, whole machine
-  // When it overflows: the op that crossed the line and who held the tier
+  // When it overflows: the op that crossed the line (empty when what rests
+  // on the tier from the start is already too much) and who held the tier
   // then (largest first, per rank).
   std::string overflow_op;
   std::vector<std::pair<std::string, core::Bytes>> holders;

@@ -94,9 +94,9 @@ namespace {
 constexpr double kResolution = 0.005;
 
 // A candidate the memory model's floor rules out, with by how much.
-std::optional<Evaluation> too_big(const Candidate& c, const core::MachineSpec& machine, const core::Workload& w,
+std::optional<Evaluation> too_big(const Candidate& c, const core::MachineSpec& machine,
+                                  const std::array<core::Bytes, 3>& need,
                                   const std::array<core::Bytes, 3>& have) {
-  const std::array<core::Bytes, 3> need = memory_floor(c, machine, w);
   // Report the tier that is short by the largest factor: it is what stops
   // this candidate, and what makes it close to fitting or far from it.
   std::optional<Tier> worst;
@@ -143,8 +143,9 @@ Candidate with_sub_groups(const Candidate& c, const core::Workload& w, int64_t g
 // the number of pinned staging buffers, and splitting big layers into
 // sub-groups so optimizer I/O starts sooner. Only when the plan leaves room:
 // a step within 5 % of its lower bound has nothing left for them to win.
-// At most this many variants: 2 buffer counts and 2 sub-group sizes.
-constexpr int kRefinements = 4;
+// At most this many variants: 2 buffer counts, 2 sub-group sizes and a
+// speculative update.
+constexpr int kRefinements = 5;
 
 template <class Consider, class GoOn>
 void refine(PlanResult& result, const core::MachineSpec& machine, const core::ModelSpec& model, Consider& consider,
@@ -164,6 +165,16 @@ void refine(PlanResult& result, const core::MachineSpec& machine, const core::Mo
                                     [](const PartitionPolicy& p) { return p.optimizer == OptimizerDevice::kCpu; });
   if (offloads && best.policy.sub_group_params == 0) {
     for (int64_t parts : {2, 4}) variants.push_back(with_sub_groups(best, w, (w.largest_layer_params() + parts - 1) / parts));
+  }
+  // Speculative updates: CPU optimizers start before the step's gradient
+  // check, for rollback copies of their states (12 B per parameter) until
+  // it passes. Worth it when those optimizers wait on the check.
+  const bool checked = best.training.precision == core::Precision::kFp16 || best.training.max_grad_norm > 0;
+  if (offloads && checked && !best.policy.speculative_update) {
+    Candidate c = best;
+    c.policy.speculative_update = true;
+    c.name += ", speculative update";
+    variants.push_back(c);
   }
   for (const Candidate& c : variants) {
     if (!go_on()) return;
@@ -186,34 +197,10 @@ std::vector<Candidate> baseline_candidates(const core::MachineSpec& machine, con
   return out;
 }
 
-PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model, const core::TrainingSpec& training,
-                  const SearchOptions& options) {
-  PlanResult result;
-  const std::array<core::Bytes, 3> have = rank_capacity(machine);
-  int simulated = 0, most = 0;
-  // Asks options.progress whether to go on before a simulation.
-  auto go_on = [&] {
-    if (options.progress && !options.progress(simulated, most)) result.cancelled = true;
-    ++simulated;
-    return !result.cancelled;
-  };
-  auto consider = [&](Evaluation e) {
-    if (e.fits() && (!result.best || e.step_seconds() < result.best->step_seconds())) result.best = e;
-    result.considered.push_back(std::move(e));
-  };
-  {
-    const core::Workload w(model, training.sequence_length);
-    const std::vector<Candidate> baselines = baseline_candidates(machine, w, training);
-    most = static_cast<int>(baselines.size());
-    for (const Candidate& c : baselines) {
-      if (!go_on()) return result;
-      Evaluation e = evaluate(c, machine, model);
-      result.baselines.push_back(e);
-      consider(std::move(e));
-    }
-  }
+std::vector<Candidate> search_space(const core::MachineSpec& machine, const core::ModelSpec& model,
+                                    const core::TrainingSpec& training, const SearchOptions& options) {
+  std::vector<Candidate> out;
   std::set<std::string> seen;
-  std::vector<Bounded> open;  // candidates that may fit, to simulate in order of promise
   for (const core::TrainingSpec& t : training_shapes(training, options)) {
     const core::Workload w(model, t.sequence_length);
     const std::vector<core::Partition> parts = core::partitions_of(w, 0);
@@ -248,15 +235,51 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
               c.policy.nvme_prefetch_depth = depth;
               c.name = describe(c, static_cast<int>(on_gpu), static_cast<int>(on_cpu), static_cast<int>(n - on_gpu - on_cpu));
               if (!seen.insert(c.name).second) continue;
-              if (std::optional<Evaluation> pruned = too_big(c, machine, w, have)) {
-                consider(std::move(*pruned));
-              } else {
-                open.push_back({step_lower_bound(c, machine, w), open.size(), std::move(c)});
-              }
+              out.push_back(std::move(c));
             }
           }
         }
       }
+    }
+  }
+  return out;
+}
+
+PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model,
+                  const core::TrainingSpec& training, const SearchOptions& options) {
+  PlanResult result;
+  const std::array<core::Bytes, 3> have = rank_capacity(machine);
+  int simulated = 0, most = 0;
+  // Asks options.progress whether to go on before a simulation.
+  auto go_on = [&] {
+    if (options.progress && !options.progress(simulated, most)) result.cancelled = true;
+    ++simulated;
+    return !result.cancelled;
+  };
+  auto consider = [&](Evaluation e) {
+    if (e.fits() && (!result.best || e.step_seconds() < result.best->step_seconds())) result.best = e;
+    result.considered.push_back(std::move(e));
+  };
+  {
+    const core::Workload w(model, training.sequence_length);
+    const std::vector<Candidate> baselines = baseline_candidates(machine, w, training);
+    most = static_cast<int>(baselines.size());
+    for (const Candidate& c : baselines) {
+      if (!go_on()) return result;
+      Evaluation e = evaluate(c, machine, model);
+      result.baselines.push_back(e);
+      consider(std::move(e));
+    }
+  }
+  std::vector<Bounded> open;  // candidates that may fit, to simulate in order of promise
+  const core::Workload w(model, training.sequence_length);  // the shapes keep the sequence length
+  for (Candidate& c : search_space(machine, model, training, options)) {
+    // What rests on the tiers, a floor that needs no lowering, rules out
+    // much of what cannot fit before anything is lowered.
+    if (std::optional<Evaluation> pruned = too_big(c, machine, resting_floor(c, machine, w), have)) {
+      consider(std::move(*pruned));
+    } else {
+      open.push_back({step_lower_bound(c, machine, w), open.size(), std::move(c)});
     }
   }
   // Branch and bound: simulate the most promising first (lowest bound); once
@@ -271,6 +294,13 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
       consider({.candidate = std::move(b.candidate), .verdict = Verdict::kBoundedOut,
                 .reason = "cannot beat " + core::format_seconds(result.best->summary->step_time) +
                           ": its busiest lane needs " + core::format_seconds(core::Seconds(b.bound))});
+      continue;
+    }
+    // The lowered schedule's floor: one step lowered costs a fraction of a
+    // simulation and spares simulating what cannot fit.
+    if (std::optional<Evaluation> pruned =
+            too_big(b.candidate, machine, memory_floor(b.candidate, machine, w), have)) {
+      consider(std::move(*pruned));
       continue;
     }
     if (!go_on()) return result;

@@ -38,6 +38,12 @@ struct PlanResult {
 PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model, const core::TrainingSpec& training,
                   const SearchOptions& options = {});
 
+// The candidates search() considers besides the baselines, in the order it
+// generates them, before any is pruned or simulated: for tests of what the
+// pruning may assume about them.
+std::vector<Candidate> search_space(const core::MachineSpec& machine, const core::ModelSpec& model,
+                                    const core::TrainingSpec& training, const SearchOptions& options = {});
+
 // The four baselines the plan is compared with, as candidates.
 std::vector<Candidate> baseline_candidates(const core::MachineSpec& machine, const core::Workload& workload,
                                            const core::TrainingSpec& training);

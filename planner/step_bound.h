@@ -7,10 +7,14 @@
 #include "core/machine_spec.h"
 #include "core/workload.h"
 #include "planner/candidate.h"
+#include "sim/cost_parameters.h"
 
 namespace stowage::planner {
 
-// Seconds; the largest of the per-lane bounds.
-double step_lower_bound(const Candidate& c, const core::MachineSpec& machine, const core::Workload& workload);
+// Seconds; the largest of the per-lane bounds. `params` must be those the
+// candidate is simulated with (sim::SimulateOptions::params), or the bound
+// and the simulation disagree about the machine.
+double step_lower_bound(const Candidate& c, const core::MachineSpec& machine, const core::Workload& workload,
+                        const sim::CostParameters& params = {});
 
 }  // namespace stowage::planner

@@ -115,6 +115,24 @@ core::Result<void> CheckpointReader::read_into(const ManifestBlob& blob, const C
                      "the bytes written at save"});
 }
 
+core::Result<void> CheckpointReader::expect_blobs(std::span<const ExpectedBlob> expected) const {
+  core::Diagnostics problems;
+  const std::string manifest = (dir_ / kManifestFileName).string();
+  for (const ExpectedBlob& e : expected) {
+    const ManifestBlob* blob = find_blob(e.name);
+    if (blob == nullptr) {
+      problems.push_back(
+          {{manifest, 0, 0}, "checkpoint has no blob '" + e.name + "'", "a blob saved under that name"});
+    } else if (blob->size != e.size) {
+      problems.push_back({{manifest, 0, 0},
+                          "blob '" + e.name + "' has " + std::to_string(blob->size.count()) + " bytes",
+                          std::to_string(e.size.count()) + " bytes, as this plan and model need"});
+    }
+  }
+  if (!problems.empty()) return errors_of(std::move(problems));
+  return {};
+}
+
 core::Result<void> CheckpointReader::verify() const {
   core::Diagnostics problems;
   std::vector<std::byte> scratch(kReadChunk);

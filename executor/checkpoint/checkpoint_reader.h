@@ -11,9 +11,16 @@
 #include <string_view>
 
 #include "core/diagnostic.h"
+#include "core/units.h"
 #include "executor/checkpoint/manifest.h"
 
 namespace stowage::executor {
+
+// A blob a loader needs, and the size it must have.
+struct ExpectedBlob {
+  std::string name;
+  core::Bytes size;
+};
 
 class CheckpointReader {
  public:
@@ -34,6 +41,12 @@ class CheckpointReader {
   // `out` holds unspecified bytes: call verify() first, or read into staging
   // memory, when live state must not be half overwritten.
   [[nodiscard]] core::Result<void> read_blob(std::string_view name, std::span<std::byte> out) const;
+
+  // Whether every blob of `expected` is there with exactly its size, every
+  // problem at once, reading no data: call it before verify(), so that a
+  // checkpoint of another shape, or a manifest claiming a 50 GiB blob, is
+  // refused before anything is read (issue 12).
+  [[nodiscard]] core::Result<void> expect_blobs(std::span<const ExpectedBlob> expected) const;
 
   // Reads every blob through one bounded buffer and checks all checksums,
   // reporting every bad blob. Costs one extra pass over the data.

@@ -1,6 +1,9 @@
 #include "executor/checkpoint/checkpoint_root.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <system_error>
@@ -12,20 +15,51 @@ namespace {
 
 constexpr std::string_view kStepPrefix = "step-";
 
-bool is_complete(const std::filesystem::path& dir) {
+namespace fs = std::filesystem;
+
+// mkdtemp replaces "XXXXXX" with six of [A-Za-z0-9].
+constexpr size_t kTempSuffixLength = 6;
+
+// What precedes `marker` in a name NAME<marker>XXXXXX, nullopt for any
+// other name.
+std::optional<std::string> leftover_base(const std::string& name, std::string_view marker) {
+  const size_t at = name.rfind(marker);
+  if (at == std::string::npos || at == 0) return std::nullopt;
+  const std::string_view suffix = std::string_view(name).substr(at + marker.size());
+  if (suffix.size() != kTempSuffixLength ||
+      !std::ranges::all_of(suffix, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; })) {
+    return std::nullopt;
+  }
+  return name.substr(0, at);
+}
+
+bool is_real_directory(const fs::path& dir) {
+  struct stat st {};
+  return ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Whether `dir` is a directory holding at most a manifest and a data file,
+// both regular files: what a save writes, and nothing a user added.
+bool holds_only_checkpoint_files(const fs::path& dir) {
+  if (!is_real_directory(dir)) return false;
   std::error_code ec;
-  return std::filesystem::is_directory(dir, ec) &&
-         std::filesystem::is_regular_file(dir / kManifestFileName, ec);
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name != kManifestFileName && name != kDataFileName) return false;
+    if (!it->is_regular_file(ec) || it->is_symlink(ec)) return false;
+  }
+  return !ec;
 }
 
 // Leaves `aside` in place of `original` if that is missing (the crash came
 // between moving the old checkpoint aside and moving the new one in).
-void settle_aside(const std::filesystem::path& aside, const std::filesystem::path& original) {
-  std::error_code ec;
-  if (std::filesystem::exists(original, ec)) {
-    std::filesystem::remove_all(aside, ec);
-  } else {
-    std::filesystem::rename(aside, original, ec);
+void settle_aside(const fs::path& aside, const fs::path& original) {
+  struct stat st {};
+  if (::lstat(original.c_str(), &st) == 0) {
+    remove_checkpoint_dir(aside);
+  } else if (is_checkpoint_dir(aside)) {
+    std::error_code ec;
+    fs::rename(aside, original, ec);
   }
 }
 
@@ -56,7 +90,7 @@ core::Result<std::vector<CheckpointEntry>> list_checkpoints(const std::filesyste
   std::filesystem::directory_iterator it(root, ec);
   for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     const std::optional<int64_t> step = checkpoint_step(it->path().filename().native());
-    if (step && is_complete(it->path())) entries.push_back({*step, it->path()});
+    if (step && is_checkpoint_dir(it->path())) entries.push_back({*step, it->path()});
   }
   if (ec) {
     return core::fail(
@@ -73,19 +107,32 @@ core::Result<std::optional<std::filesystem::path>> find_latest(const std::filesy
   return entries->back().dir;
 }
 
-void remove_leftovers(const std::filesystem::path& root) {
+bool is_checkpoint_dir(const fs::path& dir) {
   std::error_code ec;
-  std::vector<std::filesystem::path> leftovers;
-  for (std::filesystem::directory_iterator it(root, ec); !ec && it != std::filesystem::directory_iterator();
-       it.increment(ec)) {
-    leftovers.push_back(it->path());
+  return is_real_directory(dir) && fs::is_regular_file(dir / kManifestFileName, ec);
+}
+
+bool remove_checkpoint_dir(const fs::path& dir) {
+  if (!is_real_directory(dir)) return false;
+  std::error_code ec;
+  fs::remove(dir / kManifestFileName, ec);
+  fs::remove(dir / kDataFileName, ec);
+  return fs::remove(dir, ec);  // fails, keeping it, when anything else is inside
+}
+
+void remove_leftovers(const fs::path& root) {
+  std::error_code ec;
+  std::vector<fs::path> entries;
+  for (fs::directory_iterator it(root, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    entries.push_back(it->path());
   }
-  for (const std::filesystem::path& path : leftovers) {
+  for (const fs::path& path : entries) {
     const std::string name = path.filename().string();
-    if (name.find(kTempMarker) != std::string::npos) {
-      std::filesystem::remove_all(path, ec);
-    } else if (const size_t aside = name.find(kAsideMarker); aside != std::string::npos) {
-      settle_aside(path, root / name.substr(0, aside));
+    if (!holds_only_checkpoint_files(path)) continue;
+    if (leftover_base(name, kTempMarker)) {
+      remove_checkpoint_dir(path);
+    } else if (const auto base = leftover_base(name, kAsideMarker)) {
+      settle_aside(path, root / *base);
     }
   }
 }

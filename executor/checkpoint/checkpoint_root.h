@@ -15,10 +15,13 @@
 
 namespace stowage::executor {
 
-// Marks a directory being written; never a complete checkpoint.
+// Marks a directory being written; never a complete checkpoint. What
+// follows the marker is mkdtemp's six letters or digits.
 inline constexpr std::string_view kTempMarker = ".tmp-";
 // Marks an old checkpoint moved aside while a new one of its name goes in.
 inline constexpr std::string_view kAsideMarker = ".old-";
+// The one data file of a checkpoint, beside its manifest.
+inline constexpr std::string_view kDataFileName = "blobs.bin";
 
 // "step-000200" for step 200; at least six digits, so names sort by step in
 // `ls` up to step 999999. step >= 0.
@@ -41,10 +44,25 @@ struct CheckpointEntry {
 [[nodiscard]] core::Result<std::optional<std::filesystem::path>> find_latest(
     const std::filesystem::path& root);
 
-// Cleans what interrupted saves left under root: removes *.tmp-*, and puts
-// back a *.old-* checkpoint whose replacement never arrived (else removes
-// it). Best effort: what cannot be removed stays and is ignored by
-// list_checkpoints. Call only while no save runs on root.
+// Whether `dir` is a complete checkpoint: a directory (not a symlink to
+// one) holding a manifest.
+[[nodiscard]] bool is_checkpoint_dir(const std::filesystem::path& dir);
+
+// Removes a directory a save wrote (a checkpoint, or a save's temporary
+// directory): its manifest and data file, then the directory if that
+// leaves it empty. Anything else inside (a file the user put there) keeps
+// the directory where it is. True when the directory is gone.
+bool remove_checkpoint_dir(const std::filesystem::path& dir);
+
+// Cleans what interrupted saves left under root, and only that (issue 12:
+// a user's notes.tmp-keep, photos.tmp-2023/ or report.old-final is not
+// Stowage's): an entry counts as a leftover only when named
+// NAME.tmp-XXXXXX or NAME.old-XXXXXX (six letters or digits, as mkdtemp
+// makes them) and it is a directory holding nothing but a checkpoint's
+// files. It removes *.tmp-*, and puts back a *.old-* checkpoint whose
+// replacement never arrived (else removes it). Best effort: what cannot be
+// removed stays and is ignored by list_checkpoints. Call only while no save
+// runs on root.
 void remove_leftovers(const std::filesystem::path& root);
 
 }  // namespace stowage::executor

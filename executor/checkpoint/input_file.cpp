@@ -18,13 +18,19 @@ std::unexpected<core::Diagnostics> os_error(const std::filesystem::path& path, c
 }  // namespace
 
 core::Result<InputFile> InputFile::open(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO planted in a checkpoint must not block the open.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return os_error(path, "cannot open checkpoint file", errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
     return os_error(path, "cannot stat checkpoint file", err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return core::fail(
+        {{path.string(), 0, 0}, "checkpoint file is not a regular file", "a file save_checkpoint wrote"});
   }
   return InputFile(path, fd, static_cast<int64_t>(st.st_size));
 }
@@ -65,9 +71,15 @@ core::Result<void> InputFile::read_at(int64_t offset, std::span<std::byte> out) 
   return {};
 }
 
-core::Result<std::string> read_text_file(const std::filesystem::path& path) {
+core::Result<std::string> read_text_file(const std::filesystem::path& path, core::Bytes max_bytes) {
   auto file = InputFile::open(path);
   if (!file) return std::unexpected(std::move(file.error()));
+  if (file->size() > max_bytes.count()) {
+    return core::fail({{path.string(), 0, 0},
+                       "file has " + std::to_string(file->size()) + " bytes, more than the " +
+                           std::to_string(max_bytes.count()) + " a manifest may have",
+                       "a manifest written by save_checkpoint"});
+  }
   std::string text(static_cast<size_t>(file->size()), '\0');
   auto bytes = std::as_writable_bytes(std::span(text));
   if (auto read = file->read_at(0, bytes); !read) return std::unexpected(std::move(read.error()));

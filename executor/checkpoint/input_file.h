@@ -1,4 +1,4 @@
-// A checkpoint file opened for reading: its size and positioned reads
+// A checkpoint file opened for reading (a regular file only: issue 12): its size and positioned reads
 // straight into the caller's buffer. Failures are diagnostics naming the
 // file, since a damaged checkpoint is bad input to the loader (STYLE.md §7).
 #pragma once
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/diagnostic.h"
+#include "core/units.h"
 
 namespace stowage::executor {
 
@@ -34,7 +35,13 @@ class InputFile {
   int64_t size_ = 0;
 };
 
-// The whole of a small file (a manifest) as text.
-[[nodiscard]] core::Result<std::string> read_text_file(const std::filesystem::path& path);
+// A manifest lists a few entries per partition: 64 MiB is thousands of
+// partitions over.
+inline constexpr core::Bytes kMaxManifestBytes{int64_t{64} << 20};
+
+// The whole of a small file (a manifest) as text; a diagnostic when it is
+// larger than max_bytes, checked before reading.
+[[nodiscard]] core::Result<std::string> read_text_file(const std::filesystem::path& path,
+                                                       core::Bytes max_bytes = kMaxManifestBytes);
 
 }  // namespace stowage::executor

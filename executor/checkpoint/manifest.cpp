@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_depth.h"
+
 namespace stowage::executor {
 namespace {
 
@@ -125,6 +127,13 @@ void read_blobs(const Json& doc, const std::string& path, Manifest& out, core::D
   }
 }
 
+// Where a blob ends, for messages. Both terms are at most INT64_MAX (the
+// reader caps them), so their sum fits in 64 unsigned bits where the signed
+// sum of a hostile manifest would overflow (issue 12, found by UBSan).
+uint64_t end_of(const ManifestBlob& b) {
+  return static_cast<uint64_t>(b.offset.count()) + static_cast<uint64_t>(b.size.count());
+}
+
 // Each blob is unique by name and lies inside a listed file.
 void check_blob_places(const Manifest& m, const std::string& path, core::Diagnostics& problems) {
   std::map<std::string, core::Bytes, std::less<>> file_sizes;
@@ -140,15 +149,19 @@ void check_blob_places(const Manifest& m, const std::string& path, core::Diagnos
                           "a file from 'files'"});
     } else if (b.size > file->second - b.offset) {
       problems.push_back({{path, 0, 0},
-                          "blob '" + b.name + "' ends at byte " +
-                              std::to_string((b.offset + b.size).count()) + " of file '" + b.file +
-                              "', which has " + std::to_string(file->second.count()) + " bytes",
+                          "blob '" + b.name + "' ends at byte " + std::to_string(end_of(b)) + " of file '" +
+                              b.file + "', which has " + std::to_string(file->second.count()) + " bytes",
                           "blobs inside their file"});
     }
   }
 }
 
 std::optional<Json> parse_json(std::string_view text, const std::string& path, core::Diagnostics& problems) {
+  // Before parsing: a deeply nested manifest overflowed the stack (issue 12).
+  if (auto too_deep = core::check_json_depth(text, path)) {
+    problems.push_back(std::move(*too_deep));
+    return std::nullopt;
+  }
   try {
     return Json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

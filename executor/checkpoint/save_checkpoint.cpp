@@ -1,6 +1,7 @@
 #include "executor/checkpoint/save_checkpoint.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <cerrno>
 #include <cstdio>
 #include <set>
@@ -18,8 +19,8 @@ namespace {
 // Every blob starts on a 4 KiB boundary so that a loader may read it with
 // O_DIRECT into an aligned buffer (the logical block size of NVMe drives).
 constexpr int64_t kBlobAlignment = 4096;
-// All blobs go into one data file: one fsync instead of one per blob.
-constexpr std::string_view kDataFileName = "blobs.bin";
+// All blobs go into one data file (kDataFileName): one fsync instead of
+// one per blob.
 
 bool is_valid_name(std::string_view name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
@@ -97,10 +98,10 @@ void write_manifest(const std::filesystem::path& dir, const Manifest& manifest, 
 class TempDirGuard {
  public:
   explicit TempDirGuard(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  ~TempDirGuard() {
-    std::error_code ignored;  // a failure to clean up must not hide the first error
-    std::filesystem::remove_all(dir_, ignored);
-  }
+  // Removes only what a save writes: after a swap the old checkpoint is
+  // here, and a file a user put in it stays (and so does the directory).
+  // A failure to clean up must not hide the first error.
+  ~TempDirGuard() { remove_checkpoint_dir(dir_); }
   TempDirGuard(const TempDirGuard&) = delete;
   TempDirGuard& operator=(const TempDirGuard&) = delete;
   [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
@@ -136,6 +137,13 @@ std::filesystem::path install_with_aside(const std::filesystem::path& temp,
 // checkpoint it replaced now lies, to delete once the move is durable, or
 // an empty path if there was none.
 std::filesystem::path install(const std::filesystem::path& temp, const std::filesystem::path& target) {
+  // Only a checkpoint is replaced (issue 12): a user's step-000001/ without
+  // a manifest, or a file of that name, stays as it is.
+  struct stat st {};
+  if (::lstat(target.c_str(), &st) == 0 && !is_checkpoint_dir(target)) {
+    throw CheckpointWriteError("will not replace (it is not a Stowage checkpoint: no manifest.json)", target,
+                               "", EEXIST);
+  }
   // Swapping the two names in one step keeps `target` complete throughout.
   if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) return temp;
   if (errno == ENOENT) {  // nothing to replace
@@ -169,10 +177,8 @@ std::filesystem::path save_checkpoint(const std::filesystem::path& root, std::st
   const std::filesystem::path target = root / name;
   const std::filesystem::path replaced = install(temp.dir(), target);
   sync_directory(root);
-  if (!replaced.empty() && replaced != temp.dir()) {
-    std::error_code ignored;  // an aside left behind is cleaned by the next save
-    std::filesystem::remove_all(replaced, ignored);
-  }
+  // An aside left behind is cleaned by the next save.
+  if (!replaced.empty() && replaced != temp.dir()) remove_checkpoint_dir(replaced);
   return target;
 }
 

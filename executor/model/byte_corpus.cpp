@@ -7,7 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "core/profile_catalog.h"
+#include "core/text_file.h"
 #include "executor/model/rng.h"
 
 namespace stowage::executor::model {
@@ -26,7 +26,7 @@ double unigram_entropy(std::span<const uint8_t> bytes) {
 }
 
 core::Result<ByteCorpus> ByteCorpus::load(const std::filesystem::path& path, const CorpusOptions& options) {
-  core::Result<std::string> text = core::read_text_file(path);
+  core::Result<std::string> text = core::read_text_file(path, kMaxCorpusBytes);
   if (!text) return std::unexpected(text.error());
   return from_text(std::move(*text), path.string(), options);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "core/units.h"
 
 namespace stowage::executor::model {
 
@@ -29,10 +30,15 @@ struct TokenBatch {
   std::vector<int32_t> targets;  // [batch, seq]
 };
 
+// The largest corpus load() reads: it is held in memory, twice while split.
+inline constexpr core::Bytes kMaxCorpusBytes{int64_t{2} << 30};
+
 class ByteCorpus {
  public:
-  // The bytes of any file. A file that cannot be read, or too small for
-  // both parts to hold seq + 1 bytes, gives a diagnostic naming it.
+  // The bytes of a regular file of at most kMaxCorpusBytes. A file that
+  // cannot be read, is not a regular file (a FIFO, /dev/zero, a directory:
+  // refused before reading, issue 12), is larger, or is too small for both
+  // parts to hold seq + 1 bytes, gives a diagnostic naming it.
   static core::Result<ByteCorpus> load(const std::filesystem::path& path, const CorpusOptions& options = {});
   // The same from bytes in memory; `name` stands for the file in diagnostics.
   static core::Result<ByteCorpus> from_text(std::string text, std::string name, const CorpusOptions& options = {});

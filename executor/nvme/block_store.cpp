@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <utility>
 
 #include "executor/crc32c.h"
+#include "executor/directory_lock.h"
 
 namespace stowage::executor {
 namespace {
@@ -210,6 +212,8 @@ class RingPool {
 };
 
 struct BlockStore::Impl {
+  // First, so released last: after the files below are removed.
+  std::vector<DirectoryLock> locks;
   Layout layout;
   std::vector<DirectFile> files;
   mutable std::mutex meta_mutex;  // guards regions, next_block and the files' sizes
@@ -297,13 +301,15 @@ core::Result<BlockStore> BlockStore::open(const BlockStoreOptions& options) {
   std::vector<int> fds;
   for (size_t i = 0; i < options.directories.size(); ++i) {
     const auto& dir = options.directories[i];
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-      throw IoError(IoErrorKind::kSetup, ec.value(), dir, -1,
-                    "nvme: cannot create directory '" + dir.string() + "': " + ec.message());
-    }
+    // One store per directory: a second run there would overwrite this
+    // one's blocks (issue 12). The lock also creates the directory.
+    auto lock = DirectoryLock::acquire(dir, "NVMe directory");
+    if (!lock)
+      throw IoError(IoErrorKind::kSetup, EBUSY, dir, -1, "nvme: " + lock.error().front().to_string());
+    impl->locks.push_back(std::move(*lock));
     impl->files.emplace_back(dir / ("stowage-" + std::to_string(i) + ".blocks"), direct);
+    impl->locks.back().record_created(
+        impl->files.back().path());  // removed by the next run if this one is killed
     fds.push_back(impl->files.back().fd());
   }
   const int64_t b = impl->layout.block_bytes;

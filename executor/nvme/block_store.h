@@ -23,8 +23,9 @@ namespace stowage::executor {
 struct BlockStoreOptions {
   // One directory per drive, e.g. {"/mnt/nvme0/stowage", "/mnt/nvme1/stowage"};
   // created if missing. Global block g lives in directories[g % n], at byte
-  // (g / n) * block_bytes of that directory's file. At most one open store
-  // per directory: the file there is truncated on open.
+  // (g / n) * block_bytes of that directory's file, stowage-<i>.blocks. At
+  // most one open store per directory, in any process: open() takes the
+  // directory's DirectoryLock and never overwrites an existing file.
   std::vector<std::filesystem::path> directories;
   // The unit of I/O and of checksumming, e.g. 1 MiB. A multiple of 4096
   // (O_DIRECT alignment), at most 256 MiB.
@@ -94,7 +95,8 @@ class BlockStore {
  public:
   // Creates the directories and files and sets up both rings. Throws IoError
   // (kDirectIoUnsupported, naming the directory, when O_DIRECT is refused
-  // and allow_buffered is off; kSetup otherwise).
+  // and allow_buffered is off; kSetup otherwise, e.g. a directory another
+  // store holds, naming its process, or a stowage-<i>.blocks already there).
   [[nodiscard]] static core::Result<BlockStore> open(const BlockStoreOptions& options);
 
   BlockStore(BlockStore&&) noexcept;

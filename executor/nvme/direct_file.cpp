@@ -14,10 +14,18 @@
 namespace stowage::executor {
 namespace {
 
-constexpr int kFlags = O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC;
+// O_EXCL: the file is new, never one that was there (issue 12: an existing
+// stowage-0.blocks is someone's, or a killed run's, and is left alone).
+constexpr int kCreateFlags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC;
 constexpr mode_t kMode = 0600;
 
 [[noreturn]] void throw_open_error(const std::filesystem::path& path, int error_number) {
+  if (error_number == EEXIST) {
+    throw IoError(IoErrorKind::kSetup, error_number, path, -1,
+                  "nvme: '" + path.string() +
+                      "' already exists and this run did not create it; it is left as it is (a run killed "
+                      "earlier leaves its block file behind: remove it if no stowage run is using it)");
+  }
   throw IoError(IoErrorKind::kSetup, error_number, path, -1,
                 "nvme: cannot open '" + path.string() + "': " + describe_errno(error_number));
 }
@@ -34,14 +42,26 @@ constexpr mode_t kMode = 0600;
 }  // namespace
 
 DirectFile::DirectFile(std::filesystem::path path, DirectIo direct) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), kFlags | O_DIRECT, kMode);
-  if (fd_ >= 0) return;
+  // Created first without O_DIRECT, so that a refusal of O_DIRECT (EINVAL,
+  // which some filesystems give only after creating the file) cannot be
+  // mistaken for a file that was already there.
+  const int created = ::open(path_.c_str(), kCreateFlags, kMode);
+  if (created < 0) throw_open_error(path_, errno);
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC | O_DIRECT);
+  if (fd_ >= 0) {
+    ::close(created);
+    return;
+  }
   const int error_number = errno;
-  if (error_number != EINVAL) throw_open_error(path_, error_number);
-  if (direct == DirectIo::kRequired) throw_direct_refused(path_);
-  fd_ = ::open(path_.c_str(), kFlags, kMode);
-  if (fd_ < 0) throw_open_error(path_, errno);
-  mode_ = IoMode::kBuffered;
+  if (error_number == EINVAL && direct == DirectIo::kFallBackToBuffered) {
+    fd_ = created;
+    mode_ = IoMode::kBuffered;
+    return;
+  }
+  ::close(created);
+  ::unlink(path_.c_str());  // ours: created above
+  if (error_number == EINVAL) throw_direct_refused(path_);
+  throw_open_error(path_, error_number);
 }
 
 DirectFile::~DirectFile() {

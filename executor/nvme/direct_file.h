@@ -18,10 +18,11 @@ enum class IoMode { kDirect, kBuffered };
 
 class DirectFile {
  public:
-  // Creates or truncates `path` (O_RDWR|O_CREAT|O_TRUNC|O_DIRECT, mode 0600:
-  // optimizer state is nobody else's business). Throws IoError: kind
-  // kDirectIoUnsupported naming the directory when O_DIRECT is refused and
-  // `direct` is kRequired, kSetup for any other failure.
+  // Creates `path`, which must not exist (O_EXCL), and opens it with
+  // O_DIRECT (mode 0600: optimizer state is nobody else's business). Throws
+  // IoError: kind kDirectIoUnsupported naming the directory when O_DIRECT
+  // is refused and `direct` is kRequired (the file is then removed), kSetup
+  // for any other failure (EEXIST: a file of that name exists, untouched).
   DirectFile(std::filesystem::path path, DirectIo direct);
   ~DirectFile();
   DirectFile(DirectFile&& other) noexcept;

@@ -1,10 +1,11 @@
 // `stowage run` as a user runs it: a real process training a small GPT
 // under an NVMe-offloading plan, its traces, a failing disk, and a run
 // killed with SIGKILL and resumed from its last checkpoint.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,8 @@
 
 #include "cli/app.h"
 #include "cli/exit_codes.h"
+#include "executor/checkpoint/checkpoint_root.h"
+#include "executor/directory_lock.h"
 #include "tests/cli/run_stowage.h"
 
 extern char** environ;
@@ -98,6 +101,10 @@ TEST(RunCommand, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(stowage({"run", plan.string(), "--device-memory", "lots"}).code, kExitUsage);
   EXPECT_EQ(stowage({"run", plan.string(), "--fault", "disk:1"}).code, kExitBadInput);
   EXPECT_EQ(stowage({"run", plan.string(), "--resume", "latest"}).code, kExitUsage);
+  const Outcome block =
+      stowage({"run", plan.string(), "--block-size", "1000", "--nvme-dir", (dir / "nvme").string()});
+  EXPECT_EQ(block.code, kExitUsage);  // issue 12: it was 65, as for a bad plan
+  EXPECT_NE(block.err.find("block size 1000 bytes"), std::string::npos) << block.err;
   const Outcome missing = stowage({"run", (dir / "nope.yaml").string()});
   EXPECT_EQ(missing.code, kExitUsage);
 }
@@ -158,6 +165,57 @@ TEST(RunCommand, AKilledRunResumesWithTheSameLosses) {
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(resumed["losses"][i].get<double>(), straight["losses"][4 + i].get<double>()) << i;
 }
 
+// SIGINT ends a run cleanly (issue 12): the steps under way finish, a final
+// checkpoint holds the last whole step, the NVMe block files are gone, the
+// exit code is 130, and a resume continues with the uninterrupted losses.
+TEST(RunCommand, SigintWritesAFinalCheckpointAndCleansUp) {
+  const fs::path dir = scratch("sigint");
+  const fs::path plan = small_plan(dir);
+  const json straight = run_json(run_args(plan, dir / "straight", 24));
+  const fs::path root = dir / "checkpoints";
+  std::vector<std::string> args = run_args(plan, dir / "stopped", 1000);
+  args.insert(args.begin(), STOWAGE_BINARY);
+  args.insert(args.end(), {"--checkpoint-dir", root.string(), "--checkpoint-every", "4"});
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (dir / "stderr").c_str(), O_WRONLY | O_CREAT, 0644);
+  pid_t child = 0;
+  ASSERT_EQ(posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(root / "step-000004") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(child, SIGINT);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed instead of stopping";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  std::ifstream err_file(dir / "stderr");
+  const std::string err((std::istreambuf_iterator<char>(err_file)), {});
+  EXPECT_NE(err.find("stopped by signal 2 after step"), std::string::npos) << err;
+  for (const auto& entry : fs::directory_iterator(dir / "stopped" / "nvme")) {
+    EXPECT_NE(entry.path().extension(), ".blocks") << entry.path() << " left behind";
+  }
+  auto latest = executor::find_latest(root);
+  ASSERT_TRUE(latest && *latest);
+  const std::string name = (*latest)->filename().string();
+  const int at = std::stoi(name.substr(name.find('-') + 1));
+  EXPECT_GE(at, 4);
+  ASSERT_LT(at, 22) << "the run went on long after SIGINT";
+  std::vector<std::string> resume = run_args(plan, dir / "resumed", at + 2);
+  resume.insert(resume.end(), {"--checkpoint-dir", root.string(), "--resume", (*latest)->string()});
+  const json resumed = run_json(resume);
+  ASSERT_EQ(resumed["losses"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(resumed["losses"][i].get<double>(), straight["losses"][static_cast<size_t>(at) + i].get<double>()) << i;
+  }
+}
+
 TEST(RunCommand, ACorruptCheckpointIsRefused) {
   const fs::path dir = scratch("corrupt");
   const fs::path plan = small_plan(dir);
@@ -171,8 +229,147 @@ TEST(RunCommand, ACorruptCheckpointIsRefused) {
   std::vector<std::string> resume = run_args(plan, dir, 4);
   resume.insert(resume.end(), {"--checkpoint-dir", root.string(), "--resume", "latest"});
   const Outcome o = stowage(resume);
-  EXPECT_NE(o.code, kExitOk);
+  EXPECT_EQ(o.code, kExitBadInput);  // a damaged input, like a bad plan (issue 12: it was 74)
   EXPECT_NE(o.err.find("truncated checkpoint"), std::string::npos) << o.err;
+}
+
+// A hang is never silent: a backend call that never returns (injected)
+// stops the run after --watchdog seconds with each lane's state, exit 74.
+TEST(RunCommand, TheWatchdogStopsAHungRunAndSaysWhere) {
+  const fs::path dir = scratch("watchdog");
+  std::vector<std::string> args = run_args(small_plan(dir), dir, 3);
+  args.insert(args.end(), {"--fault", "compute:4:hang", "--watchdog", "0.5"});
+  const auto started = std::chrono::steady_clock::now();
+  const Outcome o = stowage(args);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  EXPECT_EQ(o.code, kExitIoError) << o.err;
+  EXPECT_NE(o.err.find("(watchdog)"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("gpu.compute: runs '"), std::string::npos) << o.err;
+}
+
+// Issue 12: a --resume directory that does not exist exited 74, "a run that
+// failed"; it is bad input, named.
+TEST(RunCommand, AMissingResumeCheckpointIsBadInput) {
+  const fs::path dir = scratch("no-resume");
+  std::vector<std::string> args = run_args(small_plan(dir), dir, 2);
+  args.insert(args.end(), {"--resume", (dir / "step-000009").string()});
+  const Outcome o = stowage(args);
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find((dir / "step-000009").string()), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "nvme")) << "set up before the checkpoint was looked at";
+}
+
+// Issue 12: output paths were checked only after training, so a bad one
+// lost every trained step. Now the run stops before it starts: not even
+// the NVMe directory is created.
+TEST(RunCommand, BadOutputPathsAreRefusedBeforeTraining) {
+  const fs::path dir = scratch("outputs");
+  const fs::path plan = small_plan(dir);
+  ASSERT_EQ(::mkfifo((dir / "fifo.json").c_str(), 0600), 0);
+  std::ofstream(dir / "a-file") << "not a folder";
+  const std::vector<std::vector<std::string>> bad{
+      {"--trace", (dir / "missing" / "t.json").string()},
+      {"--predicted-trace", (dir / "fifo.json").string()},
+      {"--checkpoint-dir", (dir / "a-file").string()},
+  };
+  for (const std::vector<std::string>& extra : bad) {
+    std::vector<std::string> args = run_args(plan, dir, 2);
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Outcome o = stowage(args);
+    EXPECT_EQ(o.code, kExitCannotWrite) << extra[0] << ": " << o.err;
+    EXPECT_NE(o.err.find(extra[1]), std::string::npos) << o.err;
+    EXPECT_FALSE(fs::exists(dir / "nvme")) << extra[0] << ": training had started";
+  }
+  EXPECT_TRUE(fs::is_fifo(dir / "fifo.json"));
+}
+
+// Issue 12: two runs on one checkpoint root destroyed each other's
+// checkpoints. The second is refused at once, naming the first's process.
+TEST(RunCommand, ALockedCheckpointRootIsRefusedNamingTheHolder) {
+  const fs::path dir = scratch("locked");
+  const fs::path plan = small_plan(dir);
+  auto held = executor::DirectoryLock::acquire(dir / "checkpoints", "checkpoint directory");
+  ASSERT_TRUE(held);
+  std::vector<std::string> args = run_args(plan, dir, 2);
+  args.insert(args.end(), {"--checkpoint-dir", (dir / "checkpoints").string()});
+  const Outcome o = stowage(args);
+  EXPECT_EQ(o.code, kExitCannotWrite);
+  EXPECT_NE(o.err.find("in use by another stowage run (process " + std::to_string(::getpid()) + ")"),
+            std::string::npos)
+      << o.err;
+}
+
+// The same for an --nvme-dir (two runs in one folder share the default
+// ./stowage-nvme), and for a block file there that this run did not make.
+TEST(RunCommand, ALockedNvmeDirectoryOrAForeignBlockFileIsRefused) {
+  const fs::path dir = scratch("nvme-locked");
+  const fs::path plan = small_plan(dir);
+  {
+    auto held = executor::DirectoryLock::acquire(dir / "nvme", "NVMe directory");
+    ASSERT_TRUE(held);
+    const Outcome o = stowage(run_args(plan, dir, 2));
+    EXPECT_EQ(o.code, kExitCannotWrite);
+    EXPECT_NE(
+        o.err.find("NVMe directory is in use by another stowage run (process " + std::to_string(::getpid())),
+        std::string::npos)
+        << o.err;
+  }
+  std::ofstream(dir / "nvme" / "stowage-0.blocks") << "mine";
+  const Outcome o = stowage(run_args(plan, dir, 2));
+  EXPECT_EQ(o.code, kExitCannotWrite);
+  EXPECT_NE(o.err.find("already exists and this run did not create it"), std::string::npos) << o.err;
+  std::ifstream in(dir / "nvme" / "stowage-0.blocks");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "mine");
+}
+
+// Issue 12: re-running a finished job with --resume latest segfaulted.
+TEST(RunCommand, ResumingAtOrAfterTheLastStepHasNothingToDo) {
+  const fs::path dir = scratch("finished");
+  const fs::path plan = small_plan(dir);
+  const fs::path root = dir / "checkpoints";
+  std::vector<std::string> args = run_args(plan, dir, 2);
+  args.insert(args.end(), {"--checkpoint-dir", root.string()});
+  run_json(args);
+  for (const char* steps : {"2", "1"}) {
+    const Outcome o =
+        stowage({"run", plan.string(), "--steps", steps, "--nvme-dir", (dir / "nvme").string(),
+                 "--block-size", "64KiB", "--checkpoint-dir", root.string(), "--resume", "latest"});
+    EXPECT_EQ(o.code, kExitOk) << o.err;
+    EXPECT_NE(
+        o.out.find("nothing to do: the checkpoint " + (root / "step-000002").string() + " is at step 2"),
+        std::string::npos)
+        << o.out;
+  }
+}
+
+// Issue 12: --data /dev/zero grew without bound; a FIFO blocked forever.
+// (The corpus loader refuses them too: tests/core/text_file_test.cpp.)
+TEST(RunCommand, DataThatIsNotARegularFileIsRefused) {
+  const fs::path dir = scratch("data");
+  const fs::path plan = small_plan(dir);
+  ASSERT_EQ(::mkfifo((dir / "corpus").c_str(), 0600), 0);
+  for (const std::string& data : {std::string("/dev/zero"), (dir / "corpus").string()}) {
+    std::vector<std::string> args = run_args(plan, dir, 1);
+    args.insert(args.end(), {"--data", data});
+    const Outcome o = stowage(args);
+    EXPECT_EQ(o.code, kExitUsage);
+    EXPECT_NE(o.err.find("--data: '" + data + "' is not a regular file"), std::string::npos) << o.err;
+  }
+}
+
+// Issue 12: both were accepted silently; a fault that never fires lets a
+// fault test pass without testing anything.
+TEST(RunCommand, ANegativeSeedOrAZerothFaultIsRefusedNamingTheArgument) {
+  const fs::path dir = scratch("args");
+  const fs::path plan = small_plan(dir);
+  const Outcome seed = stowage({"run", plan.string(), "--seed", "-1"});
+  EXPECT_EQ(seed.code, kExitUsage);
+  EXPECT_NE(seed.err.find("--seed"), std::string::npos) << seed.err;
+  for (const char* fault : {"block-write:0", "block-write:-3", "block-write:2x"}) {
+    const Outcome o = stowage({"run", plan.string(), "--fault", fault});
+    EXPECT_EQ(o.code, kExitBadInput) << fault;
+    EXPECT_NE(o.err.find("--fault '" + std::string(fault) + "' is not KIND:N"), std::string::npos) << o.err;
+  }
 }
 
 // The two-block Llama of tests/data/executor under an NVMe-offloading plan:

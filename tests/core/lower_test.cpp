@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "tests/core/test_profiles.h"
 
@@ -162,6 +165,52 @@ TEST(Lower, NvmePolicyWithoutDrivesIsRejected) {
   EXPECT_NE(r.error()[0].what.find("no NVMe drives"), std::string::npos);
 }
 
+// Each op by name with the names of the ops it waits for: compares two
+// schedules whose issue order may differ.
+std::map<std::string, std::vector<std::string>> waits_by_name(const Schedule& s) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const Op& op : s.ops) {
+    std::vector<std::string>& deps = out[op.name];
+    for (OpId d : op.deps) deps.push_back(s.op(d).name);
+    std::sort(deps.begin(), deps.end());
+  }
+  return out;
+}
+
+// Issue 11: a prefetch depth of 0 (documented as allowed) indexed one past
+// the ops lowered so far and crashed. Depth 0 fetches on demand: a fetch
+// waits for the compute before it, which is what depth 1 does, so the two
+// schedules wait on the same ops (only the issue keys differ).
+TEST(Lower, PrefetchDepthZeroFetchesOnDemand) {
+  const MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const TrainingSpec training = must(bundled().training("default"));
+  const Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  const Policy infinity = policy_for(standard_placement(StandardPlacement::kZeroInfinity, 1), w, training);
+  for (int Policy::*depth : {&Policy::h2d_prefetch_depth, &Policy::nvme_prefetch_depth}) {
+    Policy zero = infinity, one = infinity;
+    zero.*depth = 0;
+    one.*depth = 1;
+    const Schedule s0 = must(lower(zero, machine, w, training, {.steps = 2}));
+    const Schedule s1 = must(lower(one, machine, w, training, {.steps = 2}));
+    EXPECT_TRUE(validate(s0).empty());
+    EXPECT_EQ(waits_by_name(s0), waits_by_name(s1));
+    EXPECT_EQ(s0.lane_slots, s1.lane_slots);
+  }
+}
+
+// Issue 11: gradients on NVMe were accepted, allocated in CPU RAM and never
+// freed there. Lowering has no gradient swap to NVMe, so it refuses them.
+TEST(Lower, GradientsOnNvmeAreRefused) {
+  const MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const TrainingSpec training = must(bundled().training("default"));
+  const Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  Policy p = policy_for(standard_placement(StandardPlacement::kZeroInfinity, 1), w, training);
+  p.partitions[2].gradients = Tier::kNvme;
+  auto r = lower(p, machine, w, training);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error()[0].what, "gradients on NVMe are not supported");
+}
+
 TEST(Lower, SubGroupsSplitBigLayers) {
   const TrainingSpec training = must(bundled().training("default"));
   const Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
@@ -295,6 +344,43 @@ TEST(Lower, ACheckpointSitsBetweenTwoStepsUpdates) {
       EXPECT_FALSE(depends_on(s, op.id, commit)) << op.name;
     }
   }
+}
+
+// Speculative updates: optimizer ops no longer wait for the gradient check,
+// each allocates a rollback copy of its states, and an accept op after the
+// check frees them; the next step's use of the parameters waits for it.
+TEST(Lower, SpeculativeUpdatesRunAheadOfTheCheckAndAreAccepted) {
+  const TrainingSpec training = must(bundled().training("default"));
+  const MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  Policy p = policy_for(standard_placement(StandardPlacement::kZeroOffload, machine.gpu_count), w, training);
+  p.speculative_update = true;
+  const Schedule s = must(lower(p, machine, w, training, {.steps = 2}));
+  std::map<int, OpId> verdict, accept;
+  for (const Op& op : s.ops) {
+    if (op.kind == OpKind::kGradCheck) verdict[op.step] = op.id;
+    if (op.kind == OpKind::kAcceptUpdate) accept[op.step] = op.id;
+  }
+  ASSERT_EQ(accept.size(), 2u);
+  Bytes copies;
+  for (const Op& op : s.ops) {
+    if (op.kind == OpKind::kOptimizer) {
+      EXPECT_FALSE(depends_on(s, op.id, verdict[op.step])) << op.name;
+      EXPECT_TRUE(depends_on(s, accept[op.step], op.id)) << op.name;
+      ASSERT_EQ(op.allocs.size(), 1u) << op.name;
+      EXPECT_EQ(op.allocs[0].bytes, Bytes(12 * op.params)) << "a copy of master32, adam_m, adam_v";
+      if (op.step == 0) copies += op.allocs[0].bytes;
+    }
+    if (op.kind == OpKind::kForward && op.step == 1) {
+      EXPECT_TRUE(depends_on(s, op.id, accept[0])) << op.name;
+    }
+  }
+  EXPECT_TRUE(depends_on(s, accept[0], verdict[0]));
+  Bytes freed;
+  for (const MemoryEffect& e : s.op(accept[0]).frees) {
+    if (e.tensor.starts_with("rollback copy")) freed += e.bytes;
+  }
+  EXPECT_EQ(freed, copies);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <random>
 #include <string>
 
+#include <unistd.h>
+
 namespace stowage::core {
 namespace {
 
@@ -72,12 +74,18 @@ PlanFile awkward_plan() {
   Policy policy{
       .stage = ZeroStage::k2,
       .sub_group_params = 123'456'789,
-      .partitions = {{.param16 = Tier::kGpu, .optimizer_states = Tier::kCpu,
-                      .optimizer = OptimizerDevice::kCpu, .gradients = Tier::kCpu},
-                     {.param16 = Tier::kCpu, .optimizer_states = Tier::kNvme,
-                      .optimizer = OptimizerDevice::kCpu, .gradients = Tier::kGpu},
-                     {.param16 = Tier::kNvme, .optimizer_states = Tier::kGpu,
-                      .optimizer = OptimizerDevice::kGpu, .gradients = Tier::kNvme}},
+      .partitions = {{.param16 = Tier::kGpu,
+                      .optimizer_states = Tier::kCpu,
+                      .optimizer = OptimizerDevice::kCpu,
+                      .gradients = Tier::kCpu},
+                     {.param16 = Tier::kCpu,
+                      .optimizer_states = Tier::kNvme,
+                      .optimizer = OptimizerDevice::kCpu,
+                      .gradients = Tier::kGpu},
+                     {.param16 = Tier::kNvme,
+                      .optimizer_states = Tier::kGpu,
+                      .optimizer = OptimizerDevice::kGpu,
+                      .gradients = Tier::kGpu}},
       .nvme_prefetch_depth = 7,
       .h2d_prefetch_depth = 0,
       .staging_buffers = 3,
@@ -289,6 +297,20 @@ TEST(PlanFile, NvmeBlockSizeMustBeAMultipleOf4KiB) {
   EXPECT_EQ(r->policy.nvme_queue_depth, 16);
 }
 
+// Issue 11: `gradients: nvme` was accepted, then lowered with the gradients
+// in CPU RAM, never freed. There is no gradient swap to NVMe, so the reader
+// refuses it where the file says it.
+TEST(PlanFile, GradientsOnNvmeAreRefusedWhereTheFileSaysSo) {
+  const Diagnostics d = errors_of(replace(kGoodPlan, "optimizer: cpu, gradients: cpu}\n    - {param16: nvme",
+                                          "optimizer: cpu, gradients: nvme}\n    - {param16: nvme"));
+  ASSERT_EQ(d.size(), 1u);
+  // "    - {param16: cpu, optimizer_states: nvme, optimizer: cpu, gradients: "
+  // is 72 characters, so the value starts in column 73.
+  EXPECT_EQ(d[0].to_string(),
+            "plans/test.yaml:21:73: policy.partitions[1].gradients: gradients on nvme are not supported (no "
+            "gradient swap to NVMe is modelled) (gpu or cpu; put the optimizer states on nvme instead)");
+}
+
 TEST(PlanFile, SyntaxErrorHasALine) {
   const Diagnostics d = errors_of(replace(kGoodPlan, "{param16: gpu,", "{param16: gpu,,]"));
   ASSERT_EQ(d.size(), 1u);
@@ -309,6 +331,48 @@ TEST(PlanFile, LoadsFromDiskAndNamesAMissingFile) {
   ASSERT_EQ(missing.error().size(), 1u);
   EXPECT_EQ(missing.error()[0].where.file, path.string());
   EXPECT_TRUE(missing.error()[0].what.starts_with("cannot read file")) << missing.error()[0].what;
+}
+
+// A folder of its own under the system's temporary folder, removed after.
+struct TempFolder {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("stowage_plan_refs_" + std::to_string(::getpid()));
+  TempFolder() { std::filesystem::create_directories(path / "plans"); }
+  ~TempFolder() { std::filesystem::remove_all(path); }
+};
+
+// Issue 11: `training: ./x.yaml` in a plan resolved against the working
+// directory. A relative path names a file beside the plan; absolute paths
+// and bundled names are kept as they are.
+TEST(PlanFile, RelativeReferencesAreBesideThePlan) {
+  const TempFolder dir;
+  PlanFile plan = awkward_plan();
+  plan.machine = "/opt/profiles/m.yaml";
+  plan.model = "../models/x";
+  plan.training = "./t.yaml";
+  const std::filesystem::path at = dir.path / "plans" / "p.yaml";
+  std::ofstream(at) << write_plan(plan);
+  Result<PlanFile> r = load_plan(at);
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->machine, "/opt/profiles/m.yaml");
+  EXPECT_EQ(r->model, (dir.path / "models" / "x").string());
+  EXPECT_EQ(r->training, (dir.path / "plans" / "t.yaml").string());
+  // A plan in the working directory: "./m" stays a path, not the name "m".
+  plan.model = "./x";
+  EXPECT_EQ(with_references_relative_to(plan, "p.yaml").model, "./x");
+}
+
+// The writer's side: references given relative to the working directory are
+// rewritten relative to where the plan goes, so load_plan finds them again.
+TEST(PlanFile, ReferencesAreWrittenRelativeToThePlan) {
+  PlanFile plan = awkward_plan();
+  plan.machine = "workstation-24gb-1nvme";
+  plan.training = "profiles/t.yaml";
+  const PlanFile out = with_references_relative_to(plan, "out/deep/p.yaml");
+  EXPECT_EQ(out.machine, "workstation-24gb-1nvme");  // a bundled name
+  EXPECT_EQ(out.training, "../../profiles/t.yaml");
+  EXPECT_TRUE(is_path_reference("t.yml"));
+  EXPECT_FALSE(is_path_reference("default"));
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "tests/core/test_profiles.h"
@@ -107,6 +109,24 @@ TEST_F(TempProfiles, MissingFileIsReportedByPath) {
   auto r = ProfileCatalog(root).gpu("gpus/none.yaml");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error()[0].to_string(), "gpus/none.yaml: no such file (a path to a gpu profile)");
+}
+
+// Issue 12: a directory or FIFO given as a profile said "unknown profile",
+// a symlink loop "internal error" (an exception out of is_regular_file).
+TEST_F(TempProfiles, APathThatIsNotAFileSaysWhatItIs) {
+  ASSERT_EQ(::mkfifo((root / "gpus" / "fifo.yaml").c_str(), 0600), 0);
+  fs::create_symlink(root / "gpus" / "b.yaml", root / "gpus" / "a.yaml");
+  fs::create_symlink(root / "gpus" / "a.yaml", root / "gpus" / "b.yaml");
+  const ProfileCatalog catalog(root);
+  const auto what = [&](const fs::path& p) {
+    auto r = catalog.gpu(p.string());
+    return r ? std::string("loaded") : r.error()[0].what;
+  };
+  EXPECT_EQ(what(root / "gpus" / ""), "it is a directory, not a profile file");
+  EXPECT_EQ(what(root / "gpus" / "fifo.yaml"), "it is a FIFO, not a profile file");
+  EXPECT_EQ(what("/dev/null"), "it is a device, not a profile file");
+  EXPECT_NE(what(root / "gpus" / "a.yaml").find("cannot use it: Too many levels of symbolic links"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "core/policy.h"
@@ -120,6 +121,37 @@ TEST(Trainer, AResumeFromAnotherSeedIsRefused) {
   EXPECT_NE(core::to_string(r.error()).find("another plan, model or seed"), std::string::npos);
 }
 
+// Issue 12: a checkpoint's step and model were trusted. A checkpoint moved
+// to another step's name, or whose manifest names another model, is
+// refused with what it says and what was expected.
+TEST(Trainer, ACheckpointOfAnotherStepOrModelIsRefused) {
+  const fs::path root = scratch("identity") / "checkpoints";
+  auto b = backend("identity-a");
+  ASSERT_TRUE(train_plan(plan_where(kCpuOffload), *b, {.steps = 1, .seed = 7, .checkpoint_root = root}));
+  fs::rename(root / "step-000001", root / "step-000002");
+  auto c = backend("identity-b");
+  auto moved =
+      train_plan(plan_where(kCpuOffload), *c, {.steps = 3, .seed = 7, .resume = root / "step-000002"});
+  ASSERT_FALSE(moved);
+  EXPECT_NE(core::to_string(moved.error()).find("the manifest says step 1, its directory's name step 2"),
+            std::string::npos)
+      << core::to_string(moved.error());
+
+  fs::rename(root / "step-000002", root / "step-000001");
+  const fs::path manifest = root / "step-000001" / "manifest.json";
+  std::string text = core::read_text_file(manifest).value();
+  const std::string model = "\"model\": \"" + plan_where(kCpuOffload).model + "\"";
+  ASSERT_NE(text.find(model), std::string::npos) << text;
+  text.replace(text.find(model), model.size(), "\"model\": \"gpt2\"");
+  std::ofstream(manifest, std::ios::trunc) << text;
+  auto d = backend("identity-c");
+  auto other =
+      train_plan(plan_where(kCpuOffload), *d, {.steps = 3, .seed = 7, .resume = root / "step-000001"});
+  ASSERT_FALSE(other);
+  EXPECT_NE(core::to_string(other.error()).find("the checkpoint is of model \"gpt2\""), std::string::npos)
+      << core::to_string(other.error());
+}
+
 TEST(Trainer, AFailingWriteStopsTheRunAndKeepsTheLastCheckpoint) {
   const fs::path root = scratch("fault") / "checkpoints";
   auto inner = backend("fault");
@@ -137,6 +169,36 @@ TEST(Trainer, AFailingWriteStopsTheRunAndKeepsTheLastCheckpoint) {
   ASSERT_TRUE(checkpoint) << core::to_string(checkpoint.error());
   EXPECT_TRUE(checkpoint->verify());
   EXPECT_FALSE(fs::exists(root / "step-000004"));
+}
+
+// Issue 12: "the previous one is intact" was printed even when there was
+// none. A directory that is not a checkpoint where one is to go makes the
+// save fail (it is never replaced): first for the first checkpoint, then,
+// planted once step 2's is written, for the second.
+TEST(Trainer, AFailedCheckpointSaysWhetherAnEarlierOneIsIntact) {
+  const fs::path root = scratch("intact") / "checkpoints";
+  fs::create_directories(root / "step-000002");
+  auto b = backend("intact-1");  // not "intact": scratch() would empty the root
+  auto first = train_plan(plan_where(kCpuOffload), *b,
+                          {.steps = 4, .seed = 7, .checkpoint_root = root, .checkpoint_every = 2});
+  ASSERT_FALSE(first);
+  EXPECT_NE(core::to_string(first.error()).find("there is no earlier checkpoint"), std::string::npos)
+      << core::to_string(first.error());
+
+  fs::remove(root / "step-000002");
+  auto c = backend("intact-2");
+  auto second =
+      train_plan(plan_where(kCpuOffload), *c,
+                 {.steps = 4,
+                  .seed = 7,
+                  .checkpoint_root = root,
+                  .checkpoint_every = 2,
+                  .on_note = [&](const std::string&) { fs::create_directories(root / "step-000004"); }});
+  ASSERT_FALSE(second);
+  const std::string message = core::to_string(second.error());
+  EXPECT_NE(message.find("the previous one (" + (root / "step-000002").string() + ") is intact"),
+            std::string::npos)
+      << message;
 }
 
 TEST(Trainer, Fp16WithDynamicLossScalingLearns) {
@@ -230,6 +292,50 @@ TEST(Trainer, Fp16OverflowsAreSkippedReportedAndRecoveredFrom) {
     EXPECT_FALSE(reports.back().skipped);
     for (double loss : run->losses) EXPECT_TRUE(std::isfinite(loss));
     EXPECT_LT(run->losses.back(), run->losses.front() - 0.3);
+  }
+}
+
+// Speculative updates never change the math: when the step's check passes
+// they are kept, when it fails (a norm above max_grad_norm, an fp16
+// overflow) they are rolled back and replayed, and either way the losses
+// equal those of updates that wait for the check, on every placement.
+TEST(Trainer, SpeculativeUpdatesGiveTheSameLossesWhetherKeptOrReplayed) {
+  const Fixture& f = fixture();
+  struct Setting {
+    const char* what;
+    core::Precision precision;
+    double max_grad_norm;
+    double initial_scale;
+    bool replays;
+  };
+  const Setting settings[] = {
+      {"bf16, never clipped: kept", core::Precision::kBf16, 1e9, 1, false},
+      {"bf16, clipped at 0.05: replayed", core::Precision::kBf16, 0.05, 1, true},
+      {"fp16, forced overflows: rolled back", core::Precision::kFp16, 1e9, 1 << 26, true},
+  };
+  for (const Setting& x : settings) {
+    core::TrainingSpec training = f.training;
+    training.precision = x.precision;
+    training.max_grad_norm = x.max_grad_norm;
+    training.gradient_accumulation = 2;
+    if (x.precision == core::Precision::kFp16) training.loss_scaling.initial_scale = x.initial_scale;
+    for (const core::PlanFile& waiting : {plan_where(kCpuOffload), three_tier_mix(), plan_where(kParamsOnNvme)}) {
+      core::PlanFile speculative = waiting;
+      speculative.policy.speculative_update = true;
+      auto a = backend("spec-a");
+      auto b = backend("spec-b");
+      auto plain = train(waiting, f.machine, f.model, training, *a, {.steps = 6, .seed = 7});
+      auto spec = train(speculative, f.machine, f.model, training, *b, {.steps = 6, .seed = 7});
+      ASSERT_TRUE(plain) << x.what << ": " << core::to_string(plain.error());
+      ASSERT_TRUE(spec) << x.what << ": " << core::to_string(spec.error());
+      EXPECT_EQ(spec->losses, plain->losses) << x.what;
+      EXPECT_EQ(spec->held_out_loss, plain->held_out_loss) << x.what;
+      int accepts = 0;
+      for (const core::Op& op : spec->schedule.ops) accepts += op.kind == core::OpKind::kAcceptUpdate ? 1 : 0;
+      EXPECT_EQ(accepts, 6) << x.what;
+      EXPECT_EQ(spec->replayed_steps > 0, x.replays) << x.what << ": " << spec->replayed_steps << " replayed";
+      EXPECT_EQ(plain->replayed_steps, 0);
+    }
   }
 }
 

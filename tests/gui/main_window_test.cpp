@@ -114,6 +114,21 @@ TEST(CommandLine, ScreenshotSizeAndFiles) {
   EXPECT_EQ(o.screenshot, "o.png");
   EXPECT_EQ(o.size, QSize(800, 600));
   EXPECT_TRUE(std::holds_alternative<QString>(parse_command_line({"stowage-gui", "--size", "big"})));
+  EXPECT_FALSE(o.panel.has_value());
+}
+
+TEST(CommandLine, PanelTimelineHidesThePanels) {
+  const auto parsed = parse_command_line({"stowage-gui", "--panel", "timeline"});
+  ASSERT_TRUE(std::holds_alternative<GuiOptions>(parsed));
+  EXPECT_EQ(std::get<GuiOptions>(parsed).panel, StartPanel::kTimeline);
+  MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  w.resize(1280, 720);
+  w.show();
+  const int before = w.view_area().width();
+  w.hide_panels();
+  QCoreApplication::processEvents();
+  EXPECT_GT(w.view_area().width(), before) << "the timeline did not get the panels' width";
+  EXPECT_GE(w.view_area().width(), 1200);
 }
 
 }  // namespace

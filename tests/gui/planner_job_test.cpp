@@ -12,7 +12,10 @@
 #include <atomic>
 #include <cstdio>
 
+#include "gui/main_window.h"
 #include "gui/planner_panel.h"
+#include "gui/trace_from_timeline.h"
+#include "gui_test_data.h"
 
 namespace stowage::gui {
 namespace {
@@ -77,6 +80,29 @@ TEST(PlannerPanel, CancelStopsARunningSearchAndSaysSo) {
   EXPECT_TRUE(panel.status_text().startsWith("Cancelled after")) << panel.status_text().toStdString();
   EXPECT_FALSE(panel.running());
   std::printf("[ planner cancel ] run + cancel took %lld ms\n", static_cast<long long>(timer.elapsed()));
+}
+
+TEST(PlannerPanel, NothingFitsSaysWhatWouldMakeItFitAndMarksTheTimelineStale) {
+  // Llama 3.1 405B on the T4 cloud VM: nothing fits; `stowage plan` then
+  // advises more CPU RAM (which still leaves the GPU short).
+  MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  w.resize(1280, 720);
+  w.show();
+  const testing::Simulated s = testing::tiny_simulated();
+  w.timeline().set_document(
+      prepare_document(trace_from_timeline(s.schedule, s.timeline, {.source = "predicted"})));
+  PlannerPanel& panel = w.planner();
+  panel.set_inputs("cloud-t4-vm", "llama-3.1-405b", "default");
+  QSignalSpy finished(&panel, &PlannerPanel::finished);
+  QSignalSpy nothing(&panel, &PlannerPanel::nothingFits);
+  panel.run();
+  ASSERT_TRUE(finished.wait(120'000));
+  EXPECT_EQ(nothing.count(), 1);
+  const std::string status = panel.status_text().toStdString();
+  EXPECT_NE(status.find("Nothing fits"), std::string::npos) << status;
+  EXPECT_NE(status.find("Changes that would make it fit (re-planned):\n- add "), std::string::npos) << status;
+  EXPECT_NE(status.find("of CPU RAM"), std::string::npos) << status;
+  EXPECT_TRUE(w.timeline().stale_note().startsWith("Stale")) << w.timeline().stale_note().toStdString();
 }
 
 }  // namespace

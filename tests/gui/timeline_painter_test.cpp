@@ -133,8 +133,8 @@ TEST(TimelinePainter, MeasuredOpTwentyPercentSlowerGetsTheSlowerStrip) {
 
   const auto doc = prepare_document(std::move(measured));
   const TimelineLayout layout(doc->model, {});
-  const TimelineHighlight marks{.changes = std::shared_ptr<const std::vector<DurationChange>>(
-                                    compare, &compare->measured_changes())};
+  const TimelineHighlight marks{
+      .changes = std::shared_ptr<const std::vector<DurationChange>>(compare, &compare->measured_changes())};
   const Rendered r = render(*doc, layout, marks);
   TimeAxis axis;
   axis.set_width(kWidth - layout.metrics().label_width);
@@ -182,10 +182,10 @@ TEST(TimelinePainter, BoxAtFindsTheMergedRunAsDrawn) {
 TEST(MemoryPainter, DrawsARowPerTierWithCapacity) {
   const auto doc = tiny_document();
   TimeAxis axis;
-  axis.set_width(kWidth - 120);
+  axis.set_width(kWidth - 170);
   axis.set_bounds(doc->model.begin_time(), doc->model.end_time());
   axis.fit_all();
-  const MemoryPainter painter(doc->model, axis, 120, doc->model.capacity);
+  const MemoryPainter painter(doc->model, axis, 170, doc->model.capacity);
   EXPECT_EQ(painter.tiers().size(), 3u);
   QImage image(kWidth, 300, QImage::Format_RGB32);
   QPainter p(&image);
@@ -193,9 +193,9 @@ TEST(MemoryPainter, DrawsARowPerTierWithCapacity) {
   p.end();
   int filled = 0;
   for (int y = 0; y < 300; ++y) {
-    for (int x = 120; x < kWidth; ++x) {
+    for (int x = 170; x < kWidth; ++x) {
       const QRgb px = image.pixel(x, y);
-      for (const core::Tier t : core::kAllTiers) filled += px == color_of(t).lighter(125).rgb() ? 1 : 0;
+      for (const core::Tier t : core::kAllTiers) filled += px == color_of(t).rgb() ? 1 : 0;
     }
   }
   EXPECT_GT(filled, 1000);

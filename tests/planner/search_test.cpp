@@ -125,6 +125,24 @@ TEST(Search, TooLargeAModelSaysWhy) {
   EXPECT_TRUE(advice.front().step_seconds.has_value()) << advice.front().still;
 }
 
+// Issue 11: on Llama-2-7B the memory floor sat above the simulated peak and
+// discarded candidates that fit, one faster than the plan chosen. Every
+// candidate the search now prunes by memory overflows when simulated (a
+// sample of them, every 5th, keeps the test to seconds).
+TEST(Search, PrunesOnlyCandidatesThatOverflow) {
+  const core::MachineSpec m = must(bundled().machine("workstation-24gb-1nvme"));
+  const core::ModelSpec model = must(bundled().model("llama-2-7b"));
+  const PlanResult r = search(m, model, must(bundled().training("default")));
+  ASSERT_TRUE(r.best.has_value());
+  int pruned = 0;
+  for (const Evaluation& e : r.considered) {
+    if (e.verdict != Verdict::kPruned || pruned++ % 5 != 0) continue;
+    const Evaluation simulated = evaluate(e.candidate, m, model);
+    EXPECT_EQ(simulated.verdict, Verdict::kOverflows) << e.candidate.name << ": " << e.reason;
+  }
+  EXPECT_GT(pruned, 100);
+}
+
 TEST(Search, ReportsProgressAndStopsWhenAsked) {
   const core::MachineSpec m = must(bundled().machine("workstation-24gb-1nvme"));
   const core::ModelSpec model = must(bundled().model("llama-2-7b"));

@@ -1,6 +1,7 @@
 #include "executor/checkpoint/checkpoint_reader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <stdexcept>
 
@@ -58,6 +59,42 @@ TEST(CheckpointReader, VerifyNamesEveryCorruptBlob) {
   ASSERT_EQ(verified.error().size(), 2u);
   EXPECT_NE(verified.error()[0].what.find("blob 'big'"), std::string::npos);
   EXPECT_NE(verified.error()[1].what.find("blob 'small'"), std::string::npos);
+}
+
+// Issue 12: a FIFO in place of a checkpoint's file blocked the open
+// forever. Each is refused as not a regular file, without waiting.
+TEST(CheckpointReader, AFifoInPlaceOfAFileIsRefusedWithoutBlocking) {
+  for (const char* file : {"manifest.json", "blobs.bin"}) {
+    ScratchDir root;
+    const auto dir = save_checkpoint(root.path(), "step-000001", "{}", {});
+    std::filesystem::remove(dir / file);
+    ASSERT_EQ(::mkfifo((dir / file).c_str(), 0600), 0);
+    const auto reader = CheckpointReader::open(dir);
+    ASSERT_FALSE(reader) << file;
+    EXPECT_NE(core::to_string(reader.error()).find("not a regular file"), std::string::npos)
+        << core::to_string(reader.error());
+  }
+}
+
+// Issue 12: a blob of the wrong size was found only after verify() had
+// read and checksummed all of it (71 s for a claimed 50 GiB). expect_blobs
+// compares sizes from the manifest alone, and names every problem.
+TEST(CheckpointReader, ExpectBlobsNamesEveryMissingOrMisSizedBlobWithoutReading) {
+  ScratchDir root;
+  const auto bytes = pattern_bytes(100, 1);
+  const std::vector<BlobSource> blobs{{.name = "a", .tier = "cpu", .content = std::span(bytes)},
+                                      {.name = "b", .tier = "cpu", .content = std::span(bytes)}};
+  const auto reader = CheckpointReader::open(save_checkpoint(root.path(), "step-000001", "{}", blobs));
+  ASSERT_TRUE(reader);
+  const std::vector<ExpectedBlob> right{{"a", core::Bytes(100)}, {"b", core::Bytes(100)}};
+  EXPECT_TRUE(reader->expect_blobs(right));
+  const std::vector<ExpectedBlob> wrong{
+      {"a", core::Bytes(100)}, {"b", core::Bytes(50)}, {"c", core::Bytes(1)}};
+  const auto checked = reader->expect_blobs(wrong);
+  ASSERT_FALSE(checked);
+  ASSERT_EQ(checked.error().size(), 2u);
+  EXPECT_EQ(checked.error()[0].what, "blob 'b' has 100 bytes");
+  EXPECT_EQ(checked.error()[1].what, "checkpoint has no blob 'c'");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "executor/checkpoint/checkpoint_write_error.h"
 #include "executor/checkpoint/save_checkpoint.h"
 #include "tests/executor/checkpoint/scratch_dir.h"
 
@@ -10,6 +11,7 @@ namespace {
 
 using testing::entries_of;
 using testing::ScratchDir;
+using testing::write_text;
 
 void save_empty(const std::filesystem::path& root, const std::string& name) {
   save_checkpoint(root, name, "{}", {});
@@ -74,6 +76,45 @@ TEST(CheckpointRoot, AsideCopyIsPutBackWhenItsReplacementNeverArrived) {
   std::filesystem::copy(root.path() / "step-000200", root.path() / "step-000200.old-Qz81Xa");
   remove_leftovers(root.path());
   EXPECT_EQ(entries_of(root.path()), (std::vector<std::string>{"step-000100", "step-000200"}));
+}
+
+// Issue 12: the clean-up took any *.tmp-* or *.old-* entry for its own. It
+// deleted a user's notes.tmp-keep and photos.tmp-2023/ and renamed
+// report.old-final to report. Now only NAME.tmp-XXXXXX / NAME.old-XXXXXX
+// directories holding nothing but a checkpoint's files are touched, so a
+// user's file inside a look-alike keeps it too.
+TEST(CheckpointRoot, EntriesStowageDidNotCreateAreLeftAlone) {
+  ScratchDir root;
+  write_text(root.path() / "notes.tmp-keep", "notes");
+  std::filesystem::create_directory(root.path() / "photos.tmp-2023");
+  write_text(root.path() / "photos.tmp-2023" / "a.jpg", "jpeg");
+  write_text(root.path() / "report.old-final", "report");
+  std::filesystem::create_directory(root.path() / "step-000007.tmp-Ab12Cd");
+  write_text(root.path() / "step-000007.tmp-Ab12Cd" / "mine.txt", "mine");
+  std::filesystem::create_directory(root.path() / "step-000008.old-Ab12Cd");  // no manifest: not put back
+  save_empty(root.path(), "step-000100");
+  EXPECT_EQ(entries_of(root.path()),
+            (std::vector<std::string>{"notes.tmp-keep", "photos.tmp-2023", "report.old-final",
+                                      "step-000007.tmp-Ab12Cd", "step-000008.old-Ab12Cd", "step-000100"}));
+  EXPECT_EQ(entries_of(root.path() / "photos.tmp-2023"), std::vector<std::string>{"a.jpg"});
+  EXPECT_EQ(entries_of(root.path() / "step-000007.tmp-Ab12Cd"), std::vector<std::string>{"mine.txt"});
+}
+
+// Issue 12: a step-000001/ without a manifest is not a checkpoint, and a
+// save of that name swapped it out and deleted it. Now it is refused and
+// the directory keeps what it holds.
+TEST(CheckpointRoot, ASaveNeverReplacesADirectoryThatIsNotACheckpoint) {
+  ScratchDir root;
+  std::filesystem::create_directory(root.path() / "step-000001");
+  write_text(root.path() / "step-000001" / "photo.jpg", "jpeg");
+  try {
+    save_empty(root.path(), "step-000001");
+    ADD_FAILURE() << "replaced a directory without a manifest";
+  } catch (const CheckpointWriteError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a Stowage checkpoint"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(entries_of(root.path()), std::vector<std::string>{"step-000001"});
+  EXPECT_EQ(entries_of(root.path() / "step-000001"), std::vector<std::string>{"photo.jpg"});
 }
 
 }  // namespace

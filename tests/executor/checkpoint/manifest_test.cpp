@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace stowage::executor {
@@ -64,6 +65,18 @@ TEST(Manifest, BlobOutsideItsFileIsRefused) {
             "their file)");
 }
 
+// Issue 12: offset + size near INT64_MAX overflowed while the message was
+// made (UBSan). 2 * (2^63 - 1) = 18446744073709551614.
+TEST(Manifest, ABlobNearInt64MaxIsRefusedWithoutOverflow) {
+  Manifest m = sample();
+  m.blobs[1].offset = core::Bytes(INT64_MAX);
+  m.blobs[1].size = core::Bytes(INT64_MAX);
+  const auto parsed = parse_manifest(manifest_to_text(m), "m.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(core::to_string(parsed.error()).find("ends at byte 18446744073709551614"), std::string::npos)
+      << core::to_string(parsed.error());
+}
+
 TEST(Manifest, CrcAbove32BitsIsRefused) {
   std::string text = manifest_to_text(sample());
   text.replace(text.find("4294967295"), 10, "4294967296");
@@ -72,6 +85,17 @@ TEST(Manifest, CrcAbove32BitsIsRefused) {
   EXPECT_NE(parsed.error()[0].what.find("blobs[1]: key 'crc32c' is not an integer from 0 to 4294967295"),
             std::string::npos)
       << core::to_string(parsed.error());
+}
+
+// Issue 12: a manifest nested 100,000 deep overflowed the stack. It is
+// refused before parsing, with the place where the cap is passed.
+TEST(Manifest, DeepNestingIsRefusedBeforeParsing) {
+  const std::string deep = R"({"format": "stowage/checkpoint/v1", "metadata": )" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}";
+  const auto parsed = parse_manifest(deep, "m.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(core::to_string(parsed.error()).find("m.json:1:"), std::string::npos);
+  EXPECT_NE(core::to_string(parsed.error()).find("nested deeper than 64"), std::string::npos);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -338,6 +339,71 @@ TEST_F(BlockStoreTest, ReportsARealFullDiskAtReservation) {
   const BlockStoreOptions o = options();
   EXPECT_EXIT(reserve_past_file_size_limit(o), ::testing::ExitedWithCode(0),
               "cannot allocate bytes \\[524288, 4718592\\) of .*stowage-0.blocks.*EFBIG");
+}
+
+// Issue 12: a stowage-0.blocks that this store did not create (a user's
+// file, a killed run's) is neither overwritten nor, when the store closes,
+// deleted. Before, it was truncated on open and removed on close.
+TEST_F(BlockStoreTest, NeverOverwritesOrRemovesABlockFileItDidNotCreate) {
+  const BlockStoreOptions o = options();
+  std::filesystem::create_directories(o.directories[0]);
+  const std::filesystem::path theirs = o.directories[0] / "stowage-0.blocks";
+  std::ofstream(theirs) << "someone's data";
+  try {
+    (void)BlockStore::open(o);
+    ADD_FAILURE() << "opened over an existing block file";
+  } catch (const IoError& e) {
+    EXPECT_TRUE(contains(e.what(), "already exists and this run did not create it")) << e.what();
+  }
+  const std::vector<std::byte> left = file_bytes(theirs);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(left.data()), left.size()), "someone's data");
+}
+
+// Issue 12: two stores on one directory destroyed each other's blocks (and
+// the checksum failure blamed the disk). The second is refused at once,
+// naming the process that holds the directory; the first keeps working.
+TEST_F(BlockStoreTest, ASecondStoreOnTheSameDirectoryIsRefusedNamingTheFirst) {
+  BlockStore first = open(options());
+  try {
+    (void)BlockStore::open(options());
+    ADD_FAILURE() << "two stores on one directory";
+  } catch (const IoError& e) {
+    EXPECT_TRUE(
+        contains(e.what(), "in use by another stowage run (process " + std::to_string(::getpid()) + ")"));
+  }
+  const Extent e = first.reserve("r", core::Bytes(kBlock));
+  const std::vector<std::byte> data = pattern(kBlock, 3);
+  first.write(e, data);
+  std::vector<std::byte> back(data.size());
+  first.read(e, back);
+  EXPECT_EQ(back, data);
+}
+
+// A SIGKILLed store leaves its block file behind; the lock file says the
+// dead run created it, so the next store removes it and starts afresh
+// (while a file it did not create is refused, above).
+TEST_F(BlockStoreTest, TheBlockFileOfAKilledStoreIsReclaimed) {
+  const BlockStoreOptions o = options();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    auto store = BlockStore::open(o);
+    (void)store->reserve("r", core::Bytes(kBlock));
+    ::raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(std::filesystem::exists(o.directories[0] / "stowage-0.blocks"));
+  BlockStore store = open(o);
+  EXPECT_EQ(store.files().size(), 1u);
+}
+
+TEST_F(BlockStoreTest, ClosingRemovesItsFilesAndLockSoTheDirectoryCanBeReused) {
+  const BlockStoreOptions o = options();
+  { BlockStore store = open(o); }
+  EXPECT_TRUE(std::filesystem::is_empty(o.directories[0]));
+  BlockStore again = open(o);
+  EXPECT_EQ(again.files().size(), 1u);
 }
 
 TEST(BlockStoreOptions, ReportsEveryProblemAtOnce) {

@@ -1,0 +1,52 @@
+#include "gui/step_marks.h"
+
+#include <algorithm>
+
+namespace stowage::gui {
+namespace {
+
+constexpr int kMostSteps = 1'000'000;  // step numbers beyond this (not Stowage's) are not marked
+
+// First forward start and first start of any op, per step.
+std::vector<StepMarks::Step> step_starts(const TraceModel& model) {
+  struct Starts {
+    std::optional<SimTime> forward, any;
+  };
+  std::vector<Starts> by_step;
+  for (const TraceOp& op : model.ops) {
+    if (op.step < 0 || op.step >= kMostSteps) continue;
+    if (static_cast<size_t>(op.step) >= by_step.size()) by_step.resize(static_cast<size_t>(op.step) + 1);
+    Starts& s = by_step[static_cast<size_t>(op.step)];
+    s.any = s.any ? std::min(*s.any, op.start) : op.start;
+    if (op.kind == core::OpKind::kForward) s.forward = s.forward ? std::min(*s.forward, op.start) : op.start;
+  }
+  std::vector<StepMarks::Step> out;
+  for (size_t step = 0; step < by_step.size(); ++step) {
+    const Starts& s = by_step[step];
+    if (s.any) out.push_back({.step = static_cast<int>(step), .start = s.forward.value_or(*s.any)});
+  }
+  std::ranges::sort(out, {}, &StepMarks::Step::start);
+  return out;
+}
+
+}  // namespace
+
+StepMarks step_marks(const TraceModel& model, const LaneBusy& busy) {
+  StepMarks out;
+  out.steps = step_starts(model);
+  const auto n = static_cast<int>(out.steps.size());
+  if (n < 2) return out;
+  const int window = n >= 3 ? 2 : 1;
+  SteadyWindow w{.begin = out.steps[static_cast<size_t>(n - 1 - window)].start,
+                 .end = out.steps[static_cast<size_t>(n - 1)].start,
+                 .steps = window};
+  w.step_time = (w.end - w.begin) / window;
+  for (const core::Lane lane : core::kAllLanes) {
+    const double share = busy.by_lane[static_cast<size_t>(lane)].share_in(w.begin, w.end);
+    if (share > w.bound_share) w.bound = lane, w.bound_share = share;
+  }
+  out.steady = w;
+  return out;
+}
+
+}  // namespace stowage::gui

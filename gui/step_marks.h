@@ -1,0 +1,36 @@
+// Where the training steps of a timeline begin and which span is its steady
+// state, as `stowage simulate` measures it (sim/summary.h): a step begins at
+// its first forward op; with three steps or more the window is the last two
+// step intervals, with two the one interval, and the step time is the
+// window's length per step. The bound is the lane busiest in the window.
+// GUI-free: the ruler draws these, tests check them.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "gui/busy_time.h"
+#include "gui/trace_model.h"
+
+namespace stowage::gui {
+
+struct SteadyWindow {
+  SimTime begin = 0, end = 0;  // ns: the first forward op of the window's first step, and past its last
+  int steps = 1;               // step intervals in the window
+  SimTime step_time = 0;       // ns: (end - begin) / steps
+  core::Lane bound = core::Lane::kGpuCompute;  // the busiest lane in the window
+  double bound_share = 0;                      // its busy share of the window, 0..1
+};
+
+struct StepMarks {
+  struct Step {
+    int step = 0;
+    SimTime start = 0;  // ns: its first forward op's start (its first op's, if it has no forward)
+  };
+  std::vector<Step> steps;             // by start; empty when the trace has no step numbers
+  std::optional<SteadyWindow> steady;  // with two steps or more
+};
+
+[[nodiscard]] StepMarks step_marks(const TraceModel& model, const LaneBusy& busy);
+
+}  // namespace stowage::gui

@@ -1,0 +1,144 @@
+// `stowage simulate PLAN.yaml` on plans a user writes by hand: the edge
+// values the plan format allows, references to profiles beside the plan, and
+// what it refuses. Each test holds a defect of issue 11.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "cli/exit_codes.h"
+#include "tests/cli/run_stowage.h"
+
+namespace stowage::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+using testing::Outcome;
+using testing::stowage;
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("stowage_simulate_cmd_" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+  [[nodiscard]] std::string file(const char* name) const { return (path / name).string(); }
+};
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+// The tiny GPT's ZeRO-Infinity plan (states on NVMe, parameters in RAM), as
+// `simulate --save-plan` writes it: the text the tests edit.
+std::string tiny_infinity_plan(const TempDir& dir) {
+  const std::string path = dir.file("infinity.yaml");
+  const Outcome o = stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt",
+                             "--training", "tiny", "--placement", "zero-infinity", "--save-plan", path});
+  EXPECT_EQ(o.code, kExitOk) << o.err;
+  return read(path);
+}
+
+// Issue 11: a prefetch depth of 0, which the plan format allows, crashed
+// lowering (an index one past the ops lowered so far).
+TEST(CliSimulate, PrefetchDepthZeroSimulates) {
+  const TempDir dir;
+  const std::string plan = tiny_infinity_plan(dir);
+  for (const char* key : {"h2d_prefetch_depth", "nvme_prefetch_depth"}) {
+    const std::string path = dir.file("depth0.yaml");
+    std::ofstream(path) << replaced(plan, std::string(key) + ": 2", std::string(key) + ": 0");
+    const Outcome o = stowage({"simulate", path, "--json"});
+    ASSERT_EQ(o.code, kExitOk) << key << ": " << o.err;
+    EXPECT_GT(nlohmann::json::parse(o.out)["step_time_s"].get<double>(), 0) << key;
+  }
+}
+
+// Issue 11: `gradients: nvme` was accepted and the gradients then sat in CPU
+// RAM, never freed. It is refused at the line that says it.
+TEST(CliSimulate, GradientsOnNvmeAreRefusedWithTheirLocation) {
+  const TempDir dir;
+  const std::string path = dir.file("grads.yaml");
+  std::ofstream(path) << replaced(tiny_infinity_plan(dir), "gradients: cpu}", "gradients: nvme}");
+  const Outcome o = stowage({"simulate", path});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_NE(o.err.find(path + ":"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("policy.partitions[0].gradients: gradients on nvme are not supported"),
+            std::string::npos)
+      << o.err;
+}
+
+// Issue 11: a plan's `training: ./t.yaml` was looked up in the working
+// directory. It names the file beside the plan, from wherever the command
+// runs; and a plan saved elsewhere names it so that it is found again.
+TEST(CliSimulate, ProfilesBesideThePlanAreFoundFromAnyFolder) {
+  const TempDir dir;
+  fs::create_directories(dir.path / "plans" / "saved");
+  fs::copy_file(fs::path(STOWAGE_PROFILES_DIR) / "training" / "tiny.yaml", dir.path / "plans" / "t.yaml");
+  const std::string plan = (dir.path / "plans" / "p.yaml").string();
+  std::ofstream(plan) << replaced(tiny_infinity_plan(dir), "training: tiny", "training: ./t.yaml");
+  const Outcome o = stowage({"simulate", plan, "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+
+  const std::string saved = (dir.path / "plans" / "saved" / "again.yaml").string();
+  ASSERT_EQ(stowage({"simulate", plan, "--save-plan", saved}).code, kExitOk);
+  EXPECT_NE(read(saved).find("training: ../t.yaml\n"), std::string::npos) << read(saved);
+  const Outcome again = stowage({"simulate", saved, "--json"});
+  ASSERT_EQ(again.code, kExitOk) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out)["step_time_s"], nlohmann::json::parse(o.out)["step_time_s"]);
+}
+
+// Issue 11: the assumed write rate is stated where a figure depends on it:
+// ZeRO-Infinity writes its states to NVMe, ZeRO-Offload writes nothing.
+TEST(CliSimulate, WarnsOfAnAssumedWriteRateOnlyWhenItWrites) {
+  auto warnings_of = [](const char* placement) {
+    const Outcome o = stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt",
+                               "--training", "tiny", "--placement", placement, "--json"});
+    EXPECT_EQ(o.code, kExitOk) << o.err;
+    return nlohmann::json::parse(o.out)["warnings"];
+  };
+  const nlohmann::json infinity = warnings_of("zero-infinity");
+  ASSERT_EQ(infinity.size(), 1u) << infinity;
+  EXPECT_NE(infinity[0].get<std::string>().find("assumed 1.725 GB/s"), std::string::npos) << infinity;
+  EXPECT_TRUE(warnings_of("zero-offload").empty());
+}
+
+// Issue 11: plans pinned nearly all host RAM without a word. ZeRO-Offload
+// of Llama-2-7B peaks at 104.5 GB of host memory, 95.96 GB of it pinned
+// (less the 8 GiB host reserve): on a host of 105 GB it fits and pins 91 %.
+TEST(CliSimulate, PinningMostOfHostRamIsAWarning) {
+  const TempDir dir;
+  std::ofstream(dir.path / "host.yaml")
+      << "format: stowage/host/v1\nlabel: 105 GB host\nsource: test\ncpu_cores: 16\nsockets: 1\n"
+         "dram: 105 GB\ndram_bandwidth: 76.8 GB/s\npcie_lanes: 24\npcie_generation: 5\n";
+  std::ofstream(dir.path / "machine.yaml") << "format: stowage/machine/v1\nlabel: tight\nsource: test\n"
+                                              "gpu: rtx-4090\ngpu_count: 1\nhost: "
+                                           << dir.file("host.yaml") << "\nnvme_count: 0\n";
+  const Outcome o = stowage({"simulate", "--machine", dir.file("machine.yaml"), "--model", "llama-2-7b",
+                             "--placement", "zero-offload", "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  ASSERT_TRUE(j["overflow"].is_null());
+  ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"];
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("of 105 GB of host RAM (91%, above 90%)"),
+            std::string::npos)
+      << j["warnings"];
+  const Outcome text = stowage({"simulate", "--machine", dir.file("machine.yaml"), "--model", "llama-2-7b",
+                                "--placement", "zero-offload"});
+  EXPECT_NE(text.out.find("\nwarning: the plan pins "), std::string::npos) << text.out;
+}
+
+}  // namespace
+}  // namespace stowage::cli

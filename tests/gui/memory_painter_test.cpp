@@ -1,0 +1,183 @@
+// The memory rows as drawn: the curve's top at the pixel the byte scale
+// gives, tick labels in decimal GB, the capacity line, per GPU / per
+// machine scope, and the hover readout of the bytes in use at a time.
+#include "gui/memory_painter.h"
+
+#include <gtest/gtest.h>
+
+#include <QImage>
+#include <QSignalSpy>
+#include <QTest>
+
+#include "gui/memory_view.h"
+#include "gui/palette.h"
+#include "gui_test_data.h"
+
+namespace stowage::gui {
+namespace {
+
+constexpr int kWidth = 1200, kHeight = 2 * 84;
+constexpr double kLabels = 170;
+constexpr SimTime kMs = 1'000'000;
+
+// GPU memory 4 GB from 0, 16 GB from 10 ms to 20 ms, 4 GB until 30 ms, of
+// 24 GB; host memory 50 GB throughout, capacity unknown.
+TraceModel memory_model(int ranks = 1) {
+  TraceModel m;
+  m.info.ranks = ranks;
+  const auto gb = [](int64_t n) { return core::Bytes(n * 1'000'000'000); };
+  m.memory[0] = {{.time = 0, .bytes = gb(4)},
+                 {.time = 10 * kMs, .bytes = gb(16)},
+                 {.time = 20 * kMs, .bytes = gb(4)},
+                 {.time = 30 * kMs, .bytes = gb(4)}};
+  m.memory[1] = {{.time = 0, .bytes = gb(50)}, {.time = 30 * kMs, .bytes = gb(50)}};
+  m.capacity[0] = gb(24);
+  m.finish();
+  return m;
+}
+
+struct Drawn {
+  TraceModel model;
+  const TraceModel* measured = nullptr;
+  TimeAxis axis;
+  QImage image{kWidth, kHeight, QImage::Format_RGB32};
+  explicit Drawn(int ranks = 1, const TraceModel* measured_model = nullptr)
+      : model(memory_model(ranks)), measured(measured_model) {
+    axis.set_width(kWidth - kLabels);
+    axis.set_bounds(0, 30 * kMs);
+    axis.fit_all();
+    QPainter p(&image);
+    painter().paint(p, kWidth, kHeight);
+  }
+  [[nodiscard]] MemoryPainter painter() const {
+    return MemoryPainter(model, axis, kLabels, model.capacity, measured);
+  }
+  [[nodiscard]] double x_of(SimTime t) const { return kLabels + axis.to_pixel(t); }
+};
+
+TEST(MemoryPainter, TheCurveTopIsAtTheScalesPixel) {
+  const Drawn d;
+  const std::vector<MemoryRow> rows = d.painter().rows(kWidth, kHeight);
+  ASSERT_EQ(rows.size(), 2u);
+  const MemoryRow& gpu = rows[0];
+  EXPECT_EQ(gpu.tier, core::Tier::kGpu);
+  // 24 GB of capacity is on scale (it is under 1.6 x the 16 GB peak), with 5 % headroom: 25.2 GB.
+  EXPECT_TRUE(gpu.capacity_on_scale);
+  EXPECT_EQ(gpu.scale.top, core::Bytes(25'200'000'000));
+  const QRgb fill = color_of(core::Tier::kGpu).rgb();
+  const auto at = [&](double x, double y) {
+    return d.image.pixel(static_cast<int>(x), static_cast<int>(std::round(y)));
+  };
+  // At 15 ms the GPU holds 16 GB: filled from y_of(16 GB) down, empty above.
+  const double x = d.x_of(15 * kMs), top = gpu.y_of(core::Bytes(16'000'000'000));
+  EXPECT_EQ(at(x, top + 2), fill);
+  EXPECT_NE(at(x, top - 2), fill);
+  // At 5 ms it holds 4 GB.
+  const double low = gpu.y_of(core::Bytes(4'000'000'000));
+  EXPECT_EQ(at(d.x_of(5 * kMs), low + 2), fill);
+  EXPECT_NE(at(d.x_of(5 * kMs), low - 2), fill);
+  EXPECT_NE(at(d.x_of(5 * kMs), top + 2), fill);
+  // The capacity line, dashed, at y_of(24 GB): some pixels of it are its colour.
+  int dashes = 0;
+  for (int px = static_cast<int>(gpu.plot.left()); px < static_cast<int>(gpu.plot.right()) - 200; ++px)
+    dashes += at(px, gpu.y_of(core::Bytes(24'000'000'000))) == capacity_color().rgb() ? 1 : 0;
+  EXPECT_GT(dashes, 100);
+}
+
+TEST(MemoryPainter, TicksAreInDecimalGigabytes) {
+  const Drawn d;
+  const std::vector<MemoryRow> rows = d.painter().rows(kWidth, kHeight);
+  std::vector<std::string> labels;
+  for (const ByteTick& t : rows[0].scale.ticks) labels.push_back(t.label);
+  EXPECT_EQ(labels, (std::vector<std::string>{"0 GB", "10 GB", "20 GB"}));
+  // Each tick has its mark left of the plot.
+  for (const ByteTick& t : rows[0].scale.ticks) {
+    const double y = rows[0].y_of(t.value);
+    EXPECT_EQ(d.image.pixel(static_cast<int>(rows[0].plot.left()) - 2, static_cast<int>(std::floor(y))),
+              QColor(0x88, 0x88, 0x88).rgb())
+        << t.label;
+  }
+}
+
+TEST(MemoryPainter, ScopeAndHostMemoryPerMachine) {
+  const Drawn one;
+  EXPECT_EQ(one.painter().scope(core::Tier::kGpu), "per GPU");
+  EXPECT_EQ(one.painter().scope(core::Tier::kCpu), "per machine");
+  // With 4 ranks, host memory is the per-rank trace figure times 4, as the
+  // CLI reports it; GPU memory stays per GPU.
+  const Drawn four(4);
+  const std::vector<MemoryRow> rows = four.painter().rows(kWidth, kHeight);
+  EXPECT_EQ(rows[0].peak, core::Bytes(16'000'000'000));
+  EXPECT_EQ(rows[1].peak, core::Bytes(200'000'000'000));
+  EXPECT_EQ(four.painter().scope(core::Tier::kCpu), "per machine, 4 ranks");
+}
+
+TEST(MemoryPainter, HoverReadsTheBytesInUseThen) {
+  const Drawn d;
+  const std::vector<MemoryRow> rows = d.painter().rows(kWidth, kHeight);
+  const QString text =
+      d.painter().readout(QPointF(d.x_of(15 * kMs), rows[0].plot.center().y()), kWidth, kHeight);
+  EXPECT_TRUE(text.contains("gpu memory, per GPU")) << text.toStdString();
+  EXPECT_TRUE(text.contains("16 GB in use (67 % of 24 GB)")) << text.toStdString();
+  EXPECT_TRUE(text.contains("at 15")) << text.toStdString();
+  EXPECT_TRUE(d.painter().readout(QPointF(20, rows[0].plot.center().y()), kWidth, kHeight).isEmpty());
+  const QString host =
+      d.painter().readout(QPointF(d.x_of(15 * kMs), rows[1].plot.center().y()), kWidth, kHeight);
+  EXPECT_TRUE(host.contains("50 GB in use")) << host.toStdString();
+}
+
+TEST(MemoryPainter, MeasuredMemoryIsALineOverThePredicted) {
+  // Measured: 20 GB from 10 to 20 ms (predicted 16 GB), 4 GB elsewhere.
+  TraceModel measured;
+  const auto gb = [](int64_t n) { return core::Bytes(n * 1'000'000'000); };
+  measured.memory[0] = {{.time = 0, .bytes = gb(4)},
+                        {.time = 10 * kMs, .bytes = gb(20)},
+                        {.time = 20 * kMs, .bytes = gb(4)},
+                        {.time = 30 * kMs, .bytes = gb(4)}};
+  measured.finish();
+  const Drawn d(1, &measured);
+  const MemoryRow gpu = d.painter().rows(kWidth, kHeight)[0];
+  const double y = gpu.y_of(gb(20));
+  int line = 0;
+  for (int dy = -1; dy <= 1; ++dy)
+    line += d.image.pixel(static_cast<int>(d.x_of(15 * kMs)), static_cast<int>(std::round(y)) + dy) ==
+                    measured_color().rgb()
+                ? 1
+                : 0;
+  EXPECT_GE(line, 1) << "no measured line at y " << y;
+  const QString text = d.painter().readout(QPointF(d.x_of(15 * kMs), gpu.plot.center().y()), kWidth, kHeight);
+  EXPECT_TRUE(text.contains("measured: 20 GB in use")) << text.toStdString();
+}
+
+TEST(MemoryPainter, ACollapsedRowIsAThinStripAndTheOthersShareTheRest) {
+  const Drawn d;
+  MemoryPainter p = d.painter();
+  p.set_row_states({RowState::kCollapsed, RowState::kExpanded, RowState::kExpanded});
+  const std::vector<MemoryRow> rows = p.rows(kWidth, kHeight);
+  EXPECT_EQ(rows[0].state, RowState::kCollapsed);
+  EXPECT_DOUBLE_EQ(rows[0].row.height(), MemoryPainter::kCollapsedRowHeight);
+  EXPECT_DOUBLE_EQ(rows[1].row.top(), MemoryPainter::kCollapsedRowHeight);
+  EXPECT_DOUBLE_EQ(rows[1].row.height(), kHeight - MemoryPainter::kCollapsedRowHeight);
+  EXPECT_DOUBLE_EQ(p.preferred_height(),
+                   MemoryPainter::kCollapsedRowHeight + MemoryPainter::kDefaultRowHeight);
+}
+
+TEST(MemoryView, ClickingARowsLabelCollapsesIt) {
+  AxisState axis;
+  MemoryView view(axis);
+  auto doc = prepare_document(memory_model());
+  view.set_document(doc);
+  view.resize(kWidth, kHeight);
+  view.show();
+  const int before = view.sizeHint().height();
+  QSignalSpy changed(&view, &MemoryView::rowsChanged);
+  QTest::mouseClick(&view, Qt::LeftButton, {}, QPoint(20, 10));  // the GPU row's label
+  EXPECT_EQ(changed.count(), 1);
+  EXPECT_EQ(view.row_states()[0], RowState::kCollapsed);
+  EXPECT_LT(view.sizeHint().height(), before);
+  QTest::mouseClick(&view, Qt::LeftButton, {}, QPoint(20, 10));
+  EXPECT_EQ(view.row_states()[0], RowState::kExpanded);
+}
+
+}  // namespace
+}  // namespace stowage::gui
