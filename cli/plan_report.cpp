@@ -108,28 +108,6 @@ void print_explain(std::ostream& out, const planner::PlanResult& r) {
   t.print(out, 2);
 }
 
-// The re-planned changes, those that fit apart from those that do not: a
-// change that still does not fit is no answer to "what would make it fit".
-void print_advice(std::ostream& out, const std::vector<planner::Advice>& advice) {
-  const auto fits = [](const planner::Advice& a) { return a.step_seconds.has_value(); };
-  const bool any_fits = std::any_of(advice.begin(), advice.end(), fits);
-  if (any_fits) {
-    out << "\nChanges that would make it fit (re-planned):\n";
-    for (const planner::Advice& a : advice) {
-      if (fits(a)) out << "  - " << a.change << ": fits, step time " << seconds(*a.step_seconds) << '\n';
-    }
-  } else {
-    out << "\nNo single change tried makes it fit.\n";
-  }
-  bool heading = false;
-  for (const planner::Advice& a : advice) {
-    if (fits(a)) continue;
-    if (!heading) out << (any_fits ? "\n" : "") << "Changes tried that are not enough on their own:\n";
-    heading = true;
-    out << "  - " << a.change << ": still does not fit (" << a.still << ")\n";
-  }
-}
-
 }  // namespace
 
 core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
@@ -203,7 +181,7 @@ void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResu
         for (const auto& [who, bytes] : c->holders) out << "    " << core::format_bytes(bytes) << "  " << who << '\n';
       }
     }
-    print_advice(out, planner::advise(in.machine, in.model, in.training, r, in.spare_drive));
+    out << planner::advice_text(planner::advise(in.machine, in.model, in.training, r, in.spare_drive));
   }
   out << "\nbaselines on the same simulator:\n";
   print_baselines(out, in, r);

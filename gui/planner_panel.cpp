@@ -191,15 +191,7 @@ void PlannerPanel::show_reply() {
 QString PlannerPanel::nothing_fits_text(const PlannerOutcome& out) const {
   QString text = tr("Nothing fits on this machine (the table says what each baseline needs).");
   if (out.advice.empty()) return text;
-  text += tr("\nChanges that would make it fit (re-planned):");
-  for (const planner::Advice& a : out.advice) {
-    text += QStringLiteral("\n- %1: ").arg(QString::fromStdString(a.change));
-    text += a.step_seconds
-                ? tr("fits, step time %1")
-                      .arg(QString::fromStdString(core::format_seconds(core::Seconds(*a.step_seconds))))
-                : tr("still does not fit (%1)").arg(QString::fromStdString(a.still));
-  }
-  return text;
+  return text + QString::fromStdString(planner::advice_text(out.advice)).trimmed().prepend('\n');
 }
 
 void PlannerPanel::show_baselines(const PlannerOutcome& out) {

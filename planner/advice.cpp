@@ -57,6 +57,29 @@ Advice grow(const core::MachineSpec& machine, const core::ModelSpec& model, cons
 
 }  // namespace
 
+// A change that still does not fit is no answer to "what would make it fit".
+std::string advice_text(const std::vector<Advice>& advice) {
+  const auto fits = [](const Advice& a) { return a.step_seconds.has_value(); };
+  const bool any_fits = std::any_of(advice.begin(), advice.end(), fits);
+  std::string out;
+  if (any_fits) {
+    out += "\nChanges that would make it fit (re-planned):\n";
+    for (const Advice& a : advice) {
+      if (fits(a)) out += "  - " + a.change + ": fits, step time " + core::format_seconds(core::Seconds(*a.step_seconds)) + '\n';
+    }
+  } else {
+    out += "\nNo single change tried makes it fit.\n";
+  }
+  bool heading = false;
+  for (const Advice& a : advice) {
+    if (fits(a)) continue;
+    if (!heading) out += std::string(any_fits ? "\n" : "") + "Changes tried that are not enough on their own:\n";
+    heading = true;
+    out += "  - " + a.change + ": still does not fit (" + a.still + ")\n";
+  }
+  return out;
+}
+
 const Evaluation* closest(const PlanResult& result) {
   if (result.best) return nullptr;
   const Evaluation* best = nullptr;

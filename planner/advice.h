@@ -20,6 +20,12 @@ struct Advice {
   std::string still;                   // when it still does not fit: what then overflows
 };
 
+// The re-planned changes as `stowage plan` and the GUI's planner panel say
+// them: those that fit (with their step time) apart from those that do not
+// (with what still overflows), one "  - change: ..." line each, starting
+// with a blank line.
+[[nodiscard]] std::string advice_text(const std::vector<Advice>& advice);
+
 // The candidate that came closest to fitting: the smallest overflow
 // relative to the tier's capacity, simulated or by the memory model's floor.
 // Null when some candidate fits.
