@@ -55,6 +55,7 @@ struct RunArgs {
   int64_t checkpoint_every = 0;
   std::string resume;  // a checkpoint directory, or "latest" under --checkpoint-dir
   std::string trace, predicted_trace;
+  std::string init_from, export_weights;  // safetensors files (Hugging Face names)
   std::string fault;   // "block-write:3": fail the 3rd call of that kind (tests); "...:hang" hangs it
   double watchdog = 60;  // seconds without a finished op before the run is stopped
   bool as_json = false;
@@ -251,6 +252,26 @@ int run_run(const Context& context, const RunArgs& a) {
     if (const auto done = check_resume(context, a, *options.resume)) return *done;
   }
 
+  // Weights in and out are checked before a backend exists: a file that
+  // does not fit the model is bad input (65), not a failed run.
+  if (!a.export_weights.empty()) {
+    if (core::Diagnostics d = executor::check_export(*plan, in->model, in->training); !d.empty()) {
+      return report(context, d);
+    }
+  }
+  std::optional<std::vector<std::vector<float>>> initial_weights;
+  if (!a.init_from.empty()) {
+    if (!a.resume.empty()) {
+      *context.err << "error: --init-from and --resume both given (expected one of them)\n";
+      return kExitUsage;
+    }
+    auto w = executor::load_initial_weights(a.init_from, *plan, in->model, in->training);
+    if (!w) return report(context, w.error());
+    initial_weights = std::move(*w);
+  }
+  if (!a.export_weights.empty()) options.export_weights = a.export_weights;
+  options.initial_weights = std::move(initial_weights);
+
   executor::CpuBackendOptions backend_options{.optimizer_threads = a.threads};
   int64_t device = in->machine.gpu.memory.count();
   if (!a.device_memory.empty()) {
@@ -420,6 +441,7 @@ int run_run(const Context& context, const RunArgs& a) {
                                short_bytes(p[2].count()) + " (the schedule's memory effects)"});
   out << '\n';
   t.print(out, 2);
+  if (!a.export_weights.empty()) out << "\n  weights (safetensors): " << a.export_weights << '\n';
   if (!a.trace.empty()) out << "\n  measured trace: " << a.trace << '\n';
   if (!a.predicted_trace.empty()) out << "  predicted trace (same ops, on " << in->machine.name << "): " << a.predicted_trace << '\n';
   return kExitOk;
@@ -449,6 +471,11 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
   sub->add_option("--checkpoint-every", a->checkpoint_every, "Steps between checkpoints (default: at the end)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   sub->add_option("--resume", a->resume, "Resume from a checkpoint directory, or 'latest' under --checkpoint-dir");
+  sub->add_option("--init-from", a->init_from,
+                  "Start from these weights: a safetensors file with Hugging Face names")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--export-weights", a->export_weights,
+                  "After the last step, write the fp32 weights as safetensors with Hugging Face names");
   sub->add_option("--trace", a->trace, "Write the measured timeline as Chrome trace JSON");
   sub->add_option("--predicted-trace", a->predicted_trace, "Write the simulator's timeline of the same ops");
   sub->add_option("--fault", a->fault,

@@ -32,6 +32,7 @@ struct ModelSpec {
   NormKind norm = NormKind::kLayerNorm;
   MlpKind mlp = MlpKind::kGelu;
   PositionKind position = PositionKind::kLearned;
+  double rope_theta = 10000;    // RoPE base (config.json rope_theta): Llama 2 10000, Llama 3 500000
   int64_t experts = 1;          // MoE experts per layer (Mixtral: 8)
   int64_t experts_per_token = 1;  // top-k routing (Mixtral: 2)
   std::optional<int64_t> official_params;  // the publisher's count, for cross-checks

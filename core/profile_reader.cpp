@@ -121,6 +121,7 @@ void fill_model(YamlMap& m, ModelSpec& s) {
   assign(s.max_positions, m.integer("max_positions", Need::kRequired, {1, 100'000'000}));
   assign(s.position_offset, m.integer("position_offset", Need::kOptional, {0, 1024}));
   assign(s.position, m.choice<PositionKind>("position", Need::kRequired, kPositions));
+  assign(s.rope_theta, m.number("rope_theta", Need::kOptional, {1, 1e12}));
   assign(s.norm, m.choice<NormKind>("norm", Need::kRequired, kNorms));
   assign(s.mlp, m.choice<MlpKind>("mlp", Need::kRequired, kMlps));
   assign(s.biases, m.boolean("biases", Need::kRequired));

@@ -6,25 +6,21 @@
 // backward, the last op of the backward pass).
 #pragma once
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 
-#include "executor/layer_compute.h"
 #include "executor/model/gpt_model.h"
+#include "executor/model_compute.h"
 
 namespace stowage::executor {
 
-// Fills the inputs and next-token targets [batch, seq] of micro-batch
-// (step, micro); a pure function of its arguments.
-using BatchSource = std::function<void(int64_t step, int micro, std::span<int32_t> inputs, std::span<int32_t> targets)>;
-
-class GptCompute final : public LayerCompute {
+class GptCompute final : public ModelCompute {
  public:
   // `checkpointing`: blocks keep only their input after forward and rebuild
   // the rest in recompute, as the schedule's recompute ops expect.
-  GptCompute(const model::GptModel& model, model::MicroBatch micro_batch, BatchSource batches, bool checkpointing);
+  GptCompute(const model::GptModel& model, model::MicroBatch micro_batch, BatchSource batches,
+             bool checkpointing);
   ~GptCompute() override;
 
   int64_t forward(int64_t step, int micro, int layer, std::span<const float> params) override;
@@ -33,10 +29,9 @@ class GptCompute final : public LayerCompute {
                 float loss_scale) override;
   [[nodiscard]] double loss(int64_t step, int micro) const override;
 
-  // The mean loss of the whole model on one batch, forward only, with every
-  // layer's fp32 parameters given (evaluation on held-out data).
-  [[nodiscard]] double evaluate(const std::vector<std::vector<float>>& params, std::span<const int32_t> inputs,
-                                std::span<const int32_t> targets) const;
+  [[nodiscard]] double evaluate(const std::vector<std::vector<float>>& params,
+                                std::span<const int32_t> inputs,
+                                std::span<const int32_t> targets) const override;
 
  private:
   struct Micro;

@@ -13,12 +13,13 @@
 #include "executor/checkpoint/checkpoint_root.h"
 #include "executor/checkpoint/checkpoint_write_error.h"
 #include "executor/checkpoint/save_checkpoint.h"
-#include "executor/gpt_compute.h"
 #include "executor/interpreter.h"
 #include "executor/model/byte_corpus.h"
 #include "executor/model/half_convert.h"
+#include "executor/model/hf_weights.h"
 #include "executor/model/synthetic_text.h"
 #include "executor/partition_homes.h"
+#include "executor/trained_model.h"
 
 namespace stowage::executor {
 namespace {
@@ -75,8 +76,8 @@ struct RunState {
 class Trainer {
  public:
   Trainer(const core::PlanFile& plan, const core::MachineSpec& machine, const core::TrainingSpec& training,
-          const core::Workload& workload, const model::GptModel& model, const model::ByteCorpus& corpus,
-          Backend& backend, const TrainerOptions& options)
+          const core::Workload& workload, const TrainedModel& model, const model::ByteCorpus& corpus,
+          Backend& backend, const TrainerOptions& options, const std::vector<std::vector<float>>* initial)
       : plan_(plan),
         machine_(machine),
         training_(core::effective_training(training, plan.policy)),
@@ -86,6 +87,7 @@ class Trainer {
         corpus_(corpus),
         backend_(backend),
         options_(options),
+        initial_(initial),
         parts_(core::partitions_of(workload, plan.policy.sub_group_params)),
         names_(partition_names(workload, parts_)) {}
 
@@ -97,7 +99,8 @@ class Trainer {
   core::Result<void> snapshot(size_t j, std::span<std::byte> into);
   core::Result<std::string> save(const RunState& state, const std::vector<std::span<const std::byte>>& snapshots);
   core::Result<void> train_steps(TrainingRun& out);
-  core::Result<double> held_out_loss();
+  core::Result<std::vector<std::vector<float>>> master_weights();
+  core::Result<double> held_out_loss(std::vector<std::vector<float>> layers);
   // Micro-batch `index` of a part of the data, a function of the seed.
   void fill(model::CorpusPart part, int64_t index, std::span<int32_t> in, std::span<int32_t> target) const {
     model::TokenBatch b =
@@ -111,10 +114,11 @@ class Trainer {
   const core::TrainingSpec training_;
   const core::TrainingSpec& profile_training_;
   const core::Workload& workload_;
-  const model::GptModel& model_;
+  const TrainedModel& model_;
   const model::ByteCorpus& corpus_;
   Backend& backend_;
   const TrainerOptions& options_;
+  const std::vector<std::vector<float>>* initial_;  // weights to start from; null: init_parameters
   std::vector<core::Partition> parts_;
   std::vector<std::string> names_;
   std::optional<PartitionHomes> homes_;
@@ -130,7 +134,11 @@ core::Result<void> Trainer::initialise() {
   // its master weights (moments zero) and, rounded, its 16-bit copies.
   for (int l = 0; l < model_.layer_count(); ++l) {
     std::vector<float> params(static_cast<size_t>(model_.layer_param_count(l)));
-    model_.init_parameters(l, params, options_.seed);
+    if (initial_ != nullptr) {
+      params = (*initial_)[static_cast<size_t>(l)];
+    } else {
+      model_.init_parameters(l, params, options_.seed);
+    }
     for (size_t j = 0; j < parts_.size(); ++j) {
       if (parts_[j].layer != l) continue;
       const size_t n = static_cast<size_t>(parts_[j].params);
@@ -280,12 +288,12 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
   recorder_.grow(schedule->ops.size());
   out.losses.assign(static_cast<size_t>(steps), 0.0);
   const int micros = static_cast<int>(training_.gradient_accumulation);
-  GptCompute compute(
-      model_, {.batch = training_.micro_batch, .seq = training_.sequence_length},
+  const std::unique_ptr<ModelCompute> compute = model_.compute(
+      {.batch = training_.micro_batch, .seq = training_.sequence_length},
       [this, micros](int64_t step, int micro, std::span<int32_t> in, std::span<int32_t> target) {
         fill(model::CorpusPart::kTrain, step * micros + micro, in, target);
       },
-      plan_.policy.activation_checkpointing);
+      plan_.policy.activation_checkpointing ? Activations::kCheckpoint : Activations::kKeep);
   // Bytes the backend moved per lane, as the progress line reports them:
   // the difference since the previous step finished.
   std::array<int64_t, core::kLaneCount> moved_before{};
@@ -308,7 +316,7 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
     std::lock_guard lock(report_mutex_);
     StepReport r{.step = step};
     double sum = 0;
-    for (int m = 0; m < micros; ++m) sum += compute.loss(step, m);
+    for (int m = 0; m < micros; ++m) sum += compute->loss(step, m);
     r.loss = sum / micros;
     const int64_t now = now_ns();
     r.seconds = static_cast<double>(now - last_step_ns_) * 1e-9;
@@ -338,7 +346,7 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
     if (options_.on_note) options_.on_note("checkpoint written: " + *dir);
     return {};
   };
-  interpreter = std::make_unique<Interpreter>(*schedule, backend_, *homes_, compute, io);
+  interpreter = std::make_unique<Interpreter>(*schedule, backend_, *homes_, *compute, io);
   auto ran = interpreter->run();
   if (!ran) return ran;
   out.replayed_steps = interpreter->replayed_steps();
@@ -373,8 +381,8 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
   return {};
 }
 
-core::Result<double> Trainer::held_out_loss() {
-  // The master weights, rounded as the device would see them.
+// Every layer's fp32 master weights, gathered from the partitions' homes.
+core::Result<std::vector<std::vector<float>>> Trainer::master_weights() {
   std::vector<std::vector<float>> layers(static_cast<size_t>(model_.layer_count()));
   for (int l = 0; l < model_.layer_count(); ++l)
     layers[static_cast<size_t>(l)].resize(static_cast<size_t>(model_.layer_param_count(l)));
@@ -383,20 +391,28 @@ core::Result<double> Trainer::held_out_loss() {
     if (!states) return std::unexpected(states.error());
     const size_t n = static_cast<size_t>(parts_[j].params);
     std::span<const float> master(reinterpret_cast<const float*>(states->data()), n);
-    std::vector<uint16_t> half(n);
-    model::to_half(training_.precision, master, half);
-    model::from_half(training_.precision, half,
-                     std::span(layers[static_cast<size_t>(parts_[j].layer)])
-                         .subspan(static_cast<size_t>(parts_[j].first_param), n));
+    std::copy(master.begin(), master.end(),
+              layers[static_cast<size_t>(parts_[j].layer)].begin() +
+                  static_cast<std::ptrdiff_t>(parts_[j].first_param));
+  }
+  return layers;
+}
+
+core::Result<double> Trainer::held_out_loss(std::vector<std::vector<float>> layers) {
+  // The master weights, rounded as the device would see them.
+  for (std::vector<float>& layer : layers) {
+    std::vector<uint16_t> half(layer.size());
+    model::to_half(training_.precision, layer, half);
+    model::from_half(training_.precision, half, layer);
   }
   const model::MicroBatch mb{.batch = training_.micro_batch, .seq = training_.sequence_length};
-  GptCompute compute(model_, mb, {}, false);
+  const std::unique_ptr<ModelCompute> compute = model_.compute(mb, {}, Activations::kKeep);
   std::vector<int32_t> in(static_cast<size_t>(mb.tokens())), target(in.size());
   double sum = 0;
   constexpr int kBatches = 8;
   for (int b = 0; b < kBatches; ++b) {
     fill(model::CorpusPart::kHeldOut, b, in, target);
-    sum += compute.evaluate(layers, in, target);
+    sum += compute->evaluate(layers, in, target);
   }
   return sum / kBatches;
 }
@@ -418,7 +434,13 @@ core::Result<TrainingRun> Trainer::run() {
   if (auto r = train_steps(out); !r) return std::unexpected(r.error());
   out.seconds = static_cast<double>(now_ns() - origin_ns_) * 1e-9;
   out.timeline = recorder_.take();
-  auto held_out = held_out_loss();
+  auto weights = master_weights();
+  if (!weights) return std::unexpected(weights.error());
+  if (options_.export_weights) {
+    if (auto r = model::save_hf_weights(*options_.export_weights, workload_, *weights); !r)
+      return std::unexpected(r.error());
+  }
+  auto held_out = held_out_loss(std::move(*weights));
   if (!held_out) return std::unexpected(held_out.error());
   out.held_out_loss = *held_out;
   return out;
@@ -436,13 +458,28 @@ core::Diagnostics check_runnable(const core::PlanFile& plan, const core::Machine
                         "a plan for a single-GPU machine, e.g. workstation-24gb-1nvme"});
   }
   const core::Workload workload(model_spec, core::effective_training(training, plan.policy).sequence_length);
-  if (auto model = model::GptModel::create(workload); !model) {
+  if (auto model = make_trained_model(workload); !model) {
     problems.insert(problems.end(), model.error().begin(), model.error().end());
   }
   if (auto schedule = core::lower(plan.policy, machine, workload, training, {.steps = 1}); !schedule) {
     problems.insert(problems.end(), schedule.error().begin(), schedule.error().end());
   }
   return problems;
+}
+
+core::Result<std::vector<std::vector<float>>> load_initial_weights(const std::filesystem::path& path,
+                                                                   const core::PlanFile& plan,
+                                                                   const core::ModelSpec& model_spec,
+                                                                   const core::TrainingSpec& training) {
+  const core::Workload workload(model_spec, core::effective_training(training, plan.policy).sequence_length);
+  return model::load_hf_weights(path, workload);
+}
+
+core::Diagnostics check_export(const core::PlanFile& plan, const core::ModelSpec& model_spec,
+                               const core::TrainingSpec& training) {
+  const core::Workload workload(model_spec, core::effective_training(training, plan.policy).sequence_length);
+  auto r = model::hf_weights_supported(workload);
+  return r ? core::Diagnostics{} : r.error();
 }
 
 core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineSpec& machine,
@@ -452,7 +489,7 @@ core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineS
     return std::unexpected(d);
   const core::TrainingSpec effective = core::effective_training(training, plan.policy);
   const core::Workload workload(model_spec, effective.sequence_length);
-  auto model = model::GptModel::create(workload);
+  auto model = make_trained_model(workload);
   if (!model) return std::unexpected(model.error());
   const model::CorpusOptions corpus_options{.seq = effective.sequence_length};
   auto corpus = options.data.empty() ? model::ByteCorpus::from_text(model::synthetic_text({}),
@@ -460,7 +497,20 @@ core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineS
                                      : model::ByteCorpus::load(options.data, corpus_options);
   if (!corpus) return std::unexpected(corpus.error());
   if (options.steps < 1) return core::fail({{}, "--steps must be at least 1", ""});
-  Trainer trainer(plan, machine, training, workload, *model, *corpus, backend, options);
+  if (const auto& w = options.initial_weights) {
+    if (options.resume) return core::fail({{}, "--init-from and --resume both given", "one of them"});
+    bool fits = w->size() == workload.layers().size();
+    for (size_t l = 0; fits && l < w->size(); ++l) {
+      fits = (*w)[l].size() == static_cast<size_t>(workload.layers()[l].param_count());
+    }
+    if (!fits)
+      return core::fail({{}, "the initial weights do not have the model's layers", "load_initial_weights"});
+  }
+  if (options.export_weights) {
+    if (auto r = model::hf_weights_supported(workload); !r) return std::unexpected(r.error());
+  }
+  Trainer trainer(plan, machine, training, workload, **model, *corpus, backend, options,
+                  options.initial_weights ? &*options.initial_weights : nullptr);
   return trainer.run();
 }
 

@@ -44,6 +44,13 @@ struct TrainerOptions {
   int64_t checkpoint_every = 0;  // steps; 0: only at the end when a root is given
   std::optional<std::filesystem::path> resume;  // a checkpoint directory
   std::string plan_name;       // recorded in checkpoints
+  // Start from these weights instead of the architecture's initialisation:
+  // every layer's fp32 parameters in core::Workload's layout, as
+  // load_initial_weights reads them. Not with resume.
+  std::optional<std::vector<std::vector<float>>> initial_weights;
+  // After the last step, write the fp32 master weights there as safetensors
+  // with Hugging Face names (Llama or GPT-2 layout; check_export says).
+  std::optional<std::filesystem::path> export_weights;
   std::function<void(const StepReport&)> on_step;
   std::function<void(const std::string&)> on_note;  // "checkpoint written to ..."
   // Stop with a report of every lane when no op finished for this long.
@@ -67,10 +74,21 @@ struct TrainingRun {
   bool interrupted = false;          // stopped on request before the last step (TrainerOptions::stop)
 };
 
-// Whether the executor can run the plan at all: one GPU, a GPT-2-style
-// model, a lowerable policy. Empty when it can; train() checks it too.
+// Whether the executor can run the plan at all: one GPU, a GPT-2-style or
+// Llama-style model, a lowerable policy. Empty when it can; train() checks it too.
 [[nodiscard]] core::Diagnostics check_runnable(const core::PlanFile& plan, const core::MachineSpec& machine,
                                                const core::ModelSpec& model, const core::TrainingSpec& training);
+
+// The weights of a safetensors file with Hugging Face names for the plan's
+// model, or every mismatch with it (missing, misshapen or extra tensors, a
+// damaged file): bad input, found before anything runs.
+[[nodiscard]] core::Result<std::vector<std::vector<float>>> load_initial_weights(
+    const std::filesystem::path& path, const core::PlanFile& plan, const core::ModelSpec& model,
+    const core::TrainingSpec& training);
+
+// Empty when the plan's model can be exported with --export-weights.
+[[nodiscard]] core::Diagnostics check_export(const core::PlanFile& plan, const core::ModelSpec& model,
+                                             const core::TrainingSpec& training);
 
 // Runs the plan. Everything the plan or options get wrong comes back as
 // diagnostics before anything runs; a failure while running stops every

@@ -169,7 +169,11 @@ void GptModel::block_forward(std::span<const float> params, std::span<const floa
   linear_forward(s.attn_norm_out.data(), p + o.q_weight, p + o.q_bias, s.q.data(), qkv);
   linear_forward(s.attn_norm_out.data(), p + o.k_weight, p + o.k_bias, s.k.data(), qkv);
   linear_forward(s.attn_norm_out.data(), p + o.v_weight, p + o.v_bias, s.v.data(), qkv);
-  const AttentionShape as{.batch = mb.batch, .seq = mb.seq, .heads = shape_.heads, .head_dim = shape_.head_dim};
+  const AttentionShape as{.batch = mb.batch,
+                          .seq = mb.seq,
+                          .heads = shape_.heads,
+                          .head_dim = shape_.head_dim,
+                          .kv_heads = shape_.heads};
   causal_attention_forward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), s.attn_out.data(), as);
   linear_forward(s.attn_out.data(), p + o.o_weight, p + o.o_bias, s.mid.data(), {.rows = n, .in = a, .out = d});
   add_into(s.mid.data(), in.data(), n * d);
@@ -216,8 +220,11 @@ void GptModel::attention_backward(const float* p, const BlockSaved& s, const flo
   std::vector<float> dq(d_attn.size());
   std::vector<float> dk(d_attn.size());
   std::vector<float> dv(d_attn.size());
-  const AttentionShape as{.batch = s.batch.batch, .seq = s.batch.seq, .heads = shape_.heads,
-                          .head_dim = shape_.head_dim};
+  const AttentionShape as{.batch = s.batch.batch,
+                          .seq = s.batch.seq,
+                          .heads = shape_.heads,
+                          .head_dim = shape_.head_dim,
+                          .kv_heads = shape_.heads};
   causal_attention_backward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), d_attn.data(), dq.data(), dk.data(),
                             dv.data(), as);
   const LinearShape qkv{.rows = n, .in = d, .out = a};

@@ -83,8 +83,8 @@ class GptModel {
   // Layers 1..layers: out = mid + MLP(LN(mid)), mid = in + Attn(LN(in)).
   // in, out [tokens, d], distinct buffers. Fills `saved`; running it again
   // on the same params and input rebuilds `saved` bit for bit.
-  void block_forward(std::span<const float> params, std::span<const float> in, MicroBatch mb, BlockSaved& saved,
-                     std::span<float> out) const;
+  void block_forward(std::span<const float> params, std::span<const float> in, MicroBatch mb,
+                     BlockSaved& saved, std::span<float> out) const;
   // From d_out [tokens, d]: d_in [tokens, d] written (it may be the same
   // memory as d_out), d_params added. `in` is the forward's input.
   void block_backward(std::span<const float> params, std::span<const float> in, const BlockSaved& saved,

@@ -16,15 +16,6 @@ constexpr std::string_view kSupported =
     "the executor trains GPT-2-style models: norm layernorm, mlp gelu, position learned, biases true, "
     "kv_heads = heads, experts 1, tied_embeddings true, embedding_norm false";
 
-std::vector<TensorSlot> with_offsets(std::vector<TensorSlot> slots) {
-  int64_t offset = 0;
-  for (TensorSlot& s : slots) {
-    s.offset = offset;
-    offset += s.elements();
-  }
-  return slots;
-}
-
 void linear(std::vector<TensorSlot>& slots, const std::string& module, int64_t out, int64_t in) {
   slots.push_back({module + ".weight", {out, in}});
   slots.push_back({module + ".bias", {out}});
@@ -85,9 +76,19 @@ bool names_match(const std::string& name, const std::string& leaf) {
   return name == leaf || (name.size() > leaf.size() && name.ends_with("." + leaf));
 }
 
+}  // namespace
+
+std::vector<TensorSlot> with_offsets(std::vector<TensorSlot> slots) {
+  int64_t offset = 0;
+  for (TensorSlot& s : slots) {
+    s.offset = offset;
+    offset += s.elements();
+  }
+  return slots;
+}
+
 // The workload's tensors of one layer against the layout the kernels use.
-void check_layer(const core::Layer& layer, const ModelShape& s, Diagnostics& out) {
-  const std::vector<TensorSlot> slots = layer_slots(layer.kind, s);
+void check_layer_slots(const core::Layer& layer, const std::vector<TensorSlot>& slots, Diagnostics& out) {
   const size_t n = std::max(slots.size(), layer.params.size());
   for (size_t i = 0; i < n; ++i) {
     const std::string have =
@@ -101,8 +102,6 @@ void check_layer(const core::Layer& layer, const ModelShape& s, Diagnostics& out
     }
   }
 }
-
-}  // namespace
 
 int64_t TensorSlot::elements() const {
   return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
@@ -141,7 +140,9 @@ core::Result<ModelShape> model_shape_of(const core::Workload& workload) {
                          .layers = m.layers,
                          .max_positions = m.max_positions,
                          .position_offset = m.position_offset};
-  for (const core::Layer& layer : workload.layers()) check_layer(layer, shape, problems);
+  for (const core::Layer& layer : workload.layers()) {
+    check_layer_slots(layer, layer_slots(layer.kind, shape), problems);
+  }
   if (!problems.empty()) return std::unexpected(problems);
   return shape;
 }

@@ -54,6 +54,15 @@ struct TensorSlot {
 // a name that is not there (our bug: the names are this file's own).
 [[nodiscard]] int64_t offset_of(const std::vector<TensorSlot>& slots, std::string_view leaf);
 
+// `slots` with each tensor's offset set: one after the other, in order.
+[[nodiscard]] std::vector<TensorSlot> with_offsets(std::vector<TensorSlot> slots);
+
+// Appends a diagnostic for each tensor of `layer` whose name or shape is
+// not `slots`' at the same position (one per mismatch, missing and extra
+// tensors included).
+void check_layer_slots(const core::Layer& layer, const std::vector<TensorSlot>& slots,
+                       core::Diagnostics& out);
+
 // The shape of `workload`'s model, or every reason the executor cannot run
 // it. Supported: GPT-2-style decoders (LayerNorm, GELU MLP, learned
 // positions, biases on every Linear, multi-head attention with kv_heads =

@@ -15,8 +15,8 @@
 // losses are of order 1) keeps both effects near 1e-4. The check is
 // |analytic - numeric| <= 1e-2 * |numeric| + floor, floor 3e-4 for the
 // block (its gradients reach 5), 2e-4 for the embedding, 1e-4 for the mean
-// losses; the worst element measured uses about half of that. A transposed weight, a missing residual or a dropped
-// 1/n gives errors of order 1.
+// losses; the worst element measured uses about half of that. A transposed weight, a missing residual or a
+// dropped 1/n gives errors of order 1.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,78 +26,20 @@
 
 #include "executor/model/gpt_model.h"
 #include "executor/model/rng.h"
+#include "tests/executor/model/finite_difference.h"
 #include "tests/executor/model/whole_model.h"
 
 namespace stowage::executor::model {
 namespace {
 
+using testing::all;
+using testing::check_gradient;
+using testing::dot;
+using testing::normals;
+using testing::random_tokens;
+using testing::roughen;
+
 const MicroBatch kBatch{.batch = 2, .seq = 8};
-
-std::vector<float> normals(size_t n, uint64_t seed, double std_dev) {
-  SplitMix64 rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = static_cast<float>(std_dev * rng.normal());
-  return v;
-}
-
-std::vector<int32_t> random_tokens(size_t n, uint64_t seed, int64_t vocab) {
-  SplitMix64 rng(seed);
-  std::vector<int32_t> v(n);
-  for (int32_t& t : v) t = static_cast<int32_t>(rng.below(static_cast<uint64_t>(vocab)));
-  return v;
-}
-
-// Pushes parameters away from GPT-2's tiny init so that attention is far
-// from uniform and GELU far from linear: the curved regions a wrong
-// derivative shows up in.
-void roughen(std::span<float> params, uint64_t seed) {
-  const std::vector<float> noise = normals(params.size(), seed, 0.3);
-  for (size_t i = 0; i < params.size(); ++i) params[i] += noise[i];
-}
-
-double dot(std::span<const float> a, std::span<const float> b) {
-  double s = 0.0;
-  for (size_t i = 0; i < a.size(); ++i) s += static_cast<double>(a[i]) * b[i];
-  return s;
-}
-
-// Compares analytic[i] with the five-point difference of loss() in x[i] for
-// each i in `indices`; reports the worst ones.
-void check_gradient(std::span<float> x, std::span<const float> analytic, const std::function<double()>& loss,
-                    const std::vector<size_t>& indices, float eps, double floor, const char* what) {
-  ASSERT_EQ(x.size(), analytic.size()) << what;
-  int failures = 0;
-  double worst = 0.0;
-  double largest = 0.0;
-  for (size_t i : indices) {
-    const float saved = x[i];
-    auto at = [&](float h) {
-      x[i] = saved + h;
-      const double l = loss();
-      x[i] = saved;
-      return l;
-    };
-    const double d1 = at(eps) - at(-eps);
-    const double d2 = at(2 * eps) - at(-2 * eps);
-    const double numeric = (8 * d1 - d2) / (12.0 * static_cast<double>(eps));
-    const double error = std::abs(analytic[i] - numeric);
-    const double allowed = 1e-2 * std::abs(numeric) + floor;
-    worst = std::max(worst, error / allowed);
-    largest = std::max(largest, std::abs(numeric));
-    if (error > allowed && ++failures <= 5) {
-      ADD_FAILURE() << what << "[" << i << "]: analytic " << analytic[i] << ", numeric " << numeric;
-    }
-  }
-  EXPECT_EQ(failures, 0) << what << ": " << failures << " of " << indices.size() << " elements off";
-  EXPECT_GT(largest, 20 * floor) << what << ": gradients too small for the check to mean anything";
-  ::testing::Test::RecordProperty(std::string(what) + "_worst_error_over_allowed", std::to_string(worst));
-}
-
-std::vector<size_t> all(size_t n) {
-  std::vector<size_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = i;
-  return v;
-}
 
 TEST(GptModelGradient, EmbeddingMatchesFiniteDifferences) {
   const core::Workload w(testing::small_spec(), 8);
@@ -163,7 +105,8 @@ TEST(GptModelGradient, WholeModelWithTiedEmbeddingMatchesFiniteDifferences) {
   const core::Workload w(testing::small_spec(), 8);
   testing::WholeModel whole(w, 21);
   for (size_t l = 0; l < whole.params().size(); ++l) roughen(whole.params()[l], 30 + l);
-  const TokenBatch batch{.batch = 2, .seq = 8, .inputs = random_tokens(16, 22, 32), .targets = random_tokens(16, 23, 32)};
+  const TokenBatch batch{
+      .batch = 2, .seq = 8, .inputs = random_tokens(16, 22, 32), .targets = random_tokens(16, 23, 32)};
   auto loss = [&] { return static_cast<double>(whole.forward(batch)); };
   loss();
   whole.backward(batch, 1.0f);
@@ -181,14 +124,16 @@ TEST(GptModelGradient, WholeModelWithTiedEmbeddingMatchesFiniteDifferences) {
 TEST(GptModelGradient, LossScaleScalesEveryGradientExactly) {
   const core::Workload w(testing::small_spec(), 8);
   testing::WholeModel whole(w, 41);
-  const TokenBatch batch{.batch = 2, .seq = 8, .inputs = random_tokens(16, 42, 32), .targets = random_tokens(16, 43, 32)};
+  const TokenBatch batch{
+      .batch = 2, .seq = 8, .inputs = random_tokens(16, 42, 32), .targets = random_tokens(16, 43, 32)};
   whole.forward(batch);
   whole.backward(batch, 1.0f);
   const std::vector<std::vector<float>> unscaled = whole.grads();
   whole.zero_grads();
   whole.backward(batch, 8.0f);
   for (size_t l = 0; l < unscaled.size(); ++l) {
-    for (size_t i = 0; i < unscaled[l].size(); ++i) ASSERT_EQ(whole.grads()[l][i], 8.0f * unscaled[l][i]) << l << "," << i;
+    for (size_t i = 0; i < unscaled[l].size(); ++i)
+      ASSERT_EQ(whole.grads()[l][i], 8.0f * unscaled[l][i]) << l << "," << i;
   }
 }
 

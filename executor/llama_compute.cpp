@@ -1,0 +1,141 @@
+// llama_compute.h: GptCompute's bookkeeping (gpt_compute.cpp) for the
+// Llama's layers.
+#include "executor/llama_compute.h"
+
+#include <limits>
+#include <stdexcept>
+
+namespace stowage::executor {
+
+struct LlamaCompute::Micro {
+  std::vector<int32_t> inputs, targets;
+  std::vector<std::vector<float>> x;          // x[l]: output of layer l (0 = embedding)
+  std::vector<model::LlamaBlockSaved> saved;  // by layer
+  model::LlamaFinalSaved final_saved;
+  std::vector<float> flow;  // d loss / d (output of the layer being back-propagated)
+};
+
+namespace {
+
+int64_t bytes_of(const std::vector<float>& v) {
+  return static_cast<int64_t>(v.size() * sizeof(float));
+}
+
+int64_t bytes_of(const model::LlamaBlockSaved& s) {
+  int64_t n = 0;
+  for (const std::vector<float>* v :
+       {&s.attn_norm_rstd, &s.attn_norm_out, &s.q, &s.k, &s.v, &s.probs, &s.attn_out, &s.mid,
+        &s.mlp_norm_rstd, &s.mlp_norm_out, &s.gate, &s.up, &s.hidden}) {
+    n += bytes_of(*v);
+  }
+  return n;
+}
+
+int64_t bytes_of(const model::LlamaFinalSaved& s) {
+  return bytes_of(s.norm_rstd) + bytes_of(s.norm_out) + bytes_of(s.probs);
+}
+
+}  // namespace
+
+LlamaCompute::LlamaCompute(const model::LlamaModel& model, model::MicroBatch micro_batch, BatchSource batches,
+                           bool checkpointing)
+    : model_(model), mb_(micro_batch), batches_(std::move(batches)), checkpointing_(checkpointing) {}
+
+LlamaCompute::~LlamaCompute() = default;
+
+LlamaCompute::Micro& LlamaCompute::micro_state(int64_t step, int micro) {
+  std::lock_guard lock(mutex_);
+  auto& m = micros_[{step, micro}];
+  if (!m) {
+    m = std::make_unique<Micro>();
+    m->inputs.resize(static_cast<size_t>(mb_.tokens()));
+    m->targets.resize(static_cast<size_t>(mb_.tokens()));
+    batches_(step, micro, m->inputs, m->targets);
+    m->x.resize(static_cast<size_t>(model_.layer_count()));
+    m->saved.resize(static_cast<size_t>(model_.layer_count()));
+  }
+  return *m;
+}
+
+int64_t LlamaCompute::forward(int64_t step, int micro, int layer, std::span<const float> params) {
+  Micro& m = micro_state(step, micro);
+  const auto l = static_cast<size_t>(layer);
+  const size_t width = static_cast<size_t>(mb_.tokens() * model_.shape().d_model);
+  switch (model_.layer_kind(layer)) {
+    case core::LayerKind::kEmbedding:
+      m.x[l].resize(width);
+      model_.embedding_forward(params, m.inputs, mb_, m.x[l]);
+      return bytes_of(m.x[l]);
+    case core::LayerKind::kBlock:
+      m.x[l].resize(width);
+      model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], m.x[l]);
+      if (!checkpointing_) return bytes_of(m.x[l]) + bytes_of(m.saved[l]);
+      m.saved[l] = {};  // rebuilt by recompute
+      return bytes_of(m.x[l]);
+    case core::LayerKind::kFinal: {
+      const float loss = model_.final_forward(params, m.x[l - 1], m.targets, mb_, m.final_saved);
+      std::lock_guard lock(mutex_);
+      losses_[{step, micro}] = loss;
+      return bytes_of(m.final_saved);
+    }
+  }
+  return 0;
+}
+
+int64_t LlamaCompute::recompute(int64_t step, int micro, int layer, std::span<const float> params) {
+  Micro& m = micro_state(step, micro);
+  const auto l = static_cast<size_t>(layer);
+  if (model_.layer_kind(layer) != core::LayerKind::kBlock) return 0;
+  std::vector<float> out(m.x[l].size());
+  model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], out);
+  return bytes_of(m.saved[l]);
+}
+
+void LlamaCompute::backward(int64_t step, int micro, int layer, std::span<const float> params,
+                            std::span<float> grads, float loss_scale) {
+  Micro& m = micro_state(step, micro);
+  const auto l = static_cast<size_t>(layer);
+  switch (model_.layer_kind(layer)) {
+    case core::LayerKind::kFinal:
+      m.flow.assign(m.x[l - 1].size(), 0.0f);
+      model_.final_backward(params, m.x[l - 1], m.targets, m.final_saved, loss_scale, m.flow, grads);
+      m.final_saved = {};
+      return;
+    case core::LayerKind::kBlock:
+      if (m.saved[l].batch != mb_)
+        throw std::logic_error("backward of a block before its forward or recompute");
+      model_.block_backward(params, m.x[l - 1], m.saved[l], m.flow, m.flow, grads);
+      m.saved[l] = {};
+      m.x[l] = {};
+      return;
+    case core::LayerKind::kEmbedding: {
+      model_.embedding_backward(m.inputs, mb_, m.flow, grads);
+      std::lock_guard lock(mutex_);
+      micros_.erase({step, micro});  // the micro-batch is done
+      return;
+    }
+  }
+}
+
+double LlamaCompute::loss(int64_t step, int micro) const {
+  std::lock_guard lock(mutex_);
+  auto it = losses_.find({step, micro});
+  return it == losses_.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
+}
+
+double LlamaCompute::evaluate(const std::vector<std::vector<float>>& params, std::span<const int32_t> inputs,
+                              std::span<const int32_t> targets) const {
+  const size_t width = static_cast<size_t>(mb_.tokens() * model_.shape().d_model);
+  std::vector<float> x(width), y(width);
+  model_.embedding_forward(params[0], inputs, mb_, x);
+  model::LlamaBlockSaved saved;
+  const int last = model_.layer_count() - 1;
+  for (int l = 1; l < last; ++l) {
+    model_.block_forward(params[static_cast<size_t>(l)], x, mb_, saved, y);
+    std::swap(x, y);
+  }
+  model::LlamaFinalSaved final_saved;
+  return model_.final_forward(params[static_cast<size_t>(last)], x, targets, mb_, final_saved);
+}
+
+}  // namespace stowage::executor

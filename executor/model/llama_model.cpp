@@ -1,0 +1,342 @@
+// LlamaModel: size checks, then each layer's forward and backward as a
+// sequence of the kernels in linear.h, rms_norm.h, rotary.h,
+// causal_attention.h (grouped-query), swiglu.h and cross_entropy.h.
+#include "executor/model/llama_model.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "executor/model/cross_entropy.h"
+#include "executor/model/linear.h"
+#include "executor/model/rms_norm.h"
+#include "executor/model/rng.h"
+#include "executor/model/swiglu.h"
+
+namespace stowage::executor::model {
+namespace {
+
+using core::LayerKind;
+
+// HF LlamaConfig.initializer_range.
+constexpr double kInitStd = 0.02;
+
+void require_size(size_t have, int64_t want, const char* what) {
+  if (have != static_cast<size_t>(want)) {
+    throw std::invalid_argument(std::string(what) + " holds " + std::to_string(have) + " floats, expected " +
+                                std::to_string(want));
+  }
+}
+
+void resize(std::vector<float>& v, int64_t n) {
+  v.resize(static_cast<size_t>(n));
+}
+
+std::vector<float> zeros(int64_t n) {
+  return std::vector<float>(static_cast<size_t>(n), 0.0f);
+}
+
+void add_into(float* y, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+int64_t total(const std::vector<TensorSlot>& slots) {
+  return slots.back().offset + slots.back().elements();
+}
+
+}  // namespace
+
+core::Result<LlamaModel> LlamaModel::create(const core::Workload& workload, const ModelOptions& options) {
+  core::Result<LlamaShape> shape = llama_shape_of(workload);
+  if (!shape) return std::unexpected(shape.error());
+  if (options.blas_threads < 1) {
+    return core::fail(
+        {.what = "blas_threads " + std::to_string(options.blas_threads), .expected = "at least 1"});
+  }
+  set_blas_threads(options.blas_threads);
+  std::vector<LayerKind> kinds;
+  for (const core::Layer& layer : workload.layers()) kinds.push_back(layer.kind);
+  return LlamaModel(*shape, std::move(kinds));
+}
+
+LlamaModel::LlamaModel(LlamaShape shape, std::vector<LayerKind> kinds)
+    : shape_(shape),
+      kinds_(std::move(kinds)),
+      rotary_(shape.head_dim, shape.max_positions, shape.rope_theta) {
+  const std::vector<TensorSlot> b = llama_layer_slots(LayerKind::kBlock, shape_);
+  block_ = {.attn_norm = offset_of(b, "attn_norm.weight"),
+            .q = offset_of(b, "attn.q_proj.weight"),
+            .k = offset_of(b, "attn.k_proj.weight"),
+            .v = offset_of(b, "attn.v_proj.weight"),
+            .o = offset_of(b, "attn.o_proj.weight"),
+            .mlp_norm = offset_of(b, "mlp_norm.weight"),
+            .gate = offset_of(b, "mlp.gate_proj.weight"),
+            .up = offset_of(b, "mlp.up_proj.weight"),
+            .down = offset_of(b, "mlp.down_proj.weight")};
+  const std::vector<TensorSlot> f = llama_layer_slots(LayerKind::kFinal, shape_);
+  head_offset_ = offset_of(f, "lm_head.weight");
+  embedding_params_ = total(llama_layer_slots(LayerKind::kEmbedding, shape_));
+  block_params_ = total(b);
+  final_params_ = total(f);
+}
+
+LayerKind LlamaModel::layer_kind(int layer) const {
+  if (layer < 0 || layer >= layer_count())
+    throw std::out_of_range("layer " + std::to_string(layer) + " out of range");
+  return kinds_[static_cast<size_t>(layer)];
+}
+
+int64_t LlamaModel::param_count(LayerKind kind) const {
+  switch (kind) {
+    case LayerKind::kEmbedding:
+      return embedding_params_;
+    case LayerKind::kBlock:
+      return block_params_;
+    case LayerKind::kFinal:
+      return final_params_;
+  }
+  throw std::logic_error("param_count: unknown layer kind");
+}
+
+int64_t LlamaModel::layer_param_count(int layer) const {
+  return param_count(layer_kind(layer));
+}
+
+void LlamaModel::init_parameters(int layer, std::span<float> params, uint64_t seed) const {
+  const LayerKind kind = layer_kind(layer);
+  require_size(params.size(), param_count(kind), "init_parameters: params");
+  SplitMix64 rng(derive_seed(seed, static_cast<uint64_t>(layer)));
+  for (const TensorSlot& slot : llama_layer_slots(kind, shape_)) {
+    std::span<float> t =
+        params.subspan(static_cast<size_t>(slot.offset), static_cast<size_t>(slot.elements()));
+    if (slot.leaf.ends_with("norm.weight")) {
+      std::fill(t.begin(), t.end(), 1.0f);
+    } else {
+      for (float& x : t) x = static_cast<float>(kInitStd * rng.normal());
+    }
+  }
+}
+
+void LlamaModel::check_batch(MicroBatch mb) const {
+  if (mb.batch < 1 || mb.seq < 1 || mb.seq > shape_.max_positions) {
+    throw std::invalid_argument(
+        "micro-batch of " + std::to_string(mb.batch) + " x " + std::to_string(mb.seq) +
+        " tokens: expected batch >= 1 and 1 <= seq <= " + std::to_string(shape_.max_positions));
+  }
+}
+
+void LlamaModel::check_tokens(std::span<const int32_t> tokens, MicroBatch mb) const {
+  require_size(tokens.size(), mb.tokens(), "token ids");
+  for (int32_t t : tokens) {
+    if (t < 0 || t >= shape_.vocab) {
+      throw std::out_of_range("token " + std::to_string(t) + " outside the vocabulary [0, " +
+                              std::to_string(shape_.vocab) + ")");
+    }
+  }
+}
+
+AttentionShape LlamaModel::attention_shape(MicroBatch mb) const {
+  return {.batch = mb.batch,
+          .seq = mb.seq,
+          .heads = shape_.heads,
+          .head_dim = shape_.head_dim,
+          .kv_heads = shape_.kv_heads};
+}
+
+// ---- embedding ----
+
+void LlamaModel::embedding_forward(std::span<const float> params, std::span<const int32_t> tokens,
+                                   MicroBatch mb, std::span<float> out) const {
+  check_batch(mb);
+  check_tokens(tokens, mb);
+  require_size(params.size(), embedding_params_, "embedding_forward: params");
+  require_size(out.size(), mb.tokens() * shape_.d_model, "embedding_forward: out");
+  const int64_t d = shape_.d_model;
+  for (int64_t i = 0; i < mb.tokens(); ++i) {
+    const float* row = params.data() + tokens[static_cast<size_t>(i)] * d;
+    std::copy(row, row + d, out.data() + i * d);
+  }
+}
+
+void LlamaModel::embedding_backward(std::span<const int32_t> tokens, MicroBatch mb,
+                                    std::span<const float> d_out, std::span<float> d_params) const {
+  check_batch(mb);
+  check_tokens(tokens, mb);
+  require_size(d_out.size(), mb.tokens() * shape_.d_model, "embedding_backward: d_out");
+  require_size(d_params.size(), embedding_params_, "embedding_backward: d_params");
+  const int64_t d = shape_.d_model;
+  for (int64_t i = 0; i < mb.tokens(); ++i) {
+    add_into(d_params.data() + tokens[static_cast<size_t>(i)] * d, d_out.data() + i * d, d);
+  }
+}
+
+// ---- block ----
+
+// The attention branch up to mid = in + o_proj(attention): fills saved's
+// attention part and mid.
+void LlamaModel::attention_forward(const float* p, const float* in, MicroBatch mb, LlamaBlockSaved& s) const {
+  const int64_t n = mb.tokens();
+  const int64_t d = shape_.d_model;
+  const BlockOffsets& o = block_;
+  rms_norm_forward(in, p + o.attn_norm, s.attn_norm_out.data(), s.attn_norm_rstd.data(), n, d);
+  const float* x = s.attn_norm_out.data();
+  linear_forward(x, p + o.q, nullptr, s.q.data(), {.rows = n, .in = d, .out = shape_.q_width()});
+  linear_forward(x, p + o.k, nullptr, s.k.data(), {.rows = n, .in = d, .out = shape_.kv_width()});
+  linear_forward(x, p + o.v, nullptr, s.v.data(), {.rows = n, .in = d, .out = shape_.kv_width()});
+  rotary_.rotate(s.q.data(), mb.batch, mb.seq, shape_.heads);
+  rotary_.rotate(s.k.data(), mb.batch, mb.seq, shape_.kv_heads);
+  causal_attention_forward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), s.attn_out.data(),
+                           attention_shape(mb));
+  linear_forward(s.attn_out.data(), p + o.o, nullptr, s.mid.data(),
+                 {.rows = n, .in = shape_.q_width(), .out = d});
+  add_into(s.mid.data(), in, n * d);
+}
+
+void LlamaModel::block_forward(std::span<const float> params, std::span<const float> in, MicroBatch mb,
+                               LlamaBlockSaved& s, std::span<float> out) const {
+  check_batch(mb);
+  const int64_t n = mb.tokens();
+  const int64_t d = shape_.d_model;
+  const int64_t f = shape_.ffn;
+  require_size(params.size(), block_params_, "block_forward: params");
+  require_size(in.size(), n * d, "block_forward: in");
+  require_size(out.size(), n * d, "block_forward: out");
+  s.batch = mb;
+  for (auto* v : {&s.attn_norm_rstd, &s.mlp_norm_rstd}) resize(*v, n);
+  for (auto* v : {&s.attn_norm_out, &s.mid, &s.mlp_norm_out}) resize(*v, n * d);
+  for (auto* v : {&s.q, &s.attn_out}) resize(*v, n * shape_.q_width());
+  for (auto* v : {&s.k, &s.v}) resize(*v, n * shape_.kv_width());
+  for (auto* v : {&s.gate, &s.up, &s.hidden}) resize(*v, n * f);
+  resize(s.probs, mb.batch * shape_.heads * mb.seq * mb.seq);
+
+  const float* p = params.data();
+  const BlockOffsets& o = block_;
+  attention_forward(p, in.data(), mb, s);
+  rms_norm_forward(s.mid.data(), p + o.mlp_norm, s.mlp_norm_out.data(), s.mlp_norm_rstd.data(), n, d);
+  const LinearShape up{.rows = n, .in = d, .out = f};
+  linear_forward(s.mlp_norm_out.data(), p + o.gate, nullptr, s.gate.data(), up);
+  linear_forward(s.mlp_norm_out.data(), p + o.up, nullptr, s.up.data(), up);
+  swiglu_forward(s.gate.data(), s.up.data(), s.hidden.data(), n * f);
+  linear_forward(s.hidden.data(), p + o.down, nullptr, out.data(), {.rows = n, .in = f, .out = d});
+  add_into(out.data(), s.mid.data(), n * d);
+}
+
+// d_mid += the MLP branch's gradient with respect to mid, from d_out.
+void LlamaModel::mlp_backward(const float* p, const LlamaBlockSaved& s, const float* d_out, float* d_mid,
+                              float* dp) const {
+  const int64_t n = s.batch.tokens();
+  const int64_t d = shape_.d_model;
+  const int64_t f = shape_.ffn;
+  const BlockOffsets& o = block_;
+  std::vector<float> d_hidden = zeros(n * f);
+  linear_backward(s.hidden.data(), p + o.down, d_out, d_hidden.data(), dp + o.down, nullptr,
+                  {.rows = n, .in = f, .out = d});
+  std::vector<float> d_gate(d_hidden.size());
+  std::vector<float> d_up(d_hidden.size());
+  swiglu_backward(s.gate.data(), s.up.data(), d_hidden.data(), d_gate.data(), d_up.data(), n * f);
+  std::vector<float> d_norm = zeros(n * d);
+  const LinearShape up{.rows = n, .in = d, .out = f};
+  linear_backward(s.mlp_norm_out.data(), p + o.gate, d_gate.data(), d_norm.data(), dp + o.gate, nullptr, up);
+  linear_backward(s.mlp_norm_out.data(), p + o.up, d_up.data(), d_norm.data(), dp + o.up, nullptr, up);
+  rms_norm_backward(s.mid.data(), p + o.mlp_norm, s.mlp_norm_rstd.data(), d_norm.data(), d_mid,
+                    dp + o.mlp_norm, n, d);
+}
+
+// d_norm += the attention branch's gradient with respect to its normed
+// input, from d_mid. RoPE is linear, so the gradients of the rotated q and
+// k turn back by the same angles before the projections' backward.
+void LlamaModel::attention_backward(const float* p, const LlamaBlockSaved& s, const float* d_mid,
+                                    float* d_norm, float* dp) const {
+  const int64_t n = s.batch.tokens();
+  const int64_t d = shape_.d_model;
+  const BlockOffsets& o = block_;
+  std::vector<float> d_attn = zeros(n * shape_.q_width());
+  linear_backward(s.attn_out.data(), p + o.o, d_mid, d_attn.data(), dp + o.o, nullptr,
+                  {.rows = n, .in = shape_.q_width(), .out = d});
+  std::vector<float> dq(d_attn.size());
+  std::vector<float> dk(static_cast<size_t>(n * shape_.kv_width()));
+  std::vector<float> dv(dk.size());
+  causal_attention_backward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), d_attn.data(), dq.data(),
+                            dk.data(), dv.data(), attention_shape(s.batch));
+  rotary_.rotate_back(dq.data(), s.batch.batch, s.batch.seq, shape_.heads);
+  rotary_.rotate_back(dk.data(), s.batch.batch, s.batch.seq, shape_.kv_heads);
+  const float* x = s.attn_norm_out.data();
+  linear_backward(x, p + o.q, dq.data(), d_norm, dp + o.q, nullptr,
+                  {.rows = n, .in = d, .out = shape_.q_width()});
+  const LinearShape kv{.rows = n, .in = d, .out = shape_.kv_width()};
+  linear_backward(x, p + o.k, dk.data(), d_norm, dp + o.k, nullptr, kv);
+  linear_backward(x, p + o.v, dv.data(), d_norm, dp + o.v, nullptr, kv);
+}
+
+void LlamaModel::block_backward(std::span<const float> params, std::span<const float> in,
+                                const LlamaBlockSaved& s, std::span<const float> d_out, std::span<float> d_in,
+                                std::span<float> d_params) const {
+  const int64_t n = s.batch.tokens();
+  const int64_t d = shape_.d_model;
+  require_size(params.size(), block_params_, "block_backward: params");
+  require_size(d_params.size(), block_params_, "block_backward: d_params");
+  require_size(in.size(), n * d, "block_backward: in");
+  require_size(d_out.size(), n * d, "block_backward: d_out");
+  require_size(d_in.size(), n * d, "block_backward: d_in");
+  require_size(s.hidden.size(), n * shape_.ffn, "block_backward: saved state");
+  const float* p = params.data();
+  float* dp = d_params.data();
+  // The residual passes d_out through to mid; d_out is read only until
+  // d_in is written, which lets the two share memory.
+  std::vector<float> d_mid(d_out.begin(), d_out.end());
+  mlp_backward(p, s, d_out.data(), d_mid.data(), dp);
+  std::vector<float> d_norm = zeros(n * d);
+  attention_backward(p, s, d_mid.data(), d_norm.data(), dp);
+  std::copy(d_mid.begin(), d_mid.end(), d_in.begin());
+  rms_norm_backward(in.data(), p + block_.attn_norm, s.attn_norm_rstd.data(), d_norm.data(), d_in.data(),
+                    dp + block_.attn_norm, n, d);
+}
+
+// ---- final: norm, untied head, loss ----
+
+float LlamaModel::final_forward(std::span<const float> params, std::span<const float> in,
+                                std::span<const int32_t> targets, MicroBatch mb, LlamaFinalSaved& s) const {
+  check_batch(mb);
+  check_tokens(targets, mb);
+  const int64_t n = mb.tokens();
+  const int64_t d = shape_.d_model;
+  const int64_t v = shape_.vocab;
+  require_size(params.size(), final_params_, "final_forward: params");
+  require_size(in.size(), n * d, "final_forward: in");
+  s.batch = mb;
+  resize(s.norm_rstd, n);
+  resize(s.norm_out, n * d);
+  resize(s.probs, n * v);
+  rms_norm_forward(in.data(), params.data(), s.norm_out.data(), s.norm_rstd.data(), n, d);
+  linear_forward(s.norm_out.data(), params.data() + head_offset_, nullptr, s.probs.data(),
+                 {.rows = n, .in = d, .out = v});
+  const double sum = softmax_cross_entropy_forward(s.probs.data(), targets.data(), n, v);
+  return static_cast<float>(sum / static_cast<double>(n));
+}
+
+void LlamaModel::final_backward(std::span<const float> params, std::span<const float> in,
+                                std::span<const int32_t> targets, const LlamaFinalSaved& s, float loss_scale,
+                                std::span<float> d_in, std::span<float> d_params) const {
+  const MicroBatch mb = s.batch;
+  check_tokens(targets, mb);
+  const int64_t n = mb.tokens();
+  const int64_t d = shape_.d_model;
+  const int64_t v = shape_.vocab;
+  require_size(params.size(), final_params_, "final_backward: params");
+  require_size(d_params.size(), final_params_, "final_backward: d_params");
+  require_size(in.size(), n * d, "final_backward: in");
+  require_size(d_in.size(), n * d, "final_backward: d_in");
+  require_size(s.probs.size(), n * v, "final_backward: saved state");
+  // The loss is a mean over n targets: each row's gradient carries 1 / n.
+  std::vector<float> d_logits(s.probs.size());
+  const float scale = static_cast<float>(static_cast<double>(loss_scale) / static_cast<double>(n));
+  softmax_cross_entropy_backward(s.probs.data(), targets.data(), scale, d_logits.data(), n, v);
+  std::vector<float> d_norm = zeros(n * d);
+  linear_backward(s.norm_out.data(), params.data() + head_offset_, d_logits.data(), d_norm.data(),
+                  d_params.data() + head_offset_, nullptr, {.rows = n, .in = d, .out = v});
+  std::fill(d_in.begin(), d_in.end(), 0.0f);
+  rms_norm_backward(in.data(), params.data(), s.norm_rstd.data(), d_norm.data(), d_in.data(), d_params.data(),
+                    n, d);
+}
+
+}  // namespace stowage::executor::model
