@@ -140,11 +140,11 @@ class Lowering {
   std::vector<OpId> compute_order_;  // compute ops of the current pass, in order
   std::vector<OpId> optimizer_order_;  // optimizer ops of the current step, in order
   std::vector<std::vector<OpId>> grad_ready_;  // per partition: ops producing its gradients this step
-  std::vector<std::vector<OpId>> verdict_inputs_;  // the same, kept for the step's gradient check
+  std::vector<std::vector<OpId>> verdict_inputs_;    // the same, kept for the step's gradient check
   std::vector<std::optional<OpId>> last_optimizer_;  // the latest optimizer op of each partition
   std::vector<OpId> offloads_;  // gradient offloads of the backward pass under construction
   std::vector<std::optional<OpId>> last_state_write_;  // NVMe write that last stored j's states
-  std::optional<OpId> last_verdict_;  // the previous step's gradient check
+  std::optional<OpId> last_verdict_;                   // the previous step's gradient check
   // Checkpoints: per partition, the ops of its latest update (what a
   // snapshot waits for); the step whose checkpoint is being taken, and the
   // snapshots taken of it so far.
@@ -305,7 +305,8 @@ void Lowering::backward(int step, int micro) {
     }
     // fp16: the loss scale of this step follows from the previous step's
     // overflow verdict, so its backward cannot start before that check.
-    if (index == 0 && training_.precision == Precision::kFp16 && last_verdict_) waits.push_back(*last_verdict_);
+    if (index == 0 && training_.precision == Precision::kFp16 && last_verdict_)
+      waits.push_back(*last_verdict_);
     bwd.deps = std::move(waits);
     if (keep_data_) {
       bwd.reads.push_back("act " + name);
@@ -341,8 +342,12 @@ void Lowering::backward(int step, int micro) {
 // verdict is known and every one of them has landed; whatever reads the
 // step's parameters or states next waits for that instead of the update.
 void Lowering::accept_updates(int step, int layer_count, OpId verdict) {
-  Op accept{.kind = OpKind::kAcceptUpdate, .lane = Lane::kCpuOptim, .name = "accept updates s" + std::to_string(step),
-            .step = step, .micro_step = last_micro(), .deps = {verdict}};
+  Op accept{.kind = OpKind::kAcceptUpdate,
+            .lane = Lane::kCpuOptim,
+            .name = "accept updates s" + std::to_string(step),
+            .step = step,
+            .micro_step = last_micro(),
+            .deps = {verdict}};
   if (keep_data_) accept.reads.push_back("gradient verdict s" + std::to_string(step));
   for (const Speculation& x : speculations_) {
     accept.deps.insert(accept.deps.end(), x.effects.begin(), x.effects.end());
@@ -384,17 +389,23 @@ OpId Lowering::gradient_check(int step, int layer_count) {
   for (size_t k = 0; k < side.size(); ++k) {
     if (side[k].params == 0) continue;
     const bool host = k == 1;
-    Op check{.kind = OpKind::kGradCheck, .lane = host ? Lane::kCpuOptim : Lane::kGpuCompute,
-             .name = std::string(host ? "check grads cpu" : "check grads gpu") + tail, .step = step,
-             .micro_step = last_micro(), .tensor_class = TensorClass::kGrad16, .bytes = side[k].bytes,
-             .flops = Flops(2.0 * static_cast<double>(side[k].params)), .params = side[k].params,
+    Op check{.kind = OpKind::kGradCheck,
+             .lane = host ? Lane::kCpuOptim : Lane::kGpuCompute,
+             .name = std::string(host ? "check grads cpu" : "check grads gpu") + tail,
+             .step = step,
+             .micro_step = last_micro(),
+             .tensor_class = TensorClass::kGrad16,
+             .bytes = side[k].bytes,
+             .flops = Flops(2.0 * static_cast<double>(side[k].params)),
+             .params = side[k].params,
              .deps = side[k].deps};
     if (verdict) check.deps.push_back(*verdict);
     if (keep_data_) {
       if (verdict) check.reads.push_back("gradient verdict gpu" + tail);
       check.writes.push_back(std::string(host ? "gradient verdict" : "gradient verdict gpu") + tail);
     }
-    verdict = add(std::move(check), {step, last_micro(), kBackwardPhase, layer_count, host ? kSubOptimizer : kSubCompute});
+    verdict = add(std::move(check),
+                  {step, last_micro(), kBackwardPhase, layer_count, host ? kSubOptimizer : kSubCompute});
   }
   if (keep_data_) ops_[static_cast<size_t>(*verdict)].writes.back() = "gradient verdict" + tail;
   return *verdict;
@@ -545,7 +556,8 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
   ready[static_cast<size_t>(j)] = publish;
   if (speculative()) {
     speculations_.back().effects.push_back(publish);
-    if (p.optimizer_states == Tier::kNvme) speculations_.back().effects.push_back(*last_state_write_[static_cast<size_t>(j)]);
+    if (p.optimizer_states == Tier::kNvme)
+      speculations_.back().effects.push_back(*last_state_write_[static_cast<size_t>(j)]);
   }
   // The previous step's publish too: under a delayed update it wrote the
   // other parameter version a snapshot copies, possibly on another slot.
@@ -565,10 +577,15 @@ OpId Lowering::snapshot(int j, std::optional<OpId> verdict, Key key) {
   const int step = *pending_checkpoint_;
   const int versions = policy_.delayed_update ? 2 : 1;
   const Bytes bytes = param_shard(j) * versions + Bytes(12 * state_params(j));
-  Op copy{.kind = OpKind::kCheckpoint, .lane = Lane::kCpuOptim,
-          .name = "snapshot " + pname(j) + " s" + std::to_string(step), .partition = j,
-          .layer = partitions_[static_cast<size_t>(j)].layer, .step = step, .micro_step = last_micro(),
-          .bytes = bytes, .deps = updates_[static_cast<size_t>(j)],
+  Op copy{.kind = OpKind::kCheckpoint,
+          .lane = Lane::kCpuOptim,
+          .name = "snapshot " + pname(j) + " s" + std::to_string(step),
+          .partition = j,
+          .layer = partitions_[static_cast<size_t>(j)].layer,
+          .step = step,
+          .micro_step = last_micro(),
+          .bytes = bytes,
+          .deps = updates_[static_cast<size_t>(j)],
           .allocs = {{Tier::kCpu, bytes, "checkpoint snapshot " + pname(j)}}};
   if (verdict) copy.deps.push_back(*verdict);
   snapshots_.push_back(add(std::move(copy), key));
@@ -583,8 +600,12 @@ void Lowering::commit_checkpoint() {
     for (int j = 0; j < static_cast<int>(partitions_.size()); ++j)
       snapshot(j, std::nullopt, {step + 1, 0, kBackwardPhase, 65535, kSubReadStates});
   }
-  Op commit{.kind = OpKind::kCheckpoint, .lane = Lane::kCpuOptim, .name = "checkpoint s" + std::to_string(step),
-            .step = step, .micro_step = last_micro(), .deps = snapshots_};
+  Op commit{.kind = OpKind::kCheckpoint,
+            .lane = Lane::kCpuOptim,
+            .name = "checkpoint s" + std::to_string(step),
+            .step = step,
+            .micro_step = last_micro(),
+            .deps = snapshots_};
   for (OpId id : snapshots_) commit.frees.push_back(ops_[static_cast<size_t>(id)].allocs.front());
   add(std::move(commit), {step + 1, last_micro(), kBackwardPhase, 65535, kSubGatherUpdate});
   snapshots_.clear();

@@ -163,7 +163,8 @@ void fill_training(YamlMap& m, TrainingSpec& t) {
     // DeepSpeed's spelling of the same: initial_scale = 2^initial_scale_power.
     if (std::optional<int64_t> power = ls->integer("initial_scale_power", Need::kOptional, {0, 64})) {
       if (initial) {
-        ls->report("initial_scale_power", "given with initial_scale", "one of initial_scale, initial_scale_power");
+        ls->report("initial_scale_power", "given with initial_scale",
+                   "one of initial_scale, initial_scale_power");
       }
       t.loss_scaling.initial_scale = std::ldexp(1.0, static_cast<int>(*power));
     }

@@ -77,8 +77,10 @@ class FaultyBackend final : public Backend {
     if (kind != fault_.kind || n != fault_.nth) return {};
     if (fault_.effect == FaultEffect::kHang) {
       while (!cancelled_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      return core::fail({{}, "injected hang, cancelled (" + std::string(to_string(kind)) + " call " +
-                                 std::to_string(n) + ", '" + std::string(what) + "')", ""});
+      return core::fail({{},
+                         "injected hang, cancelled (" + std::string(to_string(kind)) + " call " +
+                             std::to_string(n) + ", '" + std::string(what) + "')",
+                         ""});
     }
     return core::fail({{}, fault_.message + " (" + std::string(to_string(kind)) + " call " + std::to_string(n) +
                                ", '" + std::string(what) + "')", ""});

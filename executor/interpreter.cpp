@@ -216,8 +216,8 @@ struct Interpreter::State {
   core::Result<void> snapshot(const Op& op);
   core::Result<void> accept(const Op& op);
   core::Result<void> replay(const Op& op, Speculation& x, bool skip, float divisor);
-  OptimizerWork adam_work(const Op& op, std::span<float> states, const Buffer& grads, const Buffer& param16_out,
-                          float divisor) const;
+  OptimizerWork adam_work(const Op& op, std::span<float> states, const Buffer& grads,
+                          const Buffer& param16_out, float divisor) const;
   // The divisor a speculative update assumes: no clipping.
   float carried_divisor(int step) const {
     return static_cast<float>(gradient_divisor(scale_of(step), options.accumulation, 0, 0));
@@ -340,7 +340,8 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
       }
       std::span<uint16_t> o = out->as<uint16_t>();
       for (size_t i = 0; i < slice.size(); ++i) o[i] = to_half(slice[i], p);
-      (h.policy.gradients == Tier::kGpu ? flight[j].grads_device : flight[j].grads_out).push(op.step, std::move(*out));
+      (h.policy.gradients == Tier::kGpu ? flight[j].grads_device : flight[j].grads_out)
+          .push(op.step, std::move(*out));
     }
     release(*grads);
   }
@@ -534,7 +535,8 @@ core::Result<void> Interpreter::State::snapshot(const Op& op) {
   auto copy = allocate(Tier::kCpu, op.bytes.count(), "checkpoint snapshot " + h.name);
   if (!copy) return std::unexpected(copy.error());
   if (options.snapshot) {
-    if (auto r = options.snapshot(global(op.step), static_cast<size_t>(op.partition), copy->as<std::byte>()); !r) {
+    if (auto r = options.snapshot(global(op.step), static_cast<size_t>(op.partition), copy->as<std::byte>());
+        !r) {
       release(*copy);
       return r;
     }
@@ -555,7 +557,8 @@ core::Result<void> Interpreter::State::commit_checkpoint(const Op& op) {
   }
   std::vector<std::span<const std::byte>> views;
   for (const Buffer& b : taken) views.push_back(b.as<const std::byte>());
-  core::Result<void> r = options.checkpoint ? options.checkpoint(global(op.step), views) : core::Result<void>{};
+  core::Result<void> r =
+      options.checkpoint ? options.checkpoint(global(op.step), views) : core::Result<void>{};
   for (Buffer& b : taken) release(b);
   return r;
 }
@@ -591,7 +594,8 @@ core::Result<void> Interpreter::State::accept(const Op& op) {
   for (Speculation& x : taken) {
     PartitionHome& h = homes[x.partition];
     PartitionFlight& f = flight[x.partition];
-    auto g = (h.policy.gradients == Tier::kGpu ? f.grads_device : f.grads_host).take(op.step, "grad16 " + h.name);
+    auto g =
+        (h.policy.gradients == Tier::kGpu ? f.grads_device : f.grads_host).take(op.step, "grad16 " + h.name);
     if (g) {
       x.grads = std::move(*g);
     } else if (result) {
@@ -643,7 +647,8 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
     r = backend.block_write(Lane::kNvmeWrite, {.region = h.states_region, .data = staged.as<std::byte>()});
   const size_t slot = homes.slot(next_version(op.step));
   if (r && h.policy.param16 == Tier::kNvme)
-    r = backend.block_write(Lane::kNvmeWrite, {.region = h.param16_region[slot], .data = fresh.as<std::byte>()});
+    r = backend.block_write(Lane::kNvmeWrite,
+                            {.region = h.param16_region[slot], .data = fresh.as<std::byte>()});
   else if (r)
     r = backend.copy(op.lane, h.param16[slot], 0, fresh, 0, fresh.bytes);
   cleanup();
@@ -825,7 +830,8 @@ core::Diagnostics Interpreter::State::hang_report(int64_t now) const {
       for (core::OpId dep : next.deps) {
         if (done[static_cast<size_t>(dep)]) continue;
         const Op& w = schedule.op(dep);
-        waits += std::string(waits.empty() ? "" : ", ") + "'" + w.name + "' on " + std::string(core::to_string(w.lane));
+        waits += std::string(waits.empty() ? "" : ", ") + "'" + w.name + "' on " +
+                 std::string(core::to_string(w.lane));
       }
       line += "next '" + next.name + "' waits for " + (waits.empty() ? std::string("a free slot") : waits);
     }
@@ -914,7 +920,7 @@ core::Result<void> Interpreter::run() {
     }
   }
   if (s.failed) s.backend.cancel();  // a call stuck in the backend gives up
-  threads.clear();  // joins
+  threads.clear();                   // joins
   if (s.failed) return std::unexpected(s.error);
   if (s.stop_after) {
     // Consistent only if every update up to stop_after has landed (a lane

@@ -38,8 +38,8 @@ struct InterpretOptions {
   LossScaler scaler;
   bool dynamic_scaling = false;
   int64_t skipped_before = 0;
-  int64_t accumulation = 1;   // micro-steps per step: their gradients are averaged
-  double max_grad_norm = 0;   // clip to this global norm; 0: no clipping
+  int64_t accumulation = 1;  // micro-steps per step: their gradients are averaged
+  double max_grad_norm = 0;  // clip to this global norm; 0: no clipping
   // Set (by a signal handler, say) to ask the run to stop: every step whose
   // update has begun finishes, nothing later starts. May be null.
   const std::atomic<int>* stop = nullptr;

@@ -15,7 +15,7 @@ namespace stowage::executor {
 
 struct LossScaler {
   double scale = 1;
-  int64_t good_steps = 0;  // steps without overflow since the last overflow or growth
+  int64_t good_steps = 0;       // steps without overflow since the last overflow or growth
   int64_t hysteresis_left = 1;  // overflows until the scale shrinks (DeepSpeed's cur_hysteresis)
   core::LossScaling config;
 

@@ -97,7 +97,8 @@ class Trainer {
   core::Result<void> initialise();
   core::Result<void> restore(const std::filesystem::path& dir);
   core::Result<void> snapshot(size_t j, std::span<std::byte> into);
-  core::Result<std::string> save(const RunState& state, const std::vector<std::span<const std::byte>>& snapshots);
+  core::Result<std::string> save(const RunState& state,
+                                 const std::vector<std::span<const std::byte>>& snapshots);
   core::Result<void> train_steps(TrainingRun& out);
   core::Result<std::vector<std::vector<float>>> master_weights();
   core::Result<double> held_out_loss(std::vector<std::vector<float>> layers);
@@ -162,8 +163,10 @@ core::Result<void> Trainer::snapshot(size_t j, std::span<std::byte> into) {
   // Partition j's snapshot layout: each param16 version, then its states.
   size_t at = 0;
   auto mismatch = [&] {
-    return core::fail({{}, "the snapshot of " + names_[j] + " does not have the size the schedule declared (" +
-                               std::to_string(into.size()) + " bytes; a bug in stowage)", ""});
+    return core::fail({{},
+                       "the snapshot of " + names_[j] + " does not have the size the schedule declared (" +
+                           std::to_string(into.size()) + " bytes; a bug in stowage)",
+                       ""});
   };
   auto put = [&](core::Result<std::vector<std::byte>> bytes) -> core::Result<void> {
     if (!bytes) return std::unexpected(bytes.error());
@@ -180,7 +183,8 @@ core::Result<void> Trainer::snapshot(size_t j, std::span<std::byte> into) {
   return {};
 }
 
-core::Result<std::string> Trainer::save(const RunState& state, const std::vector<std::span<const std::byte>>& snapshots) {
+core::Result<std::string> Trainer::save(const RunState& state,
+                                        const std::vector<std::span<const std::byte>>& snapshots) {
   // Blobs name the partition and what they hold, cut from its snapshot.
   std::vector<BlobSource> blobs;
   for (size_t j = 0; j < parts_.size(); ++j) {
@@ -207,7 +211,8 @@ core::Result<std::string> Trainer::save(const RunState& state, const std::vector
                          {"hysteresis_left", state.scaler.hysteresis_left},
                          {"skipped_steps", state.skipped}};
   try {
-    const auto dir = save_checkpoint(*options_.checkpoint_root, checkpoint_name(state.step), meta.dump(), blobs);
+    const auto dir =
+        save_checkpoint(*options_.checkpoint_root, checkpoint_name(state.step), meta.dump(), blobs);
     return dir.string();
   } catch (const CheckpointWriteError& e) {
     // Say "intact" only of a checkpoint that exists (issue 12).
@@ -280,7 +285,8 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
     const int64_t every = options_.checkpoint_every > 0 ? options_.checkpoint_every : steps;
     for (int64_t s = 0; s < steps; ++s) {
       const int64_t global = first_step + s + 1;  // steps done after schedule step s
-      if (global % every == 0 || global == options_.steps) lower_options.checkpoint_after.push_back(static_cast<int>(s));
+      if (global % every == 0 || global == options_.steps)
+        lower_options.checkpoint_after.push_back(static_cast<int>(s));
     }
   }
   auto schedule = core::lower(plan_.policy, machine_, workload_, profile_training_, lower_options);
@@ -297,7 +303,8 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
   // Bytes the backend moved per lane, as the progress line reports them:
   // the difference since the previous step finished.
   std::array<int64_t, core::kLaneCount> moved_before{};
-  for (core::Lane lane : core::kAllLanes) moved_before[static_cast<size_t>(lane)] = backend_.bytes_moved(lane);
+  for (core::Lane lane : core::kAllLanes)
+    moved_before[static_cast<size_t>(lane)] = backend_.bytes_moved(lane);
   std::unique_ptr<Interpreter> interpreter;
   InterpretOptions io{.first_step = first_step,
                       .time_origin_ns = origin_ns_,
@@ -334,11 +341,13 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
     if (options_.on_step) options_.on_step(r);
   };
   io.snapshot = [this](int64_t, size_t j, std::span<std::byte> into) { return snapshot(j, into); };
-  io.checkpoint = [&](int64_t step, const std::vector<std::span<const std::byte>>& snapshots) -> core::Result<void> {
+  io.checkpoint = [&](int64_t step,
+                      const std::vector<std::span<const std::byte>>& snapshots) -> core::Result<void> {
     // The run state as this step leaves it: the scaler after its verdict.
-    RunState saved{.step = step + 1,
-                   .scaler = interpreter->scaler_after(static_cast<int>(step - first_step)),
-                   .skipped = state_.skipped + interpreter->skipped_through(static_cast<int>(step - first_step))};
+    RunState saved{
+        .step = step + 1,
+        .scaler = interpreter->scaler_after(static_cast<int>(step - first_step)),
+        .skipped = state_.skipped + interpreter->skipped_through(static_cast<int>(step - first_step))};
     auto dir = save(saved, snapshots);
     if (!dir) return std::unexpected(dir.error());
     std::lock_guard lock(report_mutex_);
@@ -356,7 +365,8 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
     last = stopped->after_step;
     out.losses.resize(static_cast<size_t>(last + 1));
     if (!stopped->consistent) {
-      return core::fail({{}, "stopped mid-update: the state is not that of any one step, no checkpoint written", ""});
+      return core::fail(
+          {{}, "stopped mid-update: the state is not that of any one step, no checkpoint written", ""});
     }
   }
   state_.scaler = last >= 0 ? interpreter->scaler_after(last) : state_.scaler;

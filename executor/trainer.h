@@ -32,7 +32,7 @@ struct StepReport {
   double seconds = 0;        // since the previous step finished (the first: since the run began)
   double tokens_per_second = 0;
   std::array<int64_t, core::kLaneCount> bytes{};  // moved per lane in this step
-  bool skipped = false;      // a gradient was not finite (fp16 overflow): the update was skipped
+  bool skipped = false;       // a gradient was not finite (fp16 overflow): the update was skipped
   int64_t skipped_total = 0;  // steps skipped so far in the run, this one included
 };
 
@@ -70,8 +70,8 @@ struct TrainingRun {
   core::Schedule schedule;           // the run's ops, checkpoints included
   core::Timeline timeline;           // measured, in the schedule's ids
   std::vector<std::string> checkpoints;  // directories written
-  int64_t replayed_steps = 0;        // speculative updates rolled back and replayed (failed checks)
-  bool interrupted = false;          // stopped on request before the last step (TrainerOptions::stop)
+  int64_t replayed_steps = 0;            // speculative updates rolled back and replayed (failed checks)
+  bool interrupted = false;              // stopped on request before the last step (TrainerOptions::stop)
 };
 
 // Whether the executor can run the plan at all: one GPU, a GPT-2-style or

@@ -65,7 +65,9 @@ std::string advice_text(const std::vector<Advice>& advice) {
   if (any_fits) {
     out += "\nChanges that would make it fit (re-planned):\n";
     for (const Advice& a : advice) {
-      if (fits(a)) out += "  - " + a.change + ": fits, step time " + core::format_seconds(core::Seconds(*a.step_seconds)) + '\n';
+      if (fits(a))
+        out += "  - " + a.change + ": fits, step time " +
+               core::format_seconds(core::Seconds(*a.step_seconds)) + '\n';
     }
   } else {
     out += "\nNo single change tried makes it fit.\n";
@@ -73,7 +75,8 @@ std::string advice_text(const std::vector<Advice>& advice) {
   bool heading = false;
   for (const Advice& a : advice) {
     if (fits(a)) continue;
-    if (!heading) out += std::string(any_fits ? "\n" : "") + "Changes tried that are not enough on their own:\n";
+    if (!heading)
+      out += std::string(any_fits ? "\n" : "") + "Changes tried that are not enough on their own:\n";
     heading = true;
     out += "  - " + a.change + ": still does not fit (" + a.still + ")\n";
   }

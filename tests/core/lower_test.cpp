@@ -266,8 +266,8 @@ Schedule lower_with(StandardPlacement which, TrainingSpec training, LowerOptions
 TEST(Lower, TheGradientCheckGatesEveryOptimizerOp) {
   TrainingSpec training = must(bundled().training("default"));
   ASSERT_EQ(training.max_grad_norm, 1.0);  // on by default
-  for (StandardPlacement which : {StandardPlacement::kAllGpu, StandardPlacement::kZeroOffload,
-                                  StandardPlacement::kZeroInfinity}) {
+  for (StandardPlacement which :
+       {StandardPlacement::kAllGpu, StandardPlacement::kZeroOffload, StandardPlacement::kZeroInfinity}) {
     const Schedule s = lower_with(which, training, {.steps = 2});
     std::map<int, OpId> verdict;  // the last check of each step
     for (const Op& op : s.ops) {
@@ -310,7 +310,8 @@ TEST(Lower, Fp16BackwardWaitsForThePreviousVerdict) {
 // the commit waits for every snapshot; compute never waits for any of it.
 TEST(Lower, ACheckpointSitsBetweenTwoStepsUpdates) {
   const TrainingSpec training = must(bundled().training("default"));
-  const Schedule s = lower_with(StandardPlacement::kZeroInfinity, training, {.steps = 2, .checkpoint_after = {0}});
+  const Schedule s =
+      lower_with(StandardPlacement::kZeroInfinity, training, {.steps = 2, .checkpoint_after = {0}});
   std::map<int, OpId> snapshot;  // by partition
   OpId commit = -1;
   for (const Op& op : s.ops) {

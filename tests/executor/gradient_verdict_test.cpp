@@ -67,8 +67,8 @@ TEST(SquareSum, SaturatesInsteadOfWrapping) {
 
 TEST(LossScaler, HysteresisDelaysTheFirstShrinkAsDeepSpeedDoes) {
   // DeepSpeed's defaults with a short window: hysteresis 2, window 3.
-  LossScaler s = LossScaler::for_precision(core::Precision::kFp16,
-                                           {.initial_scale = 1024, .window = 3, .min_scale = 1, .hysteresis = 2});
+  LossScaler s = LossScaler::for_precision(
+      core::Precision::kFp16, {.initial_scale = 1024, .window = 3, .min_scale = 1, .hysteresis = 2});
   s.update(true);  // first overflow: tolerated
   EXPECT_EQ(s.scale, 1024);
   s.update(true);  // second: shrinks, and the tolerance stays used up
@@ -82,8 +82,8 @@ TEST(LossScaler, HysteresisDelaysTheFirstShrinkAsDeepSpeedDoes) {
 }
 
 TEST(LossScaler, NeverGoesBelowTheMinimum) {
-  LossScaler s = LossScaler::for_precision(core::Precision::kFp16,
-                                           {.initial_scale = 4, .window = 1000, .min_scale = 2, .hysteresis = 1});
+  LossScaler s = LossScaler::for_precision(
+      core::Precision::kFp16, {.initial_scale = 4, .window = 1000, .min_scale = 2, .hysteresis = 1});
   for (int i = 0; i < 5; ++i) s.update(true);
   EXPECT_EQ(s.scale, 2);
 }

@@ -31,11 +31,12 @@ class SlowReads final : public Backend {
   void release(Buffer& b) override { inner_.release(b); }
   [[nodiscard]] int64_t in_use(core::Tier t) const override { return inner_.in_use(t); }
   [[nodiscard]] int64_t capacity(core::Tier t) const override { return inner_.capacity(t); }
-  [[nodiscard]] core::Result<void> copy(core::Lane l, const Buffer& d, int64_t doff, const Buffer& s, int64_t soff,
-                                        int64_t n) override {
+  [[nodiscard]] core::Result<void> copy(core::Lane l, const Buffer& d, int64_t doff, const Buffer& s,
+                                        int64_t soff, int64_t n) override {
     return inner_.copy(l, d, doff, s, soff, n);
   }
-  [[nodiscard]] core::Result<void> compute(core::Lane l, std::string_view w, const std::function<void()>& k) override {
+  [[nodiscard]] core::Result<void> compute(core::Lane l, std::string_view w,
+                                           const std::function<void()>& k) override {
     return inner_.compute(l, w, k);
   }
   [[nodiscard]] core::Result<void> optimizer_step(core::Lane l, const OptimizerWork& w) override {
@@ -51,7 +52,8 @@ class SlowReads final : public Backend {
     return inner_.block_write(l, io);
   }
   [[nodiscard]] core::Result<void> block_read(core::Lane l, const BlockIo& io) override {
-    if (l != core::Lane::kNvmeRead) return inner_.block_read(l, io);  // a checkpoint's or the homes' own reads
+    if (l != core::Lane::kNvmeRead)
+      return inner_.block_read(l, io);  // a checkpoint's or the homes' own reads
     const int now = ++in_flight_;
     int seen = max_.load();
     while (now > seen && !max_.compare_exchange_weak(seen, now)) {

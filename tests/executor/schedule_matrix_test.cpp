@@ -40,7 +40,7 @@ struct Case {
 };
 
 core::PlanFile plan_for(const Case& c) {
-  core::PlanFile plan = c.placement == "all-device"     ? plan_where(kAllDevice)
+  core::PlanFile plan = c.placement == "all-device"       ? plan_where(kAllDevice)
                         : c.placement == "optimizer-cpu"  ? plan_where(kCpuOffload)
                         : c.placement == "optimizer-nvme" ? plan_where(kNvmeOffload)
                         : c.placement == "params-nvme"    ? plan_where(kParamsOnNvme)
@@ -85,10 +85,12 @@ Outcome run_case(const Case& c, const std::string& tag) {
   for (const core::Op& op : run->schedule.ops) {
     const core::OpSpan& span = run->timeline.spans[static_cast<size_t>(op.id)];
     EXPECT_GT(span.end, 0) << c.name() << ": " << op.name;
-    EXPECT_LT(span.slot, run->schedule.lane_slots[static_cast<size_t>(op.lane)]) << c.name() << ": " << op.name;
+    EXPECT_LT(span.slot, run->schedule.lane_slots[static_cast<size_t>(op.lane)])
+        << c.name() << ": " << op.name;
   }
   const sim::Prediction predicted = sim::simulate(run->schedule, f.machine);
-  const bool same_ops = ops_by_lane(run->schedule, predicted.timeline) == ops_by_lane(run->schedule, run->timeline);
+  const bool same_ops =
+      ops_by_lane(run->schedule, predicted.timeline) == ops_by_lane(run->schedule, run->timeline);
   EXPECT_TRUE(same_ops) << c.name();
   Outcome o{.losses = run->losses, .ran = true, .same_ops = same_ops};
   for (const core::MemorySample& m : run->timeline.memory) {
@@ -100,8 +102,8 @@ Outcome run_case(const Case& c, const std::string& tag) {
 }
 
 TEST(ScheduleMatrix, EveryCaseFinishesWithTheAllDeviceLossesAndTheSameOps) {
-  const std::vector<std::string> placements = {"all-device", "optimizer-cpu", "optimizer-nvme", "mixed-three-tier",
-                                               "params-nvme"};
+  const std::vector<std::string> placements = {"all-device", "optimizer-cpu", "optimizer-nvme",
+                                               "mixed-three-tier", "params-nvme"};
   int cases = 0;
   for (core::Precision precision : {core::Precision::kBf16, core::Precision::kFp16}) {
     for (int64_t accumulation : {1, 3}) {
@@ -141,8 +143,9 @@ TEST(ScheduleMatrix, CheckpointsDoNotChangeThePredictedStep) {
     auto plain = backend("predict-plain");
     auto with = backend("predict-ckpt");
     auto a = train_plan(plan, *plain, {.steps = 8, .seed = 7});
-    auto b = train_plan(plan, *with, {.steps = 8, .seed = 7, .checkpoint_root = scratch("predict") / "c",
-                                      .checkpoint_every = 1});
+    auto b = train_plan(
+        plan, *with,
+        {.steps = 8, .seed = 7, .checkpoint_root = scratch("predict") / "c", .checkpoint_every = 1});
     ASSERT_TRUE(a && b);
     EXPECT_EQ(b->checkpoints.size(), 8u);
     EXPECT_EQ(a->losses, b->losses);

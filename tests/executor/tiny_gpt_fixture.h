@@ -27,7 +27,8 @@ struct Fixture {
 inline const Fixture& fixture() {
   static const Fixture f = [] {
     const core::ProfileCatalog catalog(STOWAGE_PROFILES_DIR);
-    Fixture x{.machine = *catalog.machine("workstation-24gb-1nvme"), .model = *catalog.model("tiny-gpt"),
+    Fixture x{.machine = *catalog.machine("workstation-24gb-1nvme"),
+              .model = *catalog.model("tiny-gpt"),
               .training = *catalog.training("tiny")};
     x.model.d_model = 64;
     x.model.layers = 2;
@@ -56,13 +57,16 @@ inline core::PlanFile plan_where(core::PartitionPolicy where, int64_t sub_group 
 }
 
 inline const core::PartitionPolicy kAllDevice{};
-inline const core::PartitionPolicy kCpuOffload{.param16 = core::Tier::kGpu, .optimizer_states = core::Tier::kCpu,
+inline const core::PartitionPolicy kCpuOffload{.param16 = core::Tier::kGpu,
+                                               .optimizer_states = core::Tier::kCpu,
                                                .optimizer = core::OptimizerDevice::kCpu,
                                                .gradients = core::Tier::kCpu};
-inline const core::PartitionPolicy kNvmeOffload{.param16 = core::Tier::kCpu, .optimizer_states = core::Tier::kNvme,
+inline const core::PartitionPolicy kNvmeOffload{.param16 = core::Tier::kCpu,
+                                                .optimizer_states = core::Tier::kNvme,
                                                 .optimizer = core::OptimizerDevice::kCpu,
                                                 .gradients = core::Tier::kCpu};
-inline const core::PartitionPolicy kParamsOnNvme{.param16 = core::Tier::kNvme, .optimizer_states = core::Tier::kNvme,
+inline const core::PartitionPolicy kParamsOnNvme{.param16 = core::Tier::kNvme,
+                                                 .optimizer_states = core::Tier::kNvme,
                                                  .optimizer = core::OptimizerDevice::kCpu,
                                                  .gradients = core::Tier::kCpu};
 
@@ -86,8 +90,11 @@ inline std::filesystem::path scratch(const std::string& name) {
 inline std::unique_ptr<CpuBackend> backend(const std::string& name, int64_t device_cap = 0, int regions = 2) {
   CpuBackendOptions o{.lock_host_memory = false};
   o.capacity[0] = device_cap;
-  o.nvme = BlockStoreOptions{.directories = {scratch(name) / "nvme"}, .block_bytes = core::Bytes(64 << 10),
-                             .queue_depth = 4, .regions_in_flight = regions, .allow_buffered = true};
+  o.nvme = BlockStoreOptions{.directories = {scratch(name) / "nvme"},
+                             .block_bytes = core::Bytes(64 << 10),
+                             .queue_depth = 4,
+                             .regions_in_flight = regions,
+                             .allow_buffered = true};
   auto b = CpuBackend::create(std::move(o));
   EXPECT_TRUE(b) << (b ? "" : core::to_string(b.error()));
   return std::move(*b);
