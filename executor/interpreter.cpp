@@ -241,15 +241,30 @@ struct Interpreter::State {
   // gradient check, a dependency of the schedule).
   float scale_of(int step) const {
     if (!options.dynamic_scaling) return 1.0f;
-    LossScaler s = options.scaler;
-    for (int i = 0; i < step; ++i) s.update(overflow[static_cast<size_t>(i)].load());
-    return static_cast<float>(s.scale);
+    return static_cast<float>(before(step).scaler.scale);
   }
-  int64_t skipped_before(int step) const {
-    int64_t n = 0;
-    for (int s = 0; s < step; ++s) n += overflow[static_cast<size_t>(s)].load() ? 1 : 0;
-    return n;
+  int64_t skipped_before(int step) const { return before(step).skipped; }
+  // The scaler and the skipped steps as schedule step `step` finds them,
+  // folded over the (final) verdicts before it once and kept: every op of a
+  // long run asks, and refolding from step 0 each time is quadratic.
+  struct Before {
+    LossScaler scaler;
+    int64_t skipped = 0;
+  };
+  Before before(int step) const {
+    std::lock_guard lock(before_mutex);
+    if (befores.empty()) befores.push_back({options.scaler, 0});
+    while (static_cast<int>(befores.size()) <= step) {
+      const bool overflowed = overflow[befores.size() - 1].load();
+      Before next = befores.back();
+      if (options.dynamic_scaling) next.scaler.update(overflowed);
+      next.skipped += overflowed ? 1 : 0;
+      befores.push_back(next);
+    }
+    return befores[static_cast<size_t>(step)];
   }
+  mutable std::vector<Before> befores;  // by step
+  mutable std::mutex before_mutex;
   void run_lane(Lane lane, int slot);
   void fail_with(const Op& op, core::Diagnostics d);
   // Called with `mutex` held when nothing finished for options.watchdog:
@@ -948,10 +963,7 @@ LossScaler Interpreter::final_scaler() const {
 }
 
 LossScaler Interpreter::scaler_after(int step) const {
-  LossScaler s = state_->options.scaler;
-  if (!state_->options.dynamic_scaling) return s;
-  for (int i = 0; i <= step; ++i) s.update(state_->overflow[static_cast<size_t>(i)].load());
-  return s;
+  return state_->before(step + 1).scaler;
 }
 
 int64_t Interpreter::replayed_steps() const {

@@ -127,15 +127,11 @@ json run_json(const std::vector<std::string>& args) {
   return o.code == kExitOk ? json::parse(o.out) : json{};
 }
 
-TEST(RunCommand, AKilledRunResumesWithTheSameLosses) {
-  const fs::path dir = scratch("kill");
-  const fs::path plan = small_plan(dir);
-  const json straight = run_json(run_args(plan, dir, 8));
-  ASSERT_EQ(straight["losses"].size(), 8u);
-
-  // A real process, killed with SIGKILL once its checkpoint of step 4 exists.
-  const fs::path root = dir / "checkpoints";
-  std::vector<std::string> args = run_args(plan, dir / "killed", 1000);
+// A real `stowage run` process with a checkpoint every 4 steps of a long
+// run, sent `signal_number` once its checkpoint of step 4 exists; returns
+// its wait status. Its stderr goes to `stderr_file`.
+int signal_after_step_4(std::vector<std::string> args, const fs::path& root, int signal_number,
+                        const fs::path& stderr_file) {
   args.insert(args.begin(), STOWAGE_BINARY);
   args.insert(args.end(), {"--checkpoint-dir", root.string(), "--checkpoint-every", "4"});
   std::vector<char*> argv;
@@ -144,16 +140,31 @@ TEST(RunCommand, AKilledRunResumesWithTheSameLosses) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT, 0644);
   pid_t child = 0;
-  ASSERT_EQ(posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  const int spawned = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(spawned, 0);
+  if (spawned != 0) return -1;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (!fs::exists(root / "step-000004") && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  kill(child, SIGKILL);
+  kill(child, signal_number);
   int status = 0;
   waitpid(child, &status, 0);
+  return status;
+}
+
+TEST(RunCommand, AKilledRunResumesWithTheSameLosses) {
+  const fs::path dir = scratch("kill");
+  const fs::path plan = small_plan(dir);
+  const json straight = run_json(run_args(plan, dir, 8));
+  ASSERT_EQ(straight["losses"].size(), 8u);
+
+  // A real process, killed with SIGKILL once its checkpoint of step 4 exists.
+  const fs::path root = dir / "checkpoints";
+  const int status = signal_after_step_4(run_args(plan, dir / "killed", 1000), root, SIGKILL, dir / "stderr");
   ASSERT_TRUE(WIFSIGNALED(status)) << "the run ended before it was killed";
   ASSERT_TRUE(fs::exists(root / "step-000004"));
 
@@ -173,26 +184,7 @@ TEST(RunCommand, SigintWritesAFinalCheckpointAndCleansUp) {
   const fs::path plan = small_plan(dir);
   const json straight = run_json(run_args(plan, dir / "straight", 24));
   const fs::path root = dir / "checkpoints";
-  std::vector<std::string> args = run_args(plan, dir / "stopped", 1000);
-  args.insert(args.begin(), STOWAGE_BINARY);
-  args.insert(args.end(), {"--checkpoint-dir", root.string(), "--checkpoint-every", "4"});
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (dir / "stderr").c_str(), O_WRONLY | O_CREAT, 0644);
-  pid_t child = 0;
-  ASSERT_EQ(posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!fs::exists(root / "step-000004") && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  kill(child, SIGINT);
-  int status = 0;
-  waitpid(child, &status, 0);
+  const int status = signal_after_step_4(run_args(plan, dir / "stopped", 1000), root, SIGINT, dir / "stderr");
   ASSERT_TRUE(WIFEXITED(status)) << "killed instead of stopping";
   EXPECT_EQ(WEXITSTATUS(status), 130);
   std::ifstream err_file(dir / "stderr");
