@@ -83,6 +83,13 @@ class Lowering {
     return ops_.back().id;
   }
 
+  // Device scratch an op holds from its start to its end (an executor's
+  // fp32 workspaces): allocated and freed by the op itself.
+  static void hold_scratch(Op& op, Bytes bytes) {
+    if (bytes.count() == 0) return;
+    op.allocs.push_back({Tier::kGpu, bytes, "scratch " + op.name});
+    op.frees.push_back({Tier::kGpu, bytes, "scratch " + op.name});
+  }
   void resident_memory(Schedule& s) const;
   void lower_step(int step);
   void forward(int step, int micro);
@@ -158,8 +165,11 @@ class Lowering {
 void Lowering::resident_memory(Schedule& s) const {
   s.resident = {};
   std::array<Bytes, 3> params{}, states{};
+  // A delayed update keeps two versions of the 16-bit parameters: the one
+  // the step computes with and the one the previous step's update writes.
+  const int versions = policy_.delayed_update ? 2 : 1;
   for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
-    params[static_cast<size_t>(pp(j).param16)] += param_shard(j);
+    params[static_cast<size_t>(pp(j).param16)] += param_shard(j) * versions;
     states[static_cast<size_t>(pp(j).optimizer_states)] += Bytes(12 * state_params(j));
   }
   auto put = [&](Tier t, Bytes b, std::string what) {
@@ -168,8 +178,8 @@ void Lowering::resident_memory(Schedule& s) const {
     s.resident_items.push_back({t, b, std::move(what)});
   };
   for (Tier t : kAllTiers) {
-    put(t, params[static_cast<size_t>(t)], "param16 at rest");
-    put(t, states[static_cast<size_t>(t)], "optimizer states at rest (master32, adam_m, adam_v)");
+    put(t, params[static_cast<size_t>(t)], std::string(kParamsAtRest));
+    put(t, states[static_cast<size_t>(t)], std::string(kStatesAtRest));
   }
   put(Tier::kGpu, options_.buffers.gpu_reserve, "runtime reserve");
   // Pinned staging buffers for PCIe transfers, when anything crosses it.
@@ -242,12 +252,13 @@ void Lowering::forward(int step, int micro) {
   compute_order_.clear();
   for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
     const Layer& layer = layers[static_cast<size_t>(l)];
-    const Bytes saved = (policy_.activation_checkpointing ? layer.checkpoint_bytes_per_token
-                                                          : layer.activation_bytes_per_token) * tokens;
+    const ComputeFootprint footprint = workload_.footprint(static_cast<size_t>(l), tokens);
+    const Bytes saved = policy_.activation_checkpointing ? footprint.checkpointed : footprint.saved;
     Op fwd{.kind = OpKind::kForward, .lane = Lane::kGpuCompute, .name = "fwd " + layer.name + tag(step, micro),
            .layer = l, .step = step, .micro_step = micro,
            .bytes = layer_param16(l) + saved, .flops = layer.forward_flops_per_token * static_cast<double>(tokens)};
     if (saved.count() > 0) fwd.allocs.push_back({Tier::kGpu, saved, "activations " + layer.name + tag(step, micro)});
+    hold_scratch(fwd, footprint.forward_scratch);
     std::vector<OpId> recycle;
     const int back = l - h2d_buffers();
     if (back >= 0) recycle.push_back(compute_order_[static_cast<size_t>(back)]);
@@ -275,9 +286,9 @@ void Lowering::backward(int step, int micro) {
     const std::string name = layer.name + tag(step, micro);
     const double flops_fwd = layer.forward_flops_per_token.count() * static_cast<double>(tokens);
     const bool recompute = policy_.activation_checkpointing && layer.kind == LayerKind::kBlock;
-    const Bytes saved = (policy_.activation_checkpointing ? layer.checkpoint_bytes_per_token
-                                                          : layer.activation_bytes_per_token) * tokens;
-    const Bytes full = layer.activation_bytes_per_token * tokens;
+    const ComputeFootprint footprint = workload_.footprint(static_cast<size_t>(l), tokens);
+    const Bytes saved = policy_.activation_checkpointing ? footprint.checkpointed : footprint.saved;
+    const Bytes full = footprint.saved;
     Op bwd{.kind = OpKind::kBackward, .lane = Lane::kGpuCompute, .name = "bwd " + name, .layer = l, .step = step,
            .micro_step = micro, .bytes = layer_param16(l) * 2 + full, .flops = Flops(2 * flops_fwd)};
     std::vector<OpId> recycle;
@@ -299,6 +310,7 @@ void Lowering::backward(int step, int micro) {
         again.writes = {"recomputed " + name};
         again.reads.push_back("act " + name);
       }
+      hold_scratch(again, footprint.forward_scratch);
       waits = {add(std::move(again), {step, micro, kBackwardPhase, index, kSubRecompute})};
       bwd.frees.push_back({Tier::kGpu, full - saved, "recomputed " + name});
       if (keep_data_) bwd.reads.push_back("recomputed " + name);
@@ -315,6 +327,7 @@ void Lowering::backward(int step, int micro) {
     }
     if (saved.count() > 0) bwd.frees.push_back({Tier::kGpu, saved, "activations " + name});
     bwd.allocs.push_back({Tier::kGpu, layer_param16(l), "grad16 " + name});
+    hold_scratch(bwd, footprint.backward_scratch);
     const OpId b = add(std::move(bwd), {step, micro, kBackwardPhase, index, kSubCompute});
     order.push_back(b);
     reduce_and_offload(step, micro, index, l, b);
@@ -450,7 +463,14 @@ void Lowering::reduce_and_offload(int step, int micro, int index, int layer, OpI
       offload.reads = {grads};
       offload.writes = {"grad16 " + pname(j) + " cpu s" + std::to_string(step)};
     }
-    if (micro == 0) offload.allocs.push_back({Tier::kCpu, grad_shard(j), "grad16 " + pname(j) + " cpu"});
+    if (micro == 0) {
+      offload.allocs.push_back({Tier::kCpu, grad_shard(j), "grad16 " + pname(j) + " cpu"});
+    } else {
+      // Later micro-steps land beside the host accumulator and are added in.
+      const MemoryEffect landing{Tier::kCpu, grad_shard(j), "grad16 " + pname(j) + " landing"};
+      offload.allocs.push_back(landing);
+      offload.frees.push_back(landing);
+    }
     if (const auto& last = grads_consumed_[grad_buffer(step)][static_cast<size_t>(j)]) offload.deps.push_back(*last);
     produced.push_back(add(std::move(offload), {step, micro, kBackwardPhase, index, kSubOffload}));
     offloads_.push_back(produced.back());
@@ -504,11 +524,16 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
   if (p.gradients == Tier::kCpu) opt.reads.push_back("grad16 " + pname(j) + " cpu s" + std::to_string(step));
   // A speculative update copies the states it is about to overwrite, where
   // it updates them, and leaves its gradients for a replay.
-  const MemoryEffect copy{on_cpu ? Tier::kCpu : Tier::kGpu, states, "rollback copy " + pname(j)};
+  const MemoryEffect copy{on_cpu ? Tier::kCpu : Tier::kGpu, states, std::string(kRollbackCopy) + pname(j)};
   if (speculative())
     opt.allocs.push_back(copy);
   else
     opt.frees.push_back(grads);
+  // Updated 16-bit parameters that do not land where they rest wait in a
+  // host buffer for the op that publishes them (to the GPU, or to NVMe).
+  const bool staged_update = p.param16 == Tier::kNvme || (on_cpu && p.param16 == Tier::kGpu);
+  const MemoryEffect updated{host, Bytes(2 * params), "updated param16 " + pname(j)};
+  if (staged_update) opt.allocs.push_back(updated);
   const int micro = last_micro();
   const OpId o = add(std::move(opt), {step, micro, kBackwardPhase, index, kSubOptimizer});
   optimizer_order_.push_back(o);
@@ -530,15 +555,31 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
   const std::string fresh = "param16 " + pname(j) + " v" + std::to_string(next);
   OpId publish = o;
   if (on_cpu && p.param16 == Tier::kGpu) {
-    Op upload{.kind = OpKind::kUploadParams, .lane = Lane::kPcieH2d, .name = "h2d updated param16 " + name,
-              .partition = j, .layer = partitions_[static_cast<size_t>(j)].layer, .step = step, .micro_step = micro,
-              .tensor_class = TensorClass::kParam16, .bytes = Bytes(2 * params), .deps = {o},
+    Op upload{.kind = OpKind::kUploadParams,
+              .lane = Lane::kPcieH2d,
+              .name = "h2d updated param16 " + name,
+              .partition = j,
+              .layer = partitions_[static_cast<size_t>(j)].layer,
+              .step = step,
+              .micro_step = micro,
+              .tensor_class = TensorClass::kParam16,
+              .bytes = Bytes(2 * params),
+              .deps = {o},
+              .frees = {updated},
               .writes = {fresh + " gpu"}};
     publish = add(std::move(upload), {step, micro, kBackwardPhase, index, kSubPublish});
   } else if (p.param16 == Tier::kNvme) {
-    Op write{.kind = OpKind::kWriteParams, .lane = Lane::kNvmeWrite, .name = "write param16 " + name, .partition = j,
-             .layer = partitions_[static_cast<size_t>(j)].layer, .step = step, .tensor_class = TensorClass::kParam16,
-             .bytes = param_shard(j), .deps = {o}, .writes = {fresh + " nvme"}};
+    Op write{.kind = OpKind::kWriteParams,
+             .lane = Lane::kNvmeWrite,
+             .name = "write param16 " + name,
+             .partition = j,
+             .layer = partitions_[static_cast<size_t>(j)].layer,
+             .step = step,
+             .tensor_class = TensorClass::kParam16,
+             .bytes = param_shard(j),
+             .deps = {o},
+             .frees = {updated},
+             .writes = {fresh + " nvme"}};
     publish = add(std::move(write), {step, micro, kBackwardPhase, index, kSubPublish});
   } else {
     ops_[static_cast<size_t>(o)].writes.push_back(fresh + " " + std::string(to_string(p.param16)));

@@ -106,6 +106,22 @@ struct Op {
   std::vector<std::string> writes;   // named data this op produces
 };
 
+// The rollback copy a speculative optimizer op allocates (kAcceptUpdate),
+// or null: what makes an optimizer op speculative.
+inline constexpr std::string_view kRollbackCopy = "rollback copy ";
+[[nodiscard]] inline const MemoryEffect* rollback_copy(const Op& op) {
+  for (const MemoryEffect& e : op.allocs) {
+    if (e.tensor.starts_with(kRollbackCopy)) return &e;
+  }
+  return nullptr;
+}
+
+// The resident items that are the partitions' homes (parameters and
+// optimizer states where they rest); every other resident item is a
+// buffer the runtime holds for the whole run (staging buffers, reserves).
+inline constexpr std::string_view kParamsAtRest = "param16 at rest";
+inline constexpr std::string_view kStatesAtRest = "optimizer states at rest (master32, adam_m, adam_v)";
+
 struct Schedule {
   std::vector<Op> ops;  // in issue order; ops[i].id == i
   int steps = 1;

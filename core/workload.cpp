@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 namespace stowage::core {
 namespace {
@@ -189,16 +191,36 @@ Flops Workload::model_flops_per_token() const {
   return Flops(6.0 * static_cast<double>(active_params()));
 }
 
+ComputeFootprint Workload::footprint(size_t layer, int64_t tokens) const {
+  if (!footprints_.empty()) {
+    if (tokens != footprint_tokens_)
+      throw std::logic_error("footprints were declared for micro-batches of " +
+                             std::to_string(footprint_tokens_) + " tokens, asked for " +
+                             std::to_string(tokens));
+    return footprints_.at(layer);
+  }
+  const Layer& l = layers_.at(layer);
+  return {.saved = l.activation_bytes_per_token * tokens,
+          .checkpointed = l.checkpoint_bytes_per_token * tokens};
+}
+
+void Workload::set_footprints(std::vector<ComputeFootprint> per_layer, int64_t tokens) {
+  if (per_layer.size() != layers_.size()) throw std::logic_error("one footprint per layer");
+  footprints_ = std::move(per_layer);
+  footprint_tokens_ = tokens;
+}
+
 Bytes Workload::activation_bytes(int64_t tokens, bool checkpointing) const {
-  Bytes per_token;
+  Bytes held;
   Bytes largest_block;
-  for (const Layer& l : layers_) {
-    per_token += checkpointing ? l.checkpoint_bytes_per_token : l.activation_bytes_per_token;
-    if (l.kind == LayerKind::kBlock) largest_block = std::max(largest_block, l.activation_bytes_per_token);
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const ComputeFootprint f = footprint(l, tokens);
+    held += checkpointing ? f.checkpointed : f.saved;
+    if (layers_[l].kind == LayerKind::kBlock) largest_block = std::max(largest_block, f.saved);
   }
   // With checkpointing, backward recomputes one block at a time in full.
-  if (checkpointing) per_token += largest_block;
-  return per_token * tokens;
+  if (checkpointing) held += largest_block;
+  return held;
 }
 
 std::vector<Tensor> Workload::tensors_of(const Layer& layer, Precision precision) const {

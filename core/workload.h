@@ -42,6 +42,17 @@ struct Tensor {
 
 enum class LayerKind { kEmbedding, kBlock, kFinal };
 
+// What one layer's compute keeps and needs on the device for one
+// micro-batch, beyond its parameters: lowering declares exactly these
+// bytes as memory effects of the layer's compute ops.
+struct ComputeFootprint {
+  Bytes saved;             // kept by forward for backward
+  Bytes checkpointed;      // kept by forward when the layer is checkpointed
+  Bytes forward_scratch;   // held while its forward or recompute runs
+  Bytes backward_scratch;  // held while its backward runs
+  bool operator==(const ComputeFootprint&) const = default;
+};
+
 // A layer is also the default partition: the unit of placement.
 struct Layer {
   std::string name;  // "embedding", "layers.3", "final"
@@ -88,6 +99,15 @@ class Workload {
   // block recomputed in full; without: every layer's saved tensors.
   [[nodiscard]] Bytes activation_bytes(int64_t tokens, bool checkpointing) const;
 
+  // Layer `layer`'s footprint for micro-batches of `tokens` tokens: the
+  // GPU training accounting above (per-token activations, no scratch:
+  // kernels' workspaces are in the runtime reserve), unless a run's
+  // executor declared its own kernels' (set_footprints).
+  [[nodiscard]] ComputeFootprint footprint(size_t layer, int64_t tokens) const;
+  // An executor's footprints, one per layer, for micro-batches of `tokens`
+  // tokens (executor/compute_footprint.h): what its kernels really keep.
+  void set_footprints(std::vector<ComputeFootprint> per_layer, int64_t tokens);
+
   // Every tensor of a layer under a precision, one per (weight, class).
   [[nodiscard]] std::vector<Tensor> tensors_of(const Layer& layer, Precision precision) const;
 
@@ -95,6 +115,8 @@ class Workload {
   ModelSpec model_;
   int64_t sequence_length_;
   std::vector<Layer> layers_;
+  std::vector<ComputeFootprint> footprints_;  // empty: the GPU training accounting
+  int64_t footprint_tokens_ = 0;
 };
 
 }  // namespace stowage::core

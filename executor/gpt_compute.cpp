@@ -118,6 +118,30 @@ void GptCompute::backward(int64_t step, int micro, int layer, std::span<const fl
   }
 }
 
+core::ComputeFootprint GptCompute::footprint(int layer) const {
+  // What forward returns, sized as forward sizes it.
+  const int64_t x = 4 * mb_.tokens() * model_.shape().d_model;  // the layer's output
+  switch (model_.layer_kind(layer)) {
+    case core::LayerKind::kEmbedding: {
+      const core::Bytes kept(x + 4 * model_.shape().vocab * model_.shape().d_model);  // + the tied copy
+      return {.saved = kept, .checkpointed = kept};
+    }
+    case core::LayerKind::kBlock: {
+      model::BlockSaved s;
+      model_.size_saved(s, mb_);
+      return {.saved = core::Bytes(x + bytes_of(s)), .checkpointed = core::Bytes(x)};
+    }
+    case core::LayerKind::kFinal: {
+      model::FinalSaved s;
+      model_.size_saved(s, mb_);
+      const core::Bytes kept(bytes_of(s.norm_mean) + bytes_of(s.norm_rstd) + bytes_of(s.norm_out) +
+                             bytes_of(s.probs));
+      return {.saved = kept, .checkpointed = kept};
+    }
+  }
+  return {};
+}
+
 double GptCompute::loss(int64_t step, int micro) const {
   std::lock_guard lock(mutex_);
   auto it = losses_.find({step, micro});

@@ -27,6 +27,7 @@ class GptCompute final : public ModelCompute {
   int64_t recompute(int64_t step, int micro, int layer, std::span<const float> params) override;
   void backward(int64_t step, int micro, int layer, std::span<const float> params, std::span<float> grads,
                 float loss_scale) override;
+  [[nodiscard]] core::ComputeFootprint footprint(int layer) const override;
   [[nodiscard]] double loss(int64_t step, int micro) const override;
 
   [[nodiscard]] double evaluate(const std::vector<std::vector<float>>& params,

@@ -110,6 +110,14 @@ struct PartitionFlight {
   BufferQueue updated;        // param16 the CPU optimizer wrote, to publish
 };
 
+// What one op allocated and released on each tier through the interpreter:
+// checked against the op's memory effects when it ends, so the executor
+// allocates exactly where the schedule says (a difference is a bug).
+struct OpTally {
+  std::array<int64_t, 3> allocated{}, released{};
+};
+thread_local OpTally* current_tally = nullptr;
+
 uint16_t to_half(float x, core::Precision p) {
   return p == core::Precision::kBf16 ? model::float_to_bf16(x) : model::float_to_fp16(x);
 }
@@ -186,20 +194,43 @@ struct Interpreter::State {
   PartitionHome& home(const Op& op) { return homes[static_cast<size_t>(op.partition)]; }
   PartitionFlight& in_flight(const Op& op) { return flight[static_cast<size_t>(op.partition)]; }
 
-  void memory_changed(Tier tier) {
-    if (options.sink == nullptr) return;
+  // Memory in use by tier as the schedule's effects say, applied when ops
+  // start (allocations) and end (frees), as the simulator applies them:
+  // what the run reports. The backend's own buffers follow it exactly
+  // (OpTally), allocated within the op's span.
+  // An op's start (sign +1: its allocations) or end (-1: its frees), with
+  // the memory it changes, at one instant under one lock: the trace's op
+  // spans order the memory samples exactly as they happened, so replaying
+  // the spans through the schedule's effects gives the samples back.
+  std::array<int64_t, 3> in_use{};
+  void op_boundary(const Op& op, int sign, int slot) {
     std::lock_guard lock(sink_mutex);
-    options.sink->memory_changed(tier, now_ns() - options.time_origin_ns, core::Bytes(backend.in_use(tier)));
+    const int64_t at = now_ns() - options.time_origin_ns;
+    if (sign > 0 && options.sink != nullptr) options.sink->op_started(options.first_op + op.id, at, slot);
+    std::array<bool, 3> touched{};
+    for (const core::MemoryEffect& e : sign > 0 ? op.allocs : op.frees) {
+      in_use[static_cast<size_t>(e.tier)] += sign * e.bytes.count();
+      touched[static_cast<size_t>(e.tier)] = true;
+    }
+    for (Tier tier : core::kAllTiers) {
+      if (touched[static_cast<size_t>(tier)]) report_memory(tier, at);
+    }
+    if (sign < 0 && options.sink != nullptr) options.sink->op_finished(options.first_op + op.id, at);
   }
+  void report_memory(Tier tier, int64_t at) {  // with sink_mutex held
+    if (options.sink == nullptr) return;
+    options.sink->memory_changed(tier, at, core::Bytes(in_use[static_cast<size_t>(tier)]));
+  }
+  core::Result<void> check_tally(const Op& op, const OpTally& tally) const;
   core::Result<Buffer> allocate(Tier tier, int64_t bytes, std::string what) {
     auto b = backend.allocate(tier, bytes, std::move(what));
-    if (b) memory_changed(tier);
+    if (b && current_tally != nullptr) current_tally->allocated[static_cast<size_t>(tier)] += bytes;
     return b;
   }
   void release(Buffer& b) {
-    const Tier tier = b.tier;
+    if (b.data != nullptr && current_tally != nullptr)
+      current_tally->released[static_cast<size_t>(b.tier)] += b.bytes;
     backend.release(b);
-    memory_changed(tier);
   }
 
   core::Result<void> execute(const Op& op);
@@ -336,18 +367,6 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
       PartitionHome& h = homes[j];
       std::span<const float> slice =
           g32.subspan(static_cast<size_t>(h.part.first_param), static_cast<size_t>(h.params()));
-      const bool accumulate = h.policy.gradients == Tier::kGpu && op.micro_step > 0;
-      if (accumulate) {
-        auto acc = flight[j].grads_device.of_step(op.step, "grad16 " + h.name);
-        if (!acc) {
-          result = std::unexpected(acc.error());
-          break;
-        }
-        std::span<uint16_t> a = (*acc)->as<uint16_t>();
-        for (size_t i = 0; i < slice.size(); ++i)
-          a[i] = to_half(from_half(a[i], p) + from_half(to_half(slice[i], p), p), p);
-        continue;
-      }
       auto out = allocate(Tier::kGpu, 2 * h.params(), "grad16 " + h.name);
       if (!out) {
         result = std::unexpected(out.error());
@@ -355,6 +374,20 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
       }
       std::span<uint16_t> o = out->as<uint16_t>();
       for (size_t i = 0; i < slice.size(); ++i) o[i] = to_half(slice[i], p);
+      // Later micro-steps' gradients are added into the device accumulator
+      // and released, as lowering declares.
+      const bool accumulate = h.policy.gradients == Tier::kGpu && op.micro_step > 0;
+      if (accumulate) {
+        auto acc = flight[j].grads_device.of_step(op.step, "grad16 " + h.name);
+        if (acc) {
+          std::span<uint16_t> a = (*acc)->as<uint16_t>();
+          for (size_t i = 0; i < o.size(); ++i) a[i] = to_half(from_half(a[i], p) + from_half(o[i], p), p);
+        } else {
+          result = std::unexpected(acc.error());
+        }
+        release(*out);
+        continue;
+      }
       (h.policy.gradients == Tier::kGpu ? flight[j].grads_device : flight[j].grads_out)
           .push(op.step, std::move(*out));
     }
@@ -452,7 +485,8 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
   // A speculative update (it allocates a rollback copy) runs before the
   // step's verdict: the gradients stay in flight for the check, and for a
   // replay until accept() takes them.
-  const bool speculative = !op.allocs.empty();
+  const core::MemoryEffect* const rollback = core::rollback_copy(op);
+  const bool speculative = rollback != nullptr;
   BufferQueue& grad_queue = h.policy.gradients == Tier::kGpu ? f.grads_device : f.grads_host;
   Buffer kept_grads;
   Buffer* grads = &kept_grads;
@@ -487,7 +521,7 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
   // overflow and no clipping until accept() knows.
   Buffer backup;
   if (speculative) {
-    auto b = allocate(op.allocs.front().tier, op.allocs.front().bytes.count(), "rollback copy " + h.name);
+    auto b = allocate(rollback->tier, rollback->bytes.count(), "rollback copy " + h.name);
     if (b) {
       backup = std::move(*b);
       result = backend.copy(op.lane, backup, 0, *states, 0, backup.bytes);
@@ -616,7 +650,12 @@ core::Result<void> Interpreter::State::accept(const Op& op) {
     } else if (result) {
       result = std::unexpected(g.error());
     }
-    if (!held && result) result = replay(op, x, skip, divisor);
+    if (!held && result) {
+      // A replay is the rare path: its scratch is not in the schedule.
+      OpTally* const tally = std::exchange(current_tally, nullptr);
+      result = replay(op, x, skip, divisor);
+      current_tally = tally;
+    }
     release(x.backup);
     release(x.grads);
   }
@@ -789,16 +828,13 @@ void Interpreter::State::run_lane(Lane lane, int slot) {
     }
     changed.notify_all();  // the lane's next op may be ready for another slot
     const Op& op = schedule.op(id);
-    const int64_t start = now_ns() - options.time_origin_ns;
-    if (options.sink != nullptr) {
-      std::lock_guard lock(sink_mutex);
-      options.sink->op_started(options.first_op + op.id, start, slot);
-    }
+    op_boundary(op, +1, slot);
+    OpTally tally;
+    current_tally = &tally;
     auto result = execute(op);
-    if (options.sink != nullptr) {
-      std::lock_guard lock(sink_mutex);
-      options.sink->op_finished(options.first_op + op.id, now_ns() - options.time_origin_ns);
-    }
+    current_tally = nullptr;
+    if (result) result = check_tally(op, tally);
+    op_boundary(op, -1, slot);
     if (!result) {
       fail_with(op, result.error());
       break;
@@ -815,6 +851,24 @@ void Interpreter::State::run_lane(Lane lane, int slot) {
   std::lock_guard lock(mutex);
   --running_threads;
   changed.notify_all();
+}
+
+core::Result<void> Interpreter::State::check_tally(const Op& op, const OpTally& tally) const {
+  std::array<int64_t, 3> allocs{}, frees{};
+  for (const core::MemoryEffect& e : op.allocs) allocs[static_cast<size_t>(e.tier)] += e.bytes.count();
+  for (const core::MemoryEffect& e : op.frees) frees[static_cast<size_t>(e.tier)] += e.bytes.count();
+  for (Tier tier : core::kAllTiers) {
+    const auto t = static_cast<size_t>(tier);
+    if (tally.allocated[t] == allocs[t] && tally.released[t] == frees[t]) continue;
+    return core::fail({{},
+                       "allocated " + std::to_string(tally.allocated[t]) + " B and released " +
+                           std::to_string(tally.released[t]) + " B on " + std::string(core::to_string(tier)) +
+                           " where the schedule declares " + std::to_string(allocs[t]) + " B and " +
+                           std::to_string(frees[t]) +
+                           " B (a bug: the executor and lowering disagree on memory)",
+                       ""});
+  }
+  return {};
 }
 
 core::Diagnostics Interpreter::State::hang_report(int64_t now) const {
@@ -899,7 +953,14 @@ Interpreter::~Interpreter() {
 
 core::Result<void> Interpreter::run() {
   State& s = *state_;
-  for (Tier tier : core::kAllTiers) s.memory_changed(tier);  // what rests on each tier as the run starts
+  {
+    // What rests on each tier as the run starts.
+    std::lock_guard lock(s.sink_mutex);
+    for (Tier tier : core::kAllTiers) {
+      s.in_use[static_cast<size_t>(tier)] = s.backend.in_use(tier);
+      s.report_memory(tier, now_ns() - s.options.time_origin_ns);
+    }
+  }
   s.last_progress_ns = now_ns();
   std::vector<std::jthread> threads;
   for (Lane lane : core::kAllLanes) {

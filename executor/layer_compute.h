@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <span>
 
+#include "core/workload.h"
+
 namespace stowage::executor {
 
 class LayerCompute {
@@ -25,6 +27,11 @@ class LayerCompute {
   // on to the layer below; releases the layer's activations.
   virtual void backward(int64_t step, int micro, int layer, std::span<const float> params, std::span<float> grads,
                         float loss_scale) = 0;
+  // What `layer`'s forward keeps (saved, or checkpointed) for one
+  // micro-batch: exactly the bytes forward and recompute return, which
+  // lowering declares (executor/compute_footprint.h). No scratch: that is
+  // the interpreter's.
+  [[nodiscard]] virtual core::ComputeFootprint footprint(int layer) const = 0;
   // The loss of micro-batch (step, micro), once its last layer ran forward.
   [[nodiscard]] virtual double loss(int64_t step, int micro) const = 0;
 };

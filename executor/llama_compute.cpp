@@ -117,6 +117,27 @@ void LlamaCompute::backward(int64_t step, int micro, int layer, std::span<const 
   }
 }
 
+core::ComputeFootprint LlamaCompute::footprint(int layer) const {
+  // What forward returns, sized as forward sizes it.
+  const core::Bytes x(4 * mb_.tokens() * model_.shape().d_model);  // the layer's output
+  switch (model_.layer_kind(layer)) {
+    case core::LayerKind::kEmbedding:
+      return {.saved = x, .checkpointed = x};
+    case core::LayerKind::kBlock: {
+      model::LlamaBlockSaved s;
+      model_.size_saved(s, mb_);
+      return {.saved = x + core::Bytes(bytes_of(s)), .checkpointed = x};
+    }
+    case core::LayerKind::kFinal: {
+      model::LlamaFinalSaved s;
+      model_.size_saved(s, mb_);
+      const core::Bytes kept(bytes_of(s));
+      return {.saved = kept, .checkpointed = kept};
+    }
+  }
+  return {};
+}
+
 double LlamaCompute::loss(int64_t step, int micro) const {
   std::lock_guard lock(mutex_);
   auto it = losses_.find({step, micro});

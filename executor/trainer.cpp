@@ -13,12 +13,14 @@
 #include "executor/checkpoint/checkpoint_root.h"
 #include "executor/checkpoint/checkpoint_write_error.h"
 #include "executor/checkpoint/save_checkpoint.h"
+#include "executor/compute_footprint.h"
 #include "executor/interpreter.h"
 #include "executor/model/byte_corpus.h"
 #include "executor/model/half_convert.h"
 #include "executor/model/hf_weights.h"
 #include "executor/model/synthetic_text.h"
 #include "executor/partition_homes.h"
+#include "executor/resident_buffers.h"
 #include "executor/trained_model.h"
 
 namespace stowage::executor {
@@ -289,10 +291,6 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
         lower_options.checkpoint_after.push_back(static_cast<int>(s));
     }
   }
-  auto schedule = core::lower(plan_.policy, machine_, workload_, profile_training_, lower_options);
-  if (!schedule) return std::unexpected(schedule.error());
-  recorder_.grow(schedule->ops.size());
-  out.losses.assign(static_cast<size_t>(steps), 0.0);
   const int micros = static_cast<int>(training_.gradient_accumulation);
   const std::unique_ptr<ModelCompute> compute = model_.compute(
       {.batch = training_.micro_batch, .seq = training_.sequence_length},
@@ -300,6 +298,16 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
         fill(model::CorpusPart::kTrain, step * micros + micro, in, target);
       },
       plan_.policy.activation_checkpointing ? Activations::kCheckpoint : Activations::kKeep);
+  // Lowered with the memory the executor's kernels really hold, so the
+  // prediction's peak is of the run's own allocations.
+  const core::Workload run_workload =
+      executor_workload(workload_, *compute, training_.tokens_per_micro_batch());
+  auto schedule = core::lower(plan_.policy, machine_, run_workload, profile_training_, lower_options);
+  if (!schedule) return std::unexpected(schedule.error());
+  auto resident = ResidentBuffers::hold(backend_, *schedule);
+  if (!resident) return std::unexpected(resident.error());
+  recorder_.grow(schedule->ops.size());
+  out.losses.assign(static_cast<size_t>(steps), 0.0);
   // Bytes the backend moved per lane, as the progress line reports them:
   // the difference since the previous step finished.
   std::array<int64_t, core::kLaneCount> moved_before{};

@@ -113,9 +113,9 @@ std::array<core::Bytes, 3> resting_floor(const Candidate& c, const core::Machine
   // allocates whole on the GPU (core/lower.cpp).
   const int64_t tokens = c.training.tokens_per_micro_batch();
   core::Bytes activations;
-  for (const core::Layer& l : workload.layers()) {
-    activations +=
-        (p.activation_checkpointing ? l.checkpoint_bytes_per_token : l.activation_bytes_per_token) * tokens;
+  for (size_t l = 0; l < workload.layers().size(); ++l) {
+    const core::ComputeFootprint f = workload.footprint(l, tokens);
+    activations += p.activation_checkpointing ? f.checkpointed : f.saved;
   }
   const core::Bytes gradients(2 * workload.largest_layer_params());
   floor[static_cast<size_t>(core::Tier::kGpu)] += std::max(activations, gradients);

@@ -14,11 +14,13 @@ double compute_seconds(const Candidate& c, const core::Workload& w, const sim::M
   const int64_t tokens = c.training.tokens_per_micro_batch();
   const bool ckpt = c.policy.activation_checkpointing;
   double total_ns = 0;
-  for (const core::Layer& l : w.layers()) {
+  for (size_t index = 0; index < w.layers().size(); ++index) {
+    const core::Layer& l = w.layers()[index];
+    const core::ComputeFootprint f = w.footprint(index, tokens);
     const double fwd = l.forward_flops_per_token.count() * static_cast<double>(tokens);
     const core::Bytes params(2 * l.param_count());
-    const core::Bytes saved = (ckpt ? l.checkpoint_bytes_per_token : l.activation_bytes_per_token) * tokens;
-    const core::Bytes full = l.activation_bytes_per_token * tokens;
+    const core::Bytes saved = ckpt ? f.checkpointed : f.saved;
+    const core::Bytes full = f.saved;
     auto cost = [&](double flops, core::Bytes bytes) {
       const core::Op op{.kind = core::OpKind::kForward, .lane = core::Lane::kGpuCompute, .bytes = bytes, .flops = core::Flops(flops)};
       return static_cast<double>(sim::gpu_compute_demand(op, context).fixed);

@@ -144,6 +144,28 @@ void GptModel::embedding_backward(std::span<const int32_t> tokens, MicroBatch mb
 
 // ---- block ----
 
+void GptModel::size_saved(BlockSaved& s, MicroBatch mb) const {
+  const int64_t n = mb.tokens();
+  const int64_t d = shape_.d_model;
+  const int64_t a = shape_.attention_width();
+  const int64_t f = shape_.ffn;
+  s.batch = mb;
+  for (auto* v : {&s.attn_norm_mean, &s.attn_norm_rstd, &s.mlp_norm_mean, &s.mlp_norm_rstd}) resize(*v, n);
+  for (auto* v : {&s.attn_norm_out, &s.mid, &s.mlp_norm_out}) resize(*v, n * d);
+  for (auto* v : {&s.q, &s.k, &s.v, &s.attn_out}) resize(*v, n * a);
+  for (auto* v : {&s.hidden_pre, &s.hidden}) resize(*v, n * f);
+  resize(s.probs, mb.batch * shape_.heads * mb.seq * mb.seq);
+}
+
+void GptModel::size_saved(FinalSaved& s, MicroBatch mb) const {
+  const int64_t n = mb.tokens();
+  s.batch = mb;
+  resize(s.norm_mean, n);
+  resize(s.norm_rstd, n);
+  resize(s.norm_out, n * shape_.d_model);
+  resize(s.probs, n * shape_.vocab);
+}
+
 void GptModel::block_forward(std::span<const float> params, std::span<const float> in, MicroBatch mb,
                              BlockSaved& s, std::span<float> out) const {
   check_batch(mb);
@@ -154,12 +176,7 @@ void GptModel::block_forward(std::span<const float> params, std::span<const floa
   require_size(params.size(), block_params_, "block_forward: params");
   require_size(in.size(), n * d, "block_forward: in");
   require_size(out.size(), n * d, "block_forward: out");
-  s.batch = mb;
-  for (auto* v : {&s.attn_norm_mean, &s.attn_norm_rstd, &s.mlp_norm_mean, &s.mlp_norm_rstd}) resize(*v, n);
-  for (auto* v : {&s.attn_norm_out, &s.mid, &s.mlp_norm_out}) resize(*v, n * d);
-  for (auto* v : {&s.q, &s.k, &s.v, &s.attn_out}) resize(*v, n * a);
-  for (auto* v : {&s.hidden_pre, &s.hidden}) resize(*v, n * f);
-  resize(s.probs, mb.batch * shape_.heads * mb.seq * mb.seq);
+  size_saved(s, mb);
 
   const float* p = params.data();
   const BlockOffsets& o = block_;
@@ -271,11 +288,7 @@ float GptModel::final_forward(std::span<const float> params, std::span<const flo
   require_size(params.size(), final_params_, "final_forward: params");
   require_size(token_embedding.size(), v * d, "final_forward: token_embedding");
   require_size(in.size(), n * d, "final_forward: in");
-  s.batch = mb;
-  resize(s.norm_mean, n);
-  resize(s.norm_rstd, n);
-  resize(s.norm_out, n * d);
-  resize(s.probs, n * v);
+  size_saved(s, mb);
   layer_norm_forward(in.data(), params.data(), params.data() + d, s.norm_out.data(), s.norm_mean.data(),
                      s.norm_rstd.data(), n, d);
   linear_forward(s.norm_out.data(), token_embedding.data(), nullptr, s.probs.data(), {.rows = n, .in = d, .out = v});

@@ -80,6 +80,11 @@ class GptModel {
   void embedding_backward(std::span<const int32_t> tokens, MicroBatch mb, std::span<const float> d_out,
                           std::span<float> d_params) const;
 
+  // Sizes what forward keeps for micro-batch `mb` (forward calls it): the
+  // one place those sizes are known, which the executor declares to lowering.
+  void size_saved(BlockSaved& s, MicroBatch mb) const;
+  void size_saved(FinalSaved& s, MicroBatch mb) const;
+
   // Layers 1..layers: out = mid + MLP(LN(mid)), mid = in + Attn(LN(in)).
   // in, out [tokens, d], distinct buffers. Fills `saved`; running it again
   // on the same params and input rebuilds `saved` bit for bit.

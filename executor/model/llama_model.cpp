@@ -192,6 +192,27 @@ void LlamaModel::attention_forward(const float* p, const float* in, MicroBatch m
   add_into(s.mid.data(), in, n * d);
 }
 
+void LlamaModel::size_saved(LlamaBlockSaved& s, MicroBatch mb) const {
+  const int64_t n = mb.tokens();
+  const int64_t d = shape_.d_model;
+  const int64_t f = shape_.ffn;
+  s.batch = mb;
+  for (auto* v : {&s.attn_norm_rstd, &s.mlp_norm_rstd}) resize(*v, n);
+  for (auto* v : {&s.attn_norm_out, &s.mid, &s.mlp_norm_out}) resize(*v, n * d);
+  for (auto* v : {&s.q, &s.attn_out}) resize(*v, n * shape_.q_width());
+  for (auto* v : {&s.k, &s.v}) resize(*v, n * shape_.kv_width());
+  for (auto* v : {&s.gate, &s.up, &s.hidden}) resize(*v, n * f);
+  resize(s.probs, mb.batch * shape_.heads * mb.seq * mb.seq);
+}
+
+void LlamaModel::size_saved(LlamaFinalSaved& s, MicroBatch mb) const {
+  const int64_t n = mb.tokens();
+  s.batch = mb;
+  resize(s.norm_rstd, n);
+  resize(s.norm_out, n * shape_.d_model);
+  resize(s.probs, n * shape_.vocab);
+}
+
 void LlamaModel::block_forward(std::span<const float> params, std::span<const float> in, MicroBatch mb,
                                LlamaBlockSaved& s, std::span<float> out) const {
   check_batch(mb);
@@ -201,13 +222,7 @@ void LlamaModel::block_forward(std::span<const float> params, std::span<const fl
   require_size(params.size(), block_params_, "block_forward: params");
   require_size(in.size(), n * d, "block_forward: in");
   require_size(out.size(), n * d, "block_forward: out");
-  s.batch = mb;
-  for (auto* v : {&s.attn_norm_rstd, &s.mlp_norm_rstd}) resize(*v, n);
-  for (auto* v : {&s.attn_norm_out, &s.mid, &s.mlp_norm_out}) resize(*v, n * d);
-  for (auto* v : {&s.q, &s.attn_out}) resize(*v, n * shape_.q_width());
-  for (auto* v : {&s.k, &s.v}) resize(*v, n * shape_.kv_width());
-  for (auto* v : {&s.gate, &s.up, &s.hidden}) resize(*v, n * f);
-  resize(s.probs, mb.batch * shape_.heads * mb.seq * mb.seq);
+  size_saved(s, mb);
 
   const float* p = params.data();
   const BlockOffsets& o = block_;
@@ -303,10 +318,7 @@ float LlamaModel::final_forward(std::span<const float> params, std::span<const f
   const int64_t v = shape_.vocab;
   require_size(params.size(), final_params_, "final_forward: params");
   require_size(in.size(), n * d, "final_forward: in");
-  s.batch = mb;
-  resize(s.norm_rstd, n);
-  resize(s.norm_out, n * d);
-  resize(s.probs, n * v);
+  size_saved(s, mb);
   rms_norm_forward(in.data(), params.data(), s.norm_out.data(), s.norm_rstd.data(), n, d);
   linear_forward(s.norm_out.data(), params.data() + head_offset_, nullptr, s.probs.data(),
                  {.rows = n, .in = d, .out = v});

@@ -48,6 +48,11 @@ class LlamaModel {
   void embedding_backward(std::span<const int32_t> tokens, MicroBatch mb, std::span<const float> d_out,
                           std::span<float> d_params) const;
 
+  // Sizes what forward keeps for micro-batch `mb` (forward calls it): the
+  // one place those sizes are known, which the executor declares to lowering.
+  void size_saved(LlamaBlockSaved& s, MicroBatch mb) const;
+  void size_saved(LlamaFinalSaved& s, MicroBatch mb) const;
+
   // Layers 1..layers: mid = in + o_proj(Attn(RoPE(q), RoPE(k), v)) on
   // RMSNorm(in); out = mid + down_proj(silu(gate_proj(n)) * up_proj(n)) with
   // n = RMSNorm(mid). in and out distinct.

@@ -1,0 +1,29 @@
+// What a run's compute ops hold on the device, as the executor really holds
+// it: the model's kept activations (LayerCompute::footprint, fp32 and with
+// attention probabilities, unlike the GPU training accounting) and the
+// interpreter's fp32 workspaces. The trainer lowers the run with these, so
+// the simulated peak is of exactly the memory the executor uses, and the
+// interpreter checks every op's allocations against them (interpreter.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "core/schedule.h"
+#include "core/workload.h"
+#include "executor/layer_compute.h"
+
+namespace stowage::executor {
+
+// The interpreter's fp32 scratch around one compute op of a layer with
+// `layer_params` parameters: the widened parameters (every compute op),
+// and the fp32 gradients (backward).
+[[nodiscard]] constexpr int64_t workspace_bytes(core::OpKind kind, int64_t layer_params) {
+  return (kind == core::OpKind::kBackward ? 8 : 4) * layer_params;
+}
+
+// `workload` with every layer's footprint as `model` keeps it for
+// micro-batches of `tokens` tokens, plus the interpreter's workspaces.
+[[nodiscard]] core::Workload executor_workload(core::Workload workload, const LayerCompute& model,
+                                               int64_t tokens);
+
+}  // namespace stowage::executor
