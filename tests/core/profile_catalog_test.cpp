@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <map>
+#include <string>
 
 #include "tests/core/test_profiles.h"
 
@@ -44,6 +46,16 @@ TEST(ProfileCatalog, BundlesTheProfilesTheIssueAsksFor) {
   has(ProfileKind::kModel, {"gpt2", "gpt2-xl", "opt-1.3b", "opt-175b", "gpt3-175b", "llama-2-7b", "llama-2-13b",
                             "llama-2-70b", "llama-3-8b", "llama-3-70b", "llama-3.1-405b", "mistral-7b",
                             "mixtral-8x7b", "tiny-gpt", "tiny-llama"});
+}
+
+// The executor's rotary embeddings take the profile's base: each model's
+// config.json rope_theta (issue 17), not Llama 2's 10000 for everyone.
+TEST(ProfileCatalog, RopeModelsCarryTheirConfigRopeTheta) {
+  const ProfileCatalog catalog = bundled();
+  const std::map<std::string, double> expected = {
+      {"llama-2-7b", 1e4},     {"llama-2-13b", 1e4}, {"llama-2-70b", 1e4},     {"mistral-7b", 1e4},
+      {"llama-3-8b", 5e5},     {"llama-3-70b", 5e5}, {"llama-3.1-405b", 5e5}, {"mixtral-8x7b", 1e6}};
+  for (const auto& [name, theta] : expected) EXPECT_EQ(must(catalog.model(name)).rope_theta, theta) << name;
 }
 
 TEST(ProfileCatalog, MachinesResolveTheirParts) {
