@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <span>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +16,7 @@
 #include "executor/checkpoint/checkpoint_write_error.h"
 #include "executor/checkpoint/save_checkpoint.h"
 #include "executor/compute_footprint.h"
+#include "executor/crc32c.h"
 #include "executor/interpreter.h"
 #include "executor/model/byte_corpus.h"
 #include "executor/model/half_convert.h"
@@ -102,6 +105,19 @@ class Trainer {
   core::Result<std::string> save(const RunState& state,
                                  const std::vector<std::span<const std::byte>>& snapshots);
   core::Result<void> train_steps(TrainingRun& out);
+  // What a checkpoint records of the run that made it (CRC32C): the plan
+  // (profiles named, policy) and the corpus, both parts.
+  [[nodiscard]] uint32_t plan_digest() const {
+    const std::string text = core::write_plan(
+        {.machine = plan_.machine, .model = plan_.model, .training = plan_.training, .policy = plan_.policy});
+    return crc32c(std::as_bytes(std::span(text)));
+  }
+  [[nodiscard]] uint32_t corpus_digest() const {
+    const uint32_t train = crc32c(std::as_bytes(corpus_.part(model::CorpusPart::kTrain)));
+    const uint32_t held_out = crc32c(std::as_bytes(corpus_.part(model::CorpusPart::kHeldOut)));
+    const std::array<uint32_t, 2> both{train, held_out};
+    return crc32c(std::as_bytes(std::span(both)));
+  }
   core::Result<std::vector<std::vector<float>>> master_weights();
   core::Result<double> held_out_loss(std::vector<std::vector<float>> layers);
   // Micro-batch `index` of a part of the data, a function of the seed.
@@ -206,6 +222,8 @@ core::Result<std::string> Trainer::save(const RunState& state,
                          {"plan", options_.plan_name},
                          {"model", plan_.model},
                          {"seed", options_.seed},
+                         {"plan_crc32c", plan_digest()},
+                         {"corpus_crc32c", corpus_digest()},
                          {"partitions", names_},
                          {"param16_versions", homes_->versions()},
                          {"loss_scale", state.scaler.scale},
@@ -253,6 +271,19 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
         {{where},
          "the checkpoint was made for another plan, model or seed",
          "partitions " + nlohmann::json(names_).dump() + ", seed " + std::to_string(options_.seed)});
+  }
+  // The plan and the data the checkpoint was trained with: resuming under
+  // another plan or on other data would continue a different run.
+  for (const auto& [key, digest, what] :
+       {std::tuple{"plan_crc32c", plan_digest(), "plan (its profiles or policy differ)"},
+        std::tuple{"corpus_crc32c", corpus_digest(), "training data (--data)"}}) {
+    const nlohmann::json* saved = meta.contains(key) ? &meta[key] : nullptr;
+    if (saved != nullptr && saved->is_number_unsigned() && saved->get<uint32_t>() == digest) continue;
+    return core::fail({{where},
+                       std::string("the checkpoint was made with another ") + what + ": its " + key + " is " +
+                           (saved ? saved->dump() : std::string("missing")) + ", this run's " +
+                           std::to_string(digest),
+                       "the plan and data the checkpoint was trained with"});
   }
   for (size_t j = 0; j < parts_.size(); ++j) {
     for (int v = 0; v < homes_->versions(); ++v) {

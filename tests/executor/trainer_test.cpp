@@ -121,6 +121,32 @@ TEST(Trainer, AResumeFromAnotherSeedIsRefused) {
   EXPECT_NE(core::to_string(r.error()).find("another plan, model or seed"), std::string::npos);
 }
 
+// Issue 12: the checkpoint records the plan and the data it was trained
+// with; resuming under another plan (here one knob changed) or on other
+// data is refused, naming which, and the same plan and data resume.
+TEST(Trainer, AResumeUnderAnotherPlanOrOnOtherDataIsRefused) {
+  const fs::path dir = scratch("digests");
+  const fs::path root = dir / "checkpoints";
+  const core::PlanFile plan = plan_where(kCpuOffload);
+  auto b = backend("digests-a");
+  ASSERT_TRUE(train_plan(plan, *b, {.steps = 1, .seed = 7, .checkpoint_root = root}));
+  core::PlanFile tuned = plan;
+  tuned.policy.h2d_prefetch_depth += 1;
+  auto c = backend("digests-b");
+  auto r = train_plan(tuned, *c, {.steps = 2, .seed = 7, .resume = root / "step-000001"});
+  ASSERT_FALSE(r);
+  EXPECT_NE(core::to_string(r.error()).find("made with another plan"), std::string::npos)
+      << core::to_string(r.error());
+  std::ofstream(dir / "other.txt") << std::string(200000, 'x') << "the quick brown fox " << std::string(200000, 'y');
+  auto d = backend("digests-c");
+  auto other = train_plan(plan, *d, {.steps = 2, .seed = 7, .data = dir / "other.txt", .resume = root / "step-000001"});
+  ASSERT_FALSE(other);
+  EXPECT_NE(core::to_string(other.error()).find("made with another training data (--data)"), std::string::npos)
+      << core::to_string(other.error());
+  auto e = backend("digests-d");
+  EXPECT_TRUE(train_plan(plan, *e, {.steps = 2, .seed = 7, .resume = root / "step-000001"}));
+}
+
 // Issue 12: a checkpoint's step and model were trusted. A checkpoint moved
 // to another step's name, or whose manifest names another model, is
 // refused with what it says and what was expected.
