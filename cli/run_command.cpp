@@ -238,7 +238,7 @@ int run_run(const Context& context, const RunArgs& a) {
       *context.err << "error: --resume latest needs --checkpoint-dir\n";
       return kExitUsage;
     }
-    auto latest = executor::find_latest(a.checkpoint_dir);
+    auto latest = executor::find_latest_intact(a.checkpoint_dir);
     if (!latest) return report(context, latest.error());
     if (!*latest) {
       *context.err << "error: no checkpoint under " << a.checkpoint_dir << " to resume from\n";

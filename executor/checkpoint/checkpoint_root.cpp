@@ -1,5 +1,7 @@
 #include "executor/checkpoint/checkpoint_root.h"
 
+#include "executor/checkpoint/checkpoint_reader.h"
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -105,6 +107,35 @@ core::Result<std::optional<std::filesystem::path>> find_latest(const std::filesy
   if (!entries) return std::unexpected(std::move(entries.error()));
   if (entries->empty()) return std::nullopt;
   return entries->back().dir;
+}
+
+namespace {
+
+core::Result<void> verify_checkpoint(const fs::path& dir) {
+  auto reader = CheckpointReader::open(dir);
+  if (!reader) return std::unexpected(reader.error());
+  return reader->verify();
+}
+
+}  // namespace
+
+core::Result<std::optional<std::filesystem::path>> find_latest_intact(const std::filesystem::path& root) {
+  auto entries = list_checkpoints(root);
+  if (!entries) return std::unexpected(std::move(entries.error()));
+  if (entries->empty()) return std::nullopt;
+  auto newest = verify_checkpoint(entries->back().dir);
+  if (newest) return entries->back().dir;
+  std::string fallback = "no older checkpoint under " + root.string() + " verifies either";
+  for (auto it = std::next(entries->rbegin()); it != entries->rend(); ++it) {
+    if (verify_checkpoint(it->dir)) {
+      fallback = "the newest intact one is " + it->dir.string() + " (--resume " + it->dir.string() +
+                 " resumes from it, losing the steps after " + std::to_string(it->step) + ")";
+      break;
+    }
+  }
+  core::Diagnostics d = newest.error();
+  d.push_back({{}, "the newest checkpoint, " + entries->back().dir.string() + ", is damaged; " + fallback, ""});
+  return std::unexpected(std::move(d));
 }
 
 bool is_checkpoint_dir(const fs::path& dir) {

@@ -44,6 +44,14 @@ struct CheckpointEntry {
 [[nodiscard]] core::Result<std::optional<std::filesystem::path>> find_latest(
     const std::filesystem::path& root);
 
+// What `--resume latest` resumes from: the newest entry, once its manifest
+// and every blob's checksum verify (so this reads it whole). When the
+// newest is damaged, the error says what is wrong with it and names the
+// newest older checkpoint that verifies, or that there is none; nothing is
+// picked silently, since resuming from the older one loses steps.
+[[nodiscard]] core::Result<std::optional<std::filesystem::path>> find_latest_intact(
+    const std::filesystem::path& root);
+
 // Whether `dir` is a complete checkpoint: a directory (not a symlink to
 // one) holding a manifest.
 [[nodiscard]] bool is_checkpoint_dir(const std::filesystem::path& dir);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
+#include <vector>
+
 #include "executor/checkpoint/checkpoint_write_error.h"
 #include "executor/checkpoint/save_checkpoint.h"
 #include "tests/executor/checkpoint/scratch_dir.h"
@@ -40,6 +43,30 @@ TEST(CheckpointRoot, FindLatestComparesStepNumbers) {
   const auto latest = find_latest(root.path());
   ASSERT_TRUE(latest);
   EXPECT_EQ(*latest, root.path() / "step-1000000");
+}
+
+// --resume latest with a damaged newest checkpoint names it and the newest
+// older one that verifies (issue 12); an intact newest one is picked.
+TEST(CheckpointRoot, ADamagedNewestCheckpointNamesTheNewestIntactOne) {
+  ScratchDir root;
+  const std::vector<std::byte> bytes(10000, std::byte{7});
+  const std::vector<BlobSource> blobs = {{.name = "b", .tier = "cpu", .content = std::span<const std::byte>(bytes)}};
+  for (int step : {1, 2, 3}) save_checkpoint(root.path(), checkpoint_name(step), "{}", blobs);
+  auto intact = find_latest_intact(root.path());
+  ASSERT_TRUE(intact);
+  EXPECT_EQ(*intact, root.path() / "step-000003");
+  testing::flip_bit(root.path() / "step-000003" / "blobs.bin", 100);
+  testing::flip_bit(root.path() / "step-000002" / "blobs.bin", 100);
+  auto damaged = find_latest_intact(root.path());
+  ASSERT_FALSE(damaged);
+  const std::string error = core::to_string(damaged.error());
+  EXPECT_NE(error.find("corrupt checkpoint"), std::string::npos) << error;
+  EXPECT_NE(error.find("the newest intact one is " + (root.path() / "step-000001").string()), std::string::npos)
+      << error;
+  testing::flip_bit(root.path() / "step-000001" / "blobs.bin", 100);
+  auto none = find_latest_intact(root.path());
+  ASSERT_FALSE(none);
+  EXPECT_NE(core::to_string(none.error()).find("no older checkpoint"), std::string::npos);
 }
 
 TEST(CheckpointRoot, MissingRootHasNoCheckpoint) {
