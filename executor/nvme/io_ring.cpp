@@ -293,10 +293,11 @@ void IoRing::issue(int s) {
   ++in_flight_;
   ++unsubmitted_;
   IoRun& r = *slot.run;
+  ++r.in_kernel_;
   if (!r.first_ns_) r.first_ns_ = depth_since_ns_;
   // The device's depth now counts for every run whose window is open.
   for (IoRun* a : active_) {
-    if (a->first_ns_) a->report_.depth.max = std::max(a->report_.depth.max, in_flight_);
+    if (a->window_open()) a->report_.depth.max = std::max(a->report_.depth.max, in_flight_);
   }
 }
 
@@ -367,7 +368,7 @@ void IoRing::account_depth() {
   const double held = static_cast<double>(in_flight_) * static_cast<double>(now - depth_since_ns_);
   if (in_flight_ > 0) {
     for (IoRun* a : active_) {
-      if (a->first_ns_) a->depth_ns_ += held;
+      if (a->window_open()) a->depth_ns_ += held;
     }
   }
   depth_since_ns_ = now;
@@ -395,6 +396,7 @@ void IoRing::reap() {
   if (!reaped_.empty()) {
     account_depth();
     in_flight_ -= static_cast<int>(reaped_.size());
+    for (const auto& [s, result] : reaped_) --slots_[static_cast<size_t>(s)].run->in_kernel_;
   }
   for (const auto& [s, result] : reaped_) complete(s, result);
 }

@@ -126,12 +126,16 @@ class IoRun {
   friend class IoRing;
   [[nodiscard]] bool stopping() const { return report_.failure.has_value() || error_ != nullptr; }
   [[nodiscard]] bool blocks_left() const { return next_ < count_ && !stopping(); }
+  // Its depth window: open from its first submission while it has requests
+  // in the kernel or blocks still to start.
+  [[nodiscard]] bool window_open() const { return first_ns_ && (in_kernel_ > 0 || blocks_left()); }
 
   IoOp op_;
   BlockJob* job_;
   int64_t count_;
   int64_t next_ = 0;    // the next block to start
   int holding_ = 0;     // slots it holds: staged, in the kernel, or arrived
+  int in_kernel_ = 0;   // its requests given to the kernel, not yet reaped
   bool finished_ = false;
   IoRunReport report_;
   std::exception_ptr error_;

@@ -108,6 +108,7 @@ TEST(Interpreter, EveryNvmeOpOfTheMeasuredTimelineRecordsItsQueueDepth) {
     EXPECT_LE(depth->max, 4) << op.name;
     EXPECT_GT(depth->mean, 0) << op.name;
     EXPECT_LE(depth->mean, 4.0) << op.name;
+    EXPECT_LE(depth->mean, depth->max) << op.name << ": the mean of a window never exceeds its most";
   }
   EXPECT_GT(nvme_ops, 0);
 }
