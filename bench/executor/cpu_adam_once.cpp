@@ -5,13 +5,16 @@
 //
 //   stowage kernel=adam params=16777216 threads=2 seconds=0.0205
 //
-//   cpu_adam_once --kernel=adam|roofline --params=N --threads=T [--repeat=5]
+//   cpu_adam_once --kernel=adam|roofline --params=N[,N...] --threads=T [--repeat=5]
+//
+// Several sizes are measured one after another, each on arrays of its own.
 //
 // Exit status: 0, or 2 on bad arguments.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "bench/executor/adam_arrays.h"
 
@@ -39,7 +42,8 @@ long long number(std::string_view text, std::string_view flag) {
 
 int main(int argc, char** argv) {
   Kernel kernel = Kernel::kAdam;
-  long long params = 0, threads = 1, repeat = 5;
+  std::vector<long long> sizes;
+  long long threads = 1, repeat = 5;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     const auto value = [&a](std::string_view flag) { return a.substr(flag.size()); };
@@ -47,8 +51,12 @@ int main(int argc, char** argv) {
       kernel = Kernel::kAdam;
     else if (a == "--kernel=roofline")
       kernel = Kernel::kRoofline;
-    else if (a.starts_with("--params="))
-      params = number(value("--params="), "--params");
+    else if (a.starts_with("--params=")) {
+      std::string_view list = value("--params=");
+      for (size_t comma; (comma = list.find(',')) != std::string_view::npos; list.remove_prefix(comma + 1))
+        sizes.push_back(number(list.substr(0, comma), "--params"));
+      sizes.push_back(number(list, "--params"));
+    }
     else if (a.starts_with("--threads="))
       threads = number(value("--threads="), "--threads");
     else if (a.starts_with("--repeat="))
@@ -56,14 +64,17 @@ int main(int argc, char** argv) {
     else
       usage("unknown argument '" + std::string(a) + "'");
   }
-  if (params == 0) usage("--params is required");
+  if (sizes.empty()) usage("--params is required");
   const auto t = static_cast<int>(threads);
-  stowage::bench::AdamArrays arrays(static_cast<size_t>(params), t);
-  arrays.pass(kernel, t, stowage::executor::Isa::kAuto);  // untimed
-  for (long long r = 0; r < repeat; ++r) {
-    const double seconds = arrays.pass(kernel, t, stowage::executor::Isa::kAuto);
-    std::printf("stowage kernel=%s params=%lld threads=%d seconds=%.6f\n",
-                kernel == Kernel::kAdam ? "adam" : "roofline", params, t, seconds);
+  for (const long long params : sizes) {
+    stowage::bench::AdamArrays arrays(static_cast<size_t>(params), t);
+    arrays.pass(kernel, t, stowage::executor::Isa::kAuto);  // untimed
+    for (long long r = 0; r < repeat; ++r) {
+      const double seconds = arrays.pass(kernel, t, stowage::executor::Isa::kAuto);
+      std::printf("stowage kernel=%s params=%lld threads=%d seconds=%.6f\n",
+                  kernel == Kernel::kAdam ? "adam" : "roofline", params, t, seconds);
+      std::fflush(stdout);
+    }
   }
   return 0;
 }

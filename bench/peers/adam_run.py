@@ -1,8 +1,8 @@
 """Drives bench/peers/adam: Stowage's CPU Adam (cpu_adam_once), its
 roofline kernel, DeepSpeedCPUAdam and torch.optim.AdamW (foreach, fused),
-each in its own process, interleaved: every round visits every size and
-thread count, and within one the contenders run back to back in an order
-that rotates from round to round. With --busy SIZES, those sizes are run
+each in its own process (which measures every size in turn), interleaved:
+every round visits every thread count, and within one the contenders run
+back to back in an order that rotates from round to round. With --busy SIZES, those sizes are run
 again on 2 threads with a spinning process on the machine (the other core
 busy). Appends every line to --log and prints the table at the end.
 """
@@ -33,8 +33,9 @@ def run_one(cmd, threads, load, log):
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     lines = [f"load={load} {l}" for l in out.stdout.splitlines() if l.startswith(("stowage ", "peer "))]
     if out.returncode not in (0, 3) and not lines:
-        lines = [f"load={load} peer kernel={cmd[2].split('=')[1]} unavailable reason=exit {out.returncode}: "
-                 + out.stderr.strip().splitlines()[-1:][0] if out.stderr.strip() else "no output"]
+        kernel = next(c.split('=', 1)[1] for c in cmd if c.startswith('--kernel='))
+        last = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "no output"
+        lines = [f"load={load} peer kernel={kernel} unavailable reason=exit {out.returncode}: {last}"]
     with open(log, "a") as f:
         f.write("\n".join(lines) + "\n")
     return lines
@@ -56,8 +57,13 @@ def main():
     kernels = a.kernels.split(",")
     unavailable = set()
     all_lines = []
-    points = [(SIZE[s], int(t), "idle") for s in a.sizes.split(",") for t in a.threads.split(",")]
-    points += [(SIZE[s], 2, "busy") for s in a.busy.split(",") if s]
+    # One process per kernel, thread count and load measures every size in
+    # turn: a peer's process pays for importing torch once (tens of seconds
+    # on a loaded machine), not once per size.
+    idle = ",".join(str(SIZE[s]) for s in a.sizes.split(","))
+    points = [(idle, int(t), "idle") for t in a.threads.split(",")]
+    if a.busy:
+        points.append((",".join(str(SIZE[s]) for s in a.busy.split(",")), 2, "busy"))
     for r in range(a.rounds):
         for params, threads, load in points:
             spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if load == "busy" else None
@@ -70,7 +76,7 @@ def main():
                     if any(" unavailable" in l for l in lines):
                         unavailable.add(k)
                     all_lines += lines
-                    print(f"round {r + 1} {peer_table.size_name(params)} x{threads} {load} {k}: "
+                    print(f"round {r + 1} x{threads} {load} {k}: "
                           f"{len(lines)} lines", file=sys.stderr, flush=True)
             finally:
                 if spinner:

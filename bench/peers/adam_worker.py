@@ -23,18 +23,23 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernel", required=True,
                     choices=["ds_adam", "ds_adam_copy", "torch_foreach_copy", "torch_fused_copy"])
-    ap.add_argument("--params", type=int, required=True)
+    ap.add_argument("--params", required=True, help="sizes, comma-separated: each measured in turn")
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--repeat", type=int, default=5)
     a = ap.parse_args()
 
     import torch
     torch.set_num_threads(a.threads)
-    p = torch.full((a.params,), 0.01, dtype=torch.float32)
-    p.grad = torch.full((a.params,), 1e-3, dtype=torch.float32)
-    p16 = torch.empty(a.params, dtype=torch.bfloat16)
-    copy = a.kernel != "ds_adam"
-    if a.kernel.startswith("ds_adam"):
+    for params in (int(x) for x in a.params.split(",")):
+        measure(torch, a.kernel, params, a.threads, a.repeat)
+
+
+def measure(torch, kernel, params, threads, repeat):
+    p = torch.full((params,), 0.01, dtype=torch.float32)
+    p.grad = torch.full((params,), 1e-3, dtype=torch.float32)
+    p16 = torch.empty(params, dtype=torch.bfloat16)
+    copy = kernel != "ds_adam"
+    if kernel.startswith("ds_adam"):
         try:
             import logging
             logging.disable(logging.WARNING)
@@ -42,10 +47,10 @@ def main():
             opt = DeepSpeedCPUAdam([p], lr=1e-3, weight_decay=1e-2, adamw_mode=True)
         except Exception as e:  # the op is built at first use and may fail
             reason = (type(e).__name__ + ": " + str(e)).replace("\n", " ")[:300]
-            print(f"peer kernel={a.kernel} unavailable reason={reason}", flush=True)
+            print(f"peer kernel={kernel} unavailable reason={reason}", flush=True)
             sys.exit(3)
     else:
-        fused = a.kernel == "torch_fused_copy"
+        fused = kernel == "torch_fused_copy"
         opt = torch.optim.AdamW([p], lr=1e-3, weight_decay=1e-2, foreach=not fused, fused=fused)
 
     def one_pass():
@@ -54,11 +59,11 @@ def main():
             p16.copy_(p.detach())
 
     one_pass()  # untimed: allocates the moments, builds kernels
-    for _ in range(a.repeat):
+    for _ in range(repeat):
         start = time.perf_counter()
         one_pass()
         took = time.perf_counter() - start
-        print(f"peer kernel={a.kernel} params={a.params} threads={a.threads} seconds={took:.6f}", flush=True)
+        print(f"peer kernel={kernel} params={params} threads={threads} seconds={took:.6f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -52,9 +52,15 @@ def fio(a, engine, block, depth):
 
 
 def ds_aio(a, block, depth):
-    out = subprocess.run([sys.executable, str(HERE / "nvme_worker.py"), f"--dir={a.dir}", f"--bytes={a.bytes}",
-                          f"--block={block}", f"--depth={depth}", f"--repeat={a.repeat}"],
-                         capture_output=True, text=True)
+    # DeepSpeed builds its aio op on first use (minutes on a loaded machine),
+    # in a folder of our own under the build folder.
+    env = dict(os.environ, TORCH_EXTENSIONS_DIR=str((a.build_dir / "peers-torch-extensions").resolve()))
+    try:
+        out = subprocess.run([sys.executable, str(HERE / "nvme_worker.py"), f"--dir={a.dir}", f"--bytes={a.bytes}",
+                              f"--block={block}", f"--depth={depth}", f"--repeat={a.repeat}"],
+                             capture_output=True, text=True, env=env, timeout=a.ds_timeout)
+    except subprocess.TimeoutExpired:
+        return [f"nvme tool=ds_aio unavailable reason=its op did not build and run within {a.ds_timeout} s"]
     return [l for l in out.stdout.splitlines() if l.startswith("nvme ")] or \
         [f"nvme tool=ds_aio unavailable reason=exit {out.returncode}: {out.stderr.strip()[-200:]}"]
 
@@ -69,6 +75,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=1, help="passes per direction per tool per round")
     ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--ds-timeout", type=int, default=1200, help="seconds DeepSpeed's aio may take, build included")
     ap.add_argument("--log", type=pathlib.Path, default=None)
     a = ap.parse_args()
     a.dir = a.dir or a.build_dir / "peers-nvme-dir"
