@@ -1,7 +1,8 @@
 // IoQueue's serving thread: takes new runs into the ring, advances it, waits
 // in the kernel for a completion (or a wake-up from a new submission), and
-// tells the callers whose runs finished. Callers only touch the list of
-// submissions and their tickets, under the mutex; the ring is the thread's.
+// tells the callers whose runs finished. Callers post their runs to the
+// ring (IoRing::post is thread-safe) and wait on their tickets under the
+// mutex; everything else in the ring is the thread's.
 #include "executor/nvme/io_queue.h"
 
 #include <algorithm>
