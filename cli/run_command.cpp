@@ -293,11 +293,10 @@ int run_run(const Context& context, const RunArgs& a) {
       *context.err << "error: --block-size '" << a.block_size << "' is not a size (expected e.g. '1 MiB')\n";
       return kExitUsage;
     }
-    // As many regions in flight per direction as the schedule's NVMe lanes
-    // have slots (the plan's prefetch depth).
+    // The regions the NVMe lanes' slots move at once (the plan's prefetch
+    // depth) share each direction's queue depth.
     executor::BlockStoreOptions nvme{.block_bytes = *block,
-                                     .queue_depth = a.queue_depth > 0 ? a.queue_depth : plan->policy.nvme_queue_depth,
-                                     .regions_in_flight = std::clamp(plan->policy.nvme_prefetch_depth, 1, 64)};
+                                     .queue_depth = a.queue_depth > 0 ? a.queue_depth : plan->policy.nvme_queue_depth};
     for (const std::string& d : a.nvme_dirs.empty() ? std::vector<std::string>{"stowage-nvme"} : a.nvme_dirs) {
       nvme.directories.emplace_back(d);
     }

@@ -214,6 +214,14 @@ std::string rate_arg(const Op& op, const OpSpan& span) {
   return R"(,"flops_per_s":)" + real(std::round((op.flops / took).value()));
 }
 
+// The device queue an NVMe op kept (measured timelines only): the most
+// requests in flight at once and the time-weighted mean, to two decimals.
+std::string queue_depth_args(const OpSpan& span) {
+  if (!span.queue_depth) return "";
+  return R"(,"queue_depth_max":)" + std::to_string(span.queue_depth->max) + R"(,"queue_depth_mean":)" +
+         real(std::round(span.queue_depth->mean * 100) / 100);
+}
+
 std::string op_args(const Op& op, const OpSpan& span) {
   std::string args = R"({"id":)" + std::to_string(op.id) + R"(,"kind":")" + std::string(to_string(op.kind)) +
                      R"(","partition":)" + std::to_string(op.partition) + R"(,"layer":)" +
@@ -221,7 +229,8 @@ std::string op_args(const Op& op, const OpSpan& span) {
                      R"(,"micro_step":)" + std::to_string(op.micro_step);
   if (op.tensor_class) args += R"(,"tensor_class":")" + std::string(to_string(*op.tensor_class)) + R"(")";
   args += R"(,"bytes":)" + std::to_string(op.bytes.count()) + R"(,"flops":)" + real(op.flops.count()) +
-          R"(,"params":)" + std::to_string(op.params) + rate_arg(op, span) + R"(,"deps":[)";
+          R"(,"params":)" + std::to_string(op.params) + rate_arg(op, span) + queue_depth_args(span) +
+          R"(,"deps":[)";
   for (size_t i = 0; i < op.deps.size(); ++i) args += (i == 0 ? "" : ",") + std::to_string(op.deps[i]);
   return args + "]}";
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/schedule.h"
@@ -14,10 +15,20 @@ namespace stowage::core {
 // give a byte-identical timeline (STYLE.md §5).
 using SimTime = int64_t;
 
+// The device queue an NVMe op kept: block requests of its direction in
+// flight (its own and other ops') from its first request to its last
+// completion; the most at once, and the time-weighted mean. Measured by the
+// executor; the plan's nvme_queue_depth is what it should reach.
+struct QueueDepth {
+  int max = 0;
+  double mean = 0;
+};
+
 struct OpSpan {
   SimTime start = 0;
   SimTime end = 0;
   int slot = 0;  // which of a lane's concurrent slots ran it (0 for streams)
+  std::optional<QueueDepth> queue_depth;  // NVMe ops of a measured timeline
 };
 
 struct MemorySample {
@@ -37,6 +48,8 @@ class TimelineSink {
   virtual void op_started(OpId op, SimTime at, int slot) = 0;
   virtual void op_finished(OpId op, SimTime at) = 0;
   virtual void memory_changed(Tier tier, SimTime at, Bytes in_use) = 0;
+  // Between an NVMe op's start and finish, what its I/O kept in flight.
+  virtual void op_queue_depth(OpId /*op*/, QueueDepth /*depth*/) {}
 };
 
 // Collects everything into a Timeline.
@@ -50,6 +63,9 @@ class TimelineRecorder final : public TimelineSink {
     timeline_.spans[static_cast<size_t>(op)].slot = slot;
   }
   void op_finished(OpId op, SimTime at) override { timeline_.spans[static_cast<size_t>(op)].end = at; }
+  void op_queue_depth(OpId op, QueueDepth depth) override {
+    timeline_.spans[static_cast<size_t>(op)].queue_depth = depth;
+  }
   void memory_changed(Tier tier, SimTime at, Bytes in_use) override {
     timeline_.memory.push_back({at, tier, in_use});
   }

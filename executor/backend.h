@@ -19,6 +19,7 @@
 #include "core/diagnostic.h"
 #include "core/schedule.h"
 #include "core/tensor_class.h"
+#include "core/timeline.h"
 #include "executor/cpu_adam.h"
 
 namespace stowage::executor {
@@ -102,10 +103,12 @@ class Backend {
   // watchdog); a backend whose calls always finish on their own ignores it.
   virtual void cancel() {}
 
-  // NVMe. A region is reserved once, then written and read whole.
+  // NVMe. A region is reserved once, then written and read whole. A read
+  // or write returns the queue depth the device kept while it moved (for
+  // the measured trace; a backend that cannot tell returns {}).
   [[nodiscard]] virtual core::Result<void> reserve_region(const std::string& region, int64_t bytes) = 0;
-  [[nodiscard]] virtual core::Result<void> block_write(core::Lane lane, const BlockIo& io) = 0;
-  [[nodiscard]] virtual core::Result<void> block_read(core::Lane lane, const BlockIo& io) = 0;
+  [[nodiscard]] virtual core::Result<core::QueueDepth> block_write(core::Lane lane, const BlockIo& io) = 0;
+  [[nodiscard]] virtual core::Result<core::QueueDepth> block_read(core::Lane lane, const BlockIo& io) = 0;
 };
 
 }  // namespace stowage::executor

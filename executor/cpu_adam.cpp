@@ -12,6 +12,7 @@
 #include "executor/cpu_adam.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -43,12 +44,14 @@ namespace {
 using core::OptimizerKind;
 using core::Precision;
 
-// Chunk bounds are multiples of 64 elements (256 B of fp32, 128 B of
-// 16-bit), so with 64-byte aligned arrays no two threads share a cache line.
-constexpr size_t kChunkAlign = 64;
 // Below this many elements per thread (1.9 MiB of traffic at 30 B each,
 // ~0.2 ms at 10 GB/s) starting a thread (~20 us) is not worth it.
 constexpr size_t kMinElementsPerThread = size_t{1} << 16;
+// The piece threads take from the shared counter: a multiple of 64
+// elements (256 B of fp32, 128 B of 16-bit), so with 64-byte aligned arrays
+// no two threads share a cache line; large enough that taking one (an
+// atomic add) costs nothing next to moving it (1.9 MiB).
+constexpr size_t kPiece = size_t{1} << 16;
 
 // The arrays of one contiguous range of parameters.
 struct Chunk {
@@ -264,7 +267,58 @@ __attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const
   run_scalar_fma<kOptimizer, kPrecision>(c, slice(x, i, x.n));  // the < 16 left over: same bits
 }
 
+// The roofline kernels (adam_roofline_pass): Adam's loads and stores, in
+// the same order, around one add each.
+__attribute__((target("avx2"))) void roofline_avx2(const StepConstants&, const Chunk& x) {
+  size_t i = 0;
+  for (; i + 8 <= x.n; i += 8) {
+    const __m256 param = _mm256_loadu_ps(x.master + i);
+    const __m256 g = _mm256_loadu_ps(x.grad + i);
+    const __m256 m = _mm256_add_ps(_mm256_loadu_ps(x.m + i), g);
+    const __m256 v = _mm256_add_ps(_mm256_loadu_ps(x.v + i), g);
+    const __m256 updated = _mm256_add_ps(param, g);
+    _mm256_storeu_ps(x.m + i, m);
+    _mm256_storeu_ps(x.v + i, v);
+    _mm256_storeu_ps(x.master + i, updated);
+    const __m256i high = _mm256_srli_epi32(_mm256_castps_si256(updated), 16);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(x.param16 + i),
+                     _mm_packus_epi32(_mm256_castsi256_si128(high), _mm256_extracti128_si256(high, 1)));
+  }
+  for (; i < x.n; ++i) {
+    x.m[i] += x.grad[i];
+    x.v[i] += x.grad[i];
+    x.master[i] += x.grad[i];
+    x.param16[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(x.master[i]) >> 16);
+  }
+}
+
+__attribute__((target("avx512f"))) void roofline_avx512(const StepConstants& c, const Chunk& x) {
+  size_t i = 0;
+  for (; i + 16 <= x.n; i += 16) {
+    const __m512 param = _mm512_loadu_ps(x.master + i);
+    const __m512 g = _mm512_loadu_ps(x.grad + i);
+    const __m512 m = _mm512_add_ps(_mm512_loadu_ps(x.m + i), g);
+    const __m512 v = _mm512_add_ps(_mm512_loadu_ps(x.v + i), g);
+    const __m512 updated = _mm512_add_ps(param, g);
+    _mm512_storeu_ps(x.m + i, m);
+    _mm512_storeu_ps(x.v + i, v);
+    _mm512_storeu_ps(x.master + i, updated);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x.param16 + i),
+                        _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(updated), 16)));
+  }
+  roofline_avx2(c, slice(x, i, x.n));
+}
+
 #endif  // __x86_64__
+
+void roofline_scalar(const StepConstants&, const Chunk& x) {
+  for (size_t i = 0; i < x.n; ++i) {
+    x.m[i] += x.grad[i];
+    x.v[i] += x.grad[i];
+    x.master[i] += x.grad[i];
+    x.param16[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(x.master[i]) >> 16);
+  }
+}
 
 using ChunkKernel = void (*)(const StepConstants&, const Chunk&);
 
@@ -289,10 +343,11 @@ ChunkKernel select_kernel(Isa isa, OptimizerKind optimizer, Precision precision)
               : kernel_for<OptimizerKind::kAdamW, Precision::kFp16>(isa);
 }
 
-// Runs `kernel` over `all` split into at most `threads` chunks, the last on
-// the calling thread. If a thread cannot be started, the calling thread
-// does the remaining chunks itself: slower, but the same bits and never a
-// half-updated partition.
+// Runs `kernel` over `all` on at most `threads` threads, the calling thread
+// one of them, each taking kPiece elements at a time from a shared counter.
+// Every element is computed alone, so the split never changes a bit. If a
+// thread cannot be started, those that run take its pieces: slower, but the
+// same bits and never a half-updated partition.
 void run_chunks(ChunkKernel kernel, const StepConstants& c, const Chunk& all, int threads) {
   const size_t by_size = std::max<size_t>(1, all.n / kMinElementsPerThread);
   const size_t workers = std::min(static_cast<size_t>(threads), by_size);
@@ -300,19 +355,23 @@ void run_chunks(ChunkKernel kernel, const StepConstants& c, const Chunk& all, in
     kernel(c, all);
     return;
   }
-  const size_t per = (all.n + workers - 1) / workers;
-  const size_t chunk = (per + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
-  std::vector<std::jthread> started;  // joined when this returns
+  std::atomic<size_t> next{0};
+  const auto take_pieces = [&] {
+    for (size_t begin = next.fetch_add(kPiece, std::memory_order_relaxed); begin < all.n;
+         begin = next.fetch_add(kPiece, std::memory_order_relaxed)) {
+      kernel(c, slice(all, begin, std::min(all.n, begin + kPiece)));
+    }
+  };
+  std::vector<std::jthread> started;  // joined (blocking, not spinning) when this returns
   started.reserve(workers - 1);
-  size_t begin = 0;
-  for (; begin + chunk < all.n && started.size() + 1 < workers; begin += chunk) {
+  for (size_t t = 1; t < workers; ++t) {
     try {
-      started.emplace_back(kernel, std::cref(c), slice(all, begin, begin + chunk));
+      started.emplace_back(take_pieces);
     } catch (const std::system_error&) {
       break;
     }
   }
-  kernel(c, slice(all, begin, all.n));
+  take_pieces();
 }
 
 void require(bool ok, const std::string& what) {
@@ -388,6 +447,25 @@ std::string_view isa_name(Isa isa) {
       return "avx512";
   }
   return "unknown";
+}
+
+void adam_roofline_pass(std::span<float> master, std::span<const float> grad, std::span<float> m,
+                        std::span<float> v, std::span<uint16_t> param16, const AdamOptions& options) {
+  const size_t n = master.size();
+  const auto same = [n](size_t k) { return k == n; };
+  require(same(grad.size()) && same(m.size()) && same(v.size()) && same(param16.size()),
+          "master, grad, m, v and param16 must have the same length (master has " + std::to_string(n) + ")");
+  require(options.threads >= 1, "threads must be >= 1, got " + std::to_string(options.threads));
+  require(isa_supported(options.isa),
+          "this CPU does not support the requested instruction set " + std::string(isa_name(options.isa)));
+  const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
+  ChunkKernel kernel = &roofline_scalar;
+#if defined(__x86_64__)
+  if (isa == Isa::kAvx512) kernel = &roofline_avx512;
+  if (isa == Isa::kAvx2) kernel = &roofline_avx2;
+#endif
+  const Chunk all{master.data(), grad.data(), m.data(), v.data(), param16.data(), n};
+  run_chunks(kernel, StepConstants{}, all, options.threads);
 }
 
 void adam_step(std::span<float> master, std::span<const float> grad, std::span<float> m, std::span<float> v,

@@ -66,11 +66,15 @@ struct AdamOptions {
 // also keeps theta in fp32 between steps; within 4e-6 of the pure float64
 // trajectory, which is what fp32 master weights allow (cpu_adam_test.cpp).
 //
-// Threads: splits the range into options.threads contiguous chunks whose
-// bounds are multiples of 64 elements, one of them on the calling thread,
-// and at most one chunk per 65536 elements (smaller ones cost more to start
-// than they save). The spans must not overlap each other; the call returns
-// when all are written.
+// Threads: min(options.threads, n / 65536) threads (smaller shares cost
+// more to start than they save), the calling thread one of them, take
+// pieces of 65536 elements in turn from a shared counter until none is
+// left, so a thread whose core is busy with other work takes fewer pieces
+// instead of holding the others up. No thread spins: the started ones are
+// joined, blocked in the kernel, when the pieces run out. Piece bounds are
+// multiples of 64 elements, so no two threads write the same cache line
+// of 64-byte aligned arrays. The spans must not overlap each other; the
+// call returns when all are written.
 //
 // Throws std::invalid_argument (the project has no STOWAGE_CHECK yet) when
 // the lengths differ, step < 1, grad_scale is not positive and finite, a
@@ -79,5 +83,16 @@ struct AdamOptions {
 void adam_step(std::span<float> master, std::span<const float> grad, std::span<float> m, std::span<float> v,
                std::span<uint16_t> param16, core::Precision precision, const AdamHyper& hyper, int64_t step,
                float grad_scale, const AdamOptions& options);
+
+// The roofline of adam_step (issue 16, item 1): the same five arrays read
+// and written in the same order, in place, split over the same threads and
+// pieces, with trivial arithmetic instead of Adam's (master += grad,
+// m += grad, v += grad, param16 = the top 16 bits of master). No Adam
+// implementation can move its 30 bytes per parameter faster on this
+// machine; bench/executor/cpu_adam_bench reports adam_step as a fraction of
+// it. Uses the widest ISA supported up to options.isa; same preconditions
+// on the spans and threads as adam_step (throws std::invalid_argument).
+void adam_roofline_pass(std::span<float> master, std::span<const float> grad, std::span<float> m,
+                        std::span<float> v, std::span<uint16_t> param16, const AdamOptions& options);
 
 }  // namespace stowage::executor

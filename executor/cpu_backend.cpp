@@ -167,7 +167,7 @@ int64_t CpuBackend::bytes_moved(core::Lane lane) const {
   return moved_[static_cast<size_t>(lane)].load();
 }
 
-core::Result<void> CpuBackend::block_io(core::Lane lane, const BlockIo& io, bool write) {
+core::Result<core::QueueDepth> CpuBackend::block_io(core::Lane lane, const BlockIo& io, bool write) {
   Extent extent;
   {
     std::lock_guard lock(regions_mutex_);
@@ -176,23 +176,20 @@ core::Result<void> CpuBackend::block_io(core::Lane lane, const BlockIo& io, bool
       return core::fail({{}, "no NVMe region '" + io.region + "' (a bug in stowage)", ""});
     extent = it->second;
   }
+  core::QueueDepth depth;
   try {
-    if (write) {
-      store_->write(extent, io.data);
-    } else {
-      store_->read(extent, io.data);
-    }
+    depth = write ? store_->write(extent, io.data) : store_->read(extent, io.data);
   } catch (const IoError& e) {
     return core::fail({{}, e.what(), ""});
   }
   moved_[static_cast<size_t>(lane)] += static_cast<int64_t>(io.data.size());
-  return {};
+  return depth;
 }
 
-core::Result<void> CpuBackend::block_write(core::Lane lane, const BlockIo& io) {
+core::Result<core::QueueDepth> CpuBackend::block_write(core::Lane lane, const BlockIo& io) {
   return block_io(lane, io, true);
 }
-core::Result<void> CpuBackend::block_read(core::Lane lane, const BlockIo& io) {
+core::Result<core::QueueDepth> CpuBackend::block_read(core::Lane lane, const BlockIo& io) {
   return block_io(lane, io, false);
 }
 

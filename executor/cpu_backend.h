@@ -45,8 +45,8 @@ class CpuBackend final : public Backend {
   void wait(const Event& event) override;
   [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override;
   [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override;
-  [[nodiscard]] core::Result<void> block_write(core::Lane lane, const BlockIo& io) override;
-  [[nodiscard]] core::Result<void> block_read(core::Lane lane, const BlockIo& io) override;
+  [[nodiscard]] core::Result<core::QueueDepth> block_write(core::Lane lane, const BlockIo& io) override;
+  [[nodiscard]] core::Result<core::QueueDepth> block_read(core::Lane lane, const BlockIo& io) override;
 
   // Whether host buffers could be locked (false when RLIMIT_MEMLOCK refused).
   [[nodiscard]] bool host_memory_locked() const { return locked_.load(); }
@@ -54,7 +54,7 @@ class CpuBackend final : public Backend {
 
  private:
   explicit CpuBackend(CpuBackendOptions options) : options_(std::move(options)) {}
-  core::Result<void> block_io(core::Lane lane, const BlockIo& io, bool write);
+  core::Result<core::QueueDepth> block_io(core::Lane lane, const BlockIo& io, bool write);
 
   CpuBackendOptions options_;
   std::optional<BlockStore> store_;

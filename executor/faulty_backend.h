@@ -62,12 +62,12 @@ class FaultyBackend final : public Backend {
   [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override {
     return inner_.reserve_region(region, bytes);
   }
-  [[nodiscard]] core::Result<void> block_write(core::Lane lane, const BlockIo& io) override {
-    if (auto f = trip(CallKind::kBlockWrite, io.region); !f) return f;
+  [[nodiscard]] core::Result<core::QueueDepth> block_write(core::Lane lane, const BlockIo& io) override {
+    if (auto f = trip(CallKind::kBlockWrite, io.region); !f) return std::unexpected(f.error());
     return inner_.block_write(lane, io);
   }
-  [[nodiscard]] core::Result<void> block_read(core::Lane lane, const BlockIo& io) override {
-    if (auto f = trip(CallKind::kBlockRead, io.region); !f) return f;
+  [[nodiscard]] core::Result<core::QueueDepth> block_read(core::Lane lane, const BlockIo& io) override {
+    if (auto f = trip(CallKind::kBlockRead, io.region); !f) return std::unexpected(f.error());
     return inner_.block_read(lane, io);
   }
 

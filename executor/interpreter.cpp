@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -163,6 +164,9 @@ struct Interpreter::State {
   std::array<std::vector<core::OpId>, core::kLaneCount> lane_ops;
   std::array<size_t, core::kLaneCount> lane_next{};
   std::vector<int64_t> started_ns;  // 0 until the op starts
+  // Per NVMe op: the device queue depth its I/O kept, for the sink; written
+  // and read by the lane thread that runs the op.
+  std::vector<std::optional<core::QueueDepth>> queue_depths;
   int64_t last_progress_ns = 0;     // when an op last finished (or the run began)
   int running_threads = 0;
   bool failed = false;
@@ -184,6 +188,7 @@ struct Interpreter::State {
         flight(h.all().size()),
         done(s.ops.size(), 0),
         started_ns(s.ops.size(), 0),
+        queue_depths(s.ops.size()),
         remaining_in_step(static_cast<size_t>(s.steps)),
         overflow(static_cast<size_t>(s.steps)),
         sum_squares(static_cast<size_t>(s.steps)) {}
@@ -215,7 +220,11 @@ struct Interpreter::State {
     for (Tier tier : core::kAllTiers) {
       if (touched[static_cast<size_t>(tier)]) report_memory(tier, at);
     }
-    if (sign < 0 && options.sink != nullptr) options.sink->op_finished(options.first_op + op.id, at);
+    if (sign < 0 && options.sink != nullptr) {
+      if (const auto& depth = queue_depths[static_cast<size_t>(op.id)])
+        options.sink->op_queue_depth(options.first_op + op.id, *depth);
+      options.sink->op_finished(options.first_op + op.id, at);
+    }
   }
   void report_memory(Tier tier, int64_t at) {  // with sink_mutex held
     if (options.sink == nullptr) return;
@@ -234,6 +243,17 @@ struct Interpreter::State {
   }
 
   core::Result<void> execute(const Op& op);
+  // An NVMe op's own block I/O: keeps the depth it achieved for the trace.
+  core::Result<void> moved(const Op& op, core::Result<core::QueueDepth> io) {
+    if (!io) return std::unexpected(io.error());
+    queue_depths[static_cast<size_t>(op.id)] = *io;
+    return {};
+  }
+  // Block I/O done on behalf of another op (a replay's write-back).
+  static core::Result<void> moved_aside(core::Result<core::QueueDepth> io) {
+    if (!io) return std::unexpected(io.error());
+    return {};
+  }
   core::Result<void> compute(const Op& op);
   core::Result<void> fetch(const Op& op);
   core::Result<void> publish(const Op& op);
@@ -698,11 +718,12 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
     r = backend.optimizer_step(op.lane, adam_work(as_update, all, x.grads, fresh, divisor));
   }
   if (r && h.policy.optimizer_states == Tier::kNvme)
-    r = backend.block_write(Lane::kNvmeWrite, {.region = h.states_region, .data = staged.as<std::byte>()});
+    r = moved_aside(
+        backend.block_write(Lane::kNvmeWrite, {.region = h.states_region, .data = staged.as<std::byte>()}));
   const size_t slot = homes.slot(next_version(op.step));
   if (r && h.policy.param16 == Tier::kNvme)
-    r = backend.block_write(Lane::kNvmeWrite,
-                            {.region = h.param16_region[slot], .data = fresh.as<std::byte>()});
+    r = moved_aside(
+        backend.block_write(Lane::kNvmeWrite, {.region = h.param16_region[slot], .data = fresh.as<std::byte>()}));
   else if (r)
     r = backend.copy(op.lane, h.param16[slot], 0, fresh, 0, fresh.bytes);
   cleanup();
@@ -713,7 +734,7 @@ core::Result<void> Interpreter::State::read_states(const Op& op) {
   PartitionHome& h = home(op);
   auto staged = allocate(Tier::kCpu, 12 * h.params(), "staged states " + h.name);
   if (!staged) return std::unexpected(staged.error());
-  auto r = backend.block_read(op.lane, {.region = h.states_region, .data = staged->as<std::byte>()});
+  auto r = moved(op, backend.block_read(op.lane, {.region = h.states_region, .data = staged->as<std::byte>()}));
   if (!r) {
     release(*staged);
     return r;
@@ -726,7 +747,7 @@ core::Result<void> Interpreter::State::write_states(const Op& op) {
   PartitionHome& h = home(op);
   auto staged = in_flight(op).staged_states.pop("staged states " + h.name);
   if (!staged) return std::unexpected(staged.error());
-  auto r = backend.block_write(op.lane, {.region = h.states_region, .data = staged->as<std::byte>()});
+  auto r = moved(op, backend.block_write(op.lane, {.region = h.states_region, .data = staged->as<std::byte>()}));
   release(*staged);
   return r;
 }
@@ -736,7 +757,7 @@ core::Result<void> Interpreter::State::read_params(const Op& op) {
   auto staged = allocate(Tier::kCpu, 2 * h.params(), "staged param16 " + h.name);
   if (!staged) return std::unexpected(staged.error());
   const std::string& region = h.param16_region[homes.slot(global(op.step))];
-  auto r = backend.block_read(op.lane, {.region = region, .data = staged->as<std::byte>()});
+  auto r = moved(op, backend.block_read(op.lane, {.region = region, .data = staged->as<std::byte>()}));
   if (!r) {
     release(*staged);
     return r;
@@ -750,7 +771,7 @@ core::Result<void> Interpreter::State::write_params(const Op& op) {
   auto updated = in_flight(op).updated.pop("updated param16 " + h.name);
   if (!updated) return std::unexpected(updated.error());
   const std::string& region = h.param16_region[homes.slot(next_version(op.step))];
-  auto r = backend.block_write(op.lane, {.region = region, .data = updated->as<std::byte>()});
+  auto r = moved(op, backend.block_write(op.lane, {.region = region, .data = updated->as<std::byte>()}));
   release(*updated);
   return r;
 }

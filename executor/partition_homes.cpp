@@ -46,7 +46,11 @@ PartitionHomes::~PartitionHomes() {
 }
 
 core::Result<void> PartitionHomes::load(const Buffer& home, const std::string& region, std::span<std::byte> out) {
-  if (!region.empty()) return backend_->block_read(core::Lane::kNvmeRead, {.region = region, .data = out});
+  if (!region.empty()) {
+    auto r = backend_->block_read(core::Lane::kNvmeRead, {.region = region, .data = out});
+    if (!r) return std::unexpected(r.error());
+    return {};
+  }
   Buffer host{.data = out.data(), .bytes = static_cast<int64_t>(out.size()), .tier = core::Tier::kCpu, .what = "host copy"};
   return backend_->copy(core::Lane::kPcieD2h, host, 0, home, 0, host.bytes);
 }
@@ -54,7 +58,11 @@ core::Result<void> PartitionHomes::load(const Buffer& home, const std::string& r
 core::Result<void> PartitionHomes::store(const Buffer& home, const std::string& region, std::span<const std::byte> in) {
   // NVMe and copies take mutable spans; neither writes through the source.
   std::span<std::byte> bytes(const_cast<std::byte*>(in.data()), in.size());
-  if (!region.empty()) return backend_->block_write(core::Lane::kNvmeWrite, {.region = region, .data = bytes});
+  if (!region.empty()) {
+    auto r = backend_->block_write(core::Lane::kNvmeWrite, {.region = region, .data = bytes});
+    if (!r) return std::unexpected(r.error());
+    return {};
+  }
   Buffer host{.data = bytes.data(), .bytes = static_cast<int64_t>(bytes.size()), .tier = core::Tier::kCpu, .what = "host copy"};
   return backend_->copy(core::Lane::kPcieH2d, home, 0, host, 0, host.bytes);
 }

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -18,6 +17,7 @@
 
 #include "executor/crc32c.h"
 #include "executor/directory_lock.h"
+#include "executor/nvme/io_queue.h"
 
 namespace stowage::executor {
 namespace {
@@ -165,52 +165,6 @@ int64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
 
 }  // namespace
 
-// Rings of one direction, lent to one read() or write() at a time.
-class RingPool {
- public:
-  void add(std::unique_ptr<IoRing> ring) {
-    free_.push_back(ring.get());
-    rings_.push_back(std::move(ring));
-  }
-  void clear() {
-    free_.clear();
-    rings_.clear();
-  }
-  // A ring for the caller's job, returned when the lease ends.
-  class Lease {
-   public:
-    Lease(RingPool& pool, IoRing* ring) : pool_(pool), ring_(ring) {}
-    Lease(const Lease&) = delete;
-    Lease& operator=(const Lease&) = delete;
-    ~Lease() { pool_.give_back(ring_); }
-    IoRing* operator->() const { return ring_; }
-
-   private:
-    RingPool& pool_;
-    IoRing* ring_;
-  };
-  Lease take() {
-    std::unique_lock lock(mutex_);
-    came_free_.wait(lock, [&] { return !free_.empty(); });
-    IoRing* ring = free_.back();
-    free_.pop_back();
-    return Lease(*this, ring);
-  }
-
- private:
-  void give_back(IoRing* ring) {
-    {
-      std::lock_guard lock(mutex_);
-      free_.push_back(ring);
-    }
-    came_free_.notify_one();
-  }
-  std::mutex mutex_;
-  std::condition_variable came_free_;
-  std::vector<std::unique_ptr<IoRing>> rings_;
-  std::vector<IoRing*> free_;
-};
-
 struct BlockStore::Impl {
   // First, so released last: after the files below are removed.
   std::vector<DirectoryLock> locks;
@@ -219,14 +173,14 @@ struct BlockStore::Impl {
   mutable std::mutex meta_mutex;  // guards regions, next_block and the files' sizes
   std::deque<Region> regions;     // a deque: references stay valid as it grows
   int64_t next_block = 0;
-  RingPool read_rings;   // one read() per ring at a time
-  RingPool write_rings;  // one write() per ring at a time
+  std::unique_ptr<IoQueue> reads;   // the device queue of each direction
+  std::unique_ptr<IoQueue> writes;
   std::atomic<int64_t> bytes_read{0}, bytes_written{0}, read_ops{0}, write_ops{0}, resubmissions{0};
   std::atomic<int64_t> read_ns{0}, write_ns{0};
 
   ~Impl() {
-    read_rings.clear();
-    write_rings.clear();
+    reads.reset();  // their threads stop before the files go
+    writes.reset();
     std::error_code ignored;  // best effort: a file already gone is fine
     for (const DirectFile& f : files) std::filesystem::remove(f.path(), ignored);
   }
@@ -285,10 +239,6 @@ core::Diagnostics validate(const BlockStoreOptions& options) {
   if (options.queue_depth < 1 || options.queue_depth > kMaxQueueDepth) {
     problem("nvme: queue depth " + std::to_string(options.queue_depth), "1 to 1024, e.g. 8");
   }
-  if (options.regions_in_flight < 1 || options.regions_in_flight > 64) {
-    problem("nvme: regions in flight " + std::to_string(options.regions_in_flight),
-            "1 to 64 (the plan's nvme_prefetch_depth)");
-  }
   return out;
 }
 
@@ -313,10 +263,8 @@ core::Result<BlockStore> BlockStore::open(const BlockStoreOptions& options) {
     fds.push_back(impl->files.back().fd());
   }
   const int64_t b = impl->layout.block_bytes;
-  for (int i = 0; i < options.regions_in_flight; ++i) {
-    impl->read_rings.add(std::make_unique<IoRing>(fds, options.queue_depth, b, options.fault));
-    impl->write_rings.add(std::make_unique<IoRing>(fds, options.queue_depth, b, options.fault));
-  }
+  impl->reads = std::make_unique<IoQueue>(fds, options.queue_depth, b, options.fault);
+  impl->writes = std::make_unique<IoQueue>(fds, options.queue_depth, b, options.fault);
   return BlockStore(std::move(impl));
 }
 
@@ -343,7 +291,7 @@ Extent BlockStore::reserve(std::string name, core::Bytes bytes) {
   return extent;
 }
 
-void BlockStore::write(const Extent& extent, std::span<const std::byte> data) {
+core::QueueDepth BlockStore::write(const Extent& extent, std::span<const std::byte> data) {
   Impl& s = *impl_;
   Region& r = s.region(extent);
   if (static_cast<int64_t>(data.size()) != extent.bytes.count()) {
@@ -354,19 +302,19 @@ void BlockStore::write(const Extent& extent, std::span<const std::byte> data) {
     std::lock_guard lock(s.meta_mutex);
     r.written = false;  // until this write has fully succeeded
   }
-  RingPool::Lease ring = s.write_rings.take();
   const auto start = std::chrono::steady_clock::now();
   WriteJob job(s.layout, extent, data);
-  const IoRunReport report = ring->run(IoOp::kWrite, extent.blocks, job);
+  const IoRunReport report = s.writes->run(IoOp::kWrite, extent.blocks, job);
   s.count(IoOp::kWrite, report, elapsed_ns(start));
   if (report.failure) s.throw_failure(IoOp::kWrite, r, *report.failure);
   s.bytes_written += extent.bytes.count();
   std::lock_guard meta(s.meta_mutex);
   r.crcs = job.take_crcs();
   r.written = true;
+  return report.depth;
 }
 
-void BlockStore::read(const Extent& extent, std::span<std::byte> out) {
+core::QueueDepth BlockStore::read(const Extent& extent, std::span<std::byte> out) {
   Impl& s = *impl_;
   Region& r = s.region(extent);
   if (static_cast<int64_t>(out.size()) != extent.bytes.count()) {
@@ -382,13 +330,13 @@ void BlockStore::read(const Extent& extent, std::span<std::byte> out) {
     }
     crcs = r.crcs;  // a copy: a concurrent write may replace them
   }
-  RingPool::Lease ring = s.read_rings.take();
   const auto start = std::chrono::steady_clock::now();
   ReadJob job(s.layout, extent, out, std::move(crcs), r.name, s.files);
-  const IoRunReport report = ring->run(IoOp::kRead, extent.blocks, job);  // throws on a mismatch
+  const IoRunReport report = s.reads->run(IoOp::kRead, extent.blocks, job);  // throws on a mismatch
   s.count(IoOp::kRead, report, elapsed_ns(start));
   if (report.failure) s.throw_failure(IoOp::kRead, r, *report.failure);
   s.bytes_read += extent.bytes.count();
+  return report.depth;
 }
 
 IoStats BlockStore::stats() const {

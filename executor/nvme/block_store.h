@@ -16,6 +16,7 @@
 #include "core/diagnostic.h"
 #include "core/units.h"
 #include "executor/nvme/direct_file.h"
+#include "core/timeline.h"
 #include "executor/nvme/io_ring.h"
 
 namespace stowage::executor {
@@ -30,13 +31,12 @@ struct BlockStoreOptions {
   // The unit of I/O and of checksumming, e.g. 1 MiB. A multiple of 4096
   // (O_DIRECT alignment), at most 256 MiB.
   core::Bytes block_bytes{int64_t{1} << 20};
-  // Block requests in flight per direction, 1..1024, e.g. 8. Each direction
-  // holds queue_depth * block_bytes of staging memory.
+  // Block requests in flight per direction, 1..1024, e.g. 8 (the plan's
+  // nvme_queue_depth): one device queue per direction, shared by every
+  // region being read (or written) at once, kept full across the boundary
+  // from one region to the next. Each direction holds 2 * queue_depth *
+  // block_bytes of staging memory.
   int queue_depth = 8;
-  // Regions each direction may read (or write) at once, 1..64: a schedule
-  // lane with N slots (the plan's nvme_prefetch_depth) keeps N regions in
-  // flight. Each has its own ring and staging memory.
-  int regions_in_flight = 1;
   // A filesystem that refuses O_DIRECT (tmpfs) is an error unless this is
   // set; then the page cache is used. For tests only.
   bool allow_buffered = false;
@@ -77,10 +77,11 @@ struct IoStats {
   core::Seconds write_time;   // wall time spent inside write()
 };
 
-// Threads: each direction has `regions_in_flight` io_urings with their
-// staging buffers, so that many reads (the nvme.read lane's slots) and as
-// many writes run at once; one more waits for a ring to come free.
-// reserve() and stats() may be called from any thread. A region must not be
+// Threads: each direction has one io_uring, served by a thread of its own
+// (IoQueue); read() and write() may be called from any number of threads at
+// once (the nvme.read lane's slots), and their regions share the
+// direction's queue depth in the order they were called. reserve() and
+// stats() may be called from any thread. A region must not be
 // read while it is being written: the schedule orders those (if it does not,
 // the read either sees the region as unwritten or fails its checksums; it
 // never returns mixed data unnoticed).
@@ -112,14 +113,15 @@ class BlockStore {
   // is on disk (O_DIRECT: in the device, not necessarily durable across
   // power loss; no fsync, the files do not outlive the run). A 4096-aligned
   // `data` (a pinned buffer) is written from directly, without a staging
-  // copy, except a last block that needs padding.
-  void write(const Extent& extent, std::span<const std::byte> data);
+  // copy, except a last block that needs padding. Returns the queue depth
+  // the device had while this region's blocks moved.
+  core::QueueDepth write(const Extent& extent, std::span<const std::byte> data);
 
   // Reads all of the region into `out` (out.size() == extent.bytes),
   // verifying every block. On any error `out` holds unspecified bytes. A
   // 4096-aligned `out` is read into directly, without a staging copy, and
-  // verified there.
-  void read(const Extent& extent, std::span<std::byte> out);
+  // verified there. Returns the queue depth the device had meanwhile.
+  core::QueueDepth read(const Extent& extent, std::span<std::byte> out);
 
   [[nodiscard]] IoStats stats() const;
   [[nodiscard]] IoMode mode() const;  // kBuffered only with allow_buffered on tmpfs & co.

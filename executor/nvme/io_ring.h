@@ -1,25 +1,35 @@
-// An io_uring with registered, aligned staging buffers that pushes a run of
-// block requests through at most queue_depth at a time, resubmitting the
-// rest of a short transfer and retrying -EAGAIN. It holds twice queue_depth
-// buffers so that the CPU fills (or checks) one block while queue_depth
-// others are in the device: without that, the device idles during every
-// copy and checksum. A job may also name memory of its own for a block
-// (the caller's aligned buffer), which then skips the staging copy. It knows files only by
-// index and knows nothing of regions or checksums: BlockStore gives it a
-// BlockJob that says where each block goes, fills the staging buffer before
-// a write and checks it after a read.
+// An io_uring with registered, aligned staging buffers that pushes block
+// requests through at most queue_depth at a time, resubmitting the rest of a
+// short transfer and retrying -EAGAIN. It holds twice queue_depth buffers so
+// that the CPU fills (or checks) one block while queue_depth others are in
+// the device: without that, the device idles during every copy and
+// checksum. A job may also name memory of its own for a block (the caller's
+// aligned buffer), which then skips the staging copy.
+//
+// Several runs (one region's read or write each) may be in the ring at once.
+// They are served in the order they were added: a run's blocks start as soon
+// as the device has room, which is while the run before it still has its last
+// blocks in flight, so the device keeps queue_depth requests across the
+// boundary between two regions instead of draining at the end of each
+// (issue 16, item 4). It knows files only by index and knows nothing of
+// regions or checksums: BlockStore gives it a BlockJob that says where each
+// block goes, fills the staging buffer before a write and checks it after a
+// read.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <exception>
 #include <functional>
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <utility>
 #include <vector>
 
+#include "core/timeline.h"
 #include "executor/nvme/aligned_buffer.h"
 #include "executor/nvme/io_error.h"
 
@@ -54,8 +64,8 @@ struct IoAttempt {
 //                     (-ENOSPC, -EIO; -EAGAIN is retried like a real one);
 //   0 < n < bytes     to transfer only the first n bytes (a multiple of 4096
 //                     under O_DIRECT), as a short read or write does.
-// Runs on the thread calling read() or write(); must be thread-safe if both
-// directions use it concurrently.
+// Runs on the thread that drives the ring (an IoQueue's worker); must be
+// thread-safe if two rings share it.
 using FaultHook = std::function<int64_t(const IoAttempt&)>;
 
 // What a run does per block. Blocks are numbered 0..count-1 in run().
@@ -89,8 +99,50 @@ struct IoFailure {
 struct IoRunReport {
   int64_t completed = 0;      // blocks fully transferred
   int64_t resubmissions = 0;  // short-transfer remainders and EAGAIN retries
-  int max_in_flight = 0;      // most requests in the kernel at once (<= queue_depth)
+  // Requests in the kernel, this run's and other runs' of the same ring,
+  // from this run's first submission to its last completion: the most at
+  // once (<= queue_depth) and the time-weighted mean. A run of many blocks
+  // that only ever had one in flight shows max 1.
+  core::QueueDepth depth;
   std::optional<IoFailure> failure;
+};
+
+// One run in a ring: `count` blocks of `job`, in order. Made by the caller,
+// who keeps it (and the job) alive until finished() and then reads its
+// report and error. Touched only by the thread that drives the ring.
+class IoRun {
+ public:
+  IoRun(IoOp op, int64_t count, BlockJob& job) : op_(op), job_(&job), count_(count) {}
+  IoRun(const IoRun&) = delete;
+  IoRun& operator=(const IoRun&) = delete;
+
+  [[nodiscard]] bool finished() const { return finished_; }
+  [[nodiscard]] const IoRunReport& report() const { return report_; }
+  // An exception from the job (a checksum mismatch) or a caller bug found
+  // in the run; null if none.
+  [[nodiscard]] std::exception_ptr error() const { return error_; }
+
+ private:
+  friend class IoRing;
+  [[nodiscard]] bool stopping() const { return report_.failure.has_value() || error_ != nullptr; }
+  [[nodiscard]] bool blocks_left() const { return next_ < count_ && !stopping(); }
+  // Its depth window: open from its first submission while it has requests
+  // in the kernel or blocks still to start.
+  [[nodiscard]] bool window_open() const { return first_ns_ && (in_kernel_ > 0 || blocks_left()); }
+
+  IoOp op_;
+  BlockJob* job_;
+  int64_t count_;
+  int64_t next_ = 0;    // the next block to start
+  int holding_ = 0;     // slots it holds: staged, in the kernel, or arrived
+  int in_kernel_ = 0;   // its requests given to the kernel, not yet reaped
+  bool finished_ = false;
+  IoRunReport report_;
+  std::exception_ptr error_;
+  // Its queue-depth window: from the first submission to the last completion.
+  std::optional<int64_t> first_ns_;
+  int64_t last_ns_ = 0;
+  double depth_ns_ = 0;  // integral of requests in flight over the window
 };
 
 class IoRing {
@@ -111,11 +163,29 @@ class IoRing {
   // Returns when every block is done or, after the first failure, when every
   // request still in flight has completed (no buffer is left to the kernel);
   // no new block starts after a failure. An exception from the job is
-  // rethrown the same way, after draining. One thread at a time.
+  // rethrown the same way, after draining. The ring must have no other run.
   [[nodiscard]] IoRunReport run(IoOp op, int64_t count, BlockJob& job);
+
+  // The pieces run() is made of, for a thread that serves many runs (IoQueue).
+  // post: `run` joins the ring behind the runs already in it, at the ring's
+  // next chance to submit (even in the middle of an advance()), and a
+  // wait() in progress returns. Any thread.
+  void post(IoRun& run);
+  // Does all the work that is ready without blocking (reaps, submits, fills
+  // and drains) and appends the runs that finished to `finished`. Throws
+  // IoError when the kernel refuses a submission: the ring is then unusable.
+  void advance(std::vector<IoRun*>& finished);
+  // Blocks until a request completes or wake() is called. Only when
+  // advance() left runs unfinished or after a wake() is expected.
+  void wait();
+  // Makes a wait() in progress (or the next one) return. Any thread.
+  void wake();
+  // No run in the ring or posted to it. The driving thread only.
+  [[nodiscard]] bool idle();
 
  private:
   struct Slot {
+    IoRun* run = nullptr;
     int64_t block = -1;
     BlockRequest request;
     std::byte* memory = nullptr;  // the slot's staging buffer or the job's direct memory
@@ -124,17 +194,21 @@ class IoRing {
     int retries = 0;
   };
 
-  [[nodiscard]] bool stopping() const;
   [[nodiscard]] bool submit_one();
   [[nodiscard]] bool process_one();
-  void start(int slot);
+  [[nodiscard]] bool drain_one();
+  [[nodiscard]] bool stage_one();
+  [[nodiscard]] bool start(IoRun& run, int slot);
   void issue(int slot);
   void complete(int slot, int64_t result);
   void fail(int slot, IoErrorKind kind, int error_number);
+  void release(int slot);
   void flush();
   void reap();
-  void wait_for_completion();
-  void discard_pending();
+  void arm_wakeup();
+  void account_depth();
+  void collect_finished(std::vector<IoRun*>& finished);
+  void take_posted();
   [[nodiscard]] std::span<std::byte> memory(int slot) const;
 
   std::unique_ptr<io_uring> ring_;
@@ -150,16 +224,19 @@ class IoRing {
   std::deque<int> filled_;                       // writes: staged, waiting for room in the device
   std::deque<int> arrived_;                      // reads: transferred, waiting to be drained
   std::vector<std::pair<int, int64_t>> reaped_;  // (slot, cqe->res) of one reap
+  std::vector<IoRun*> active_;                   // runs taken in and not finished, in order
+  std::mutex posted_mutex_;
+  std::vector<IoRun*> posted_;  // posted from any thread, not yet taken in
+  std::atomic<bool> any_posted_{false};
 
-  // State of the run in progress.
-  IoOp op_ = IoOp::kRead;
-  BlockJob* job_ = nullptr;
-  int64_t count_ = 0;
-  int64_t next_ = 0;
-  int in_flight_ = 0;    // requests given to the kernel, not yet reaped
+  int in_flight_ = 0;    // block requests given to the kernel, not yet reaped
   int unsubmitted_ = 0;  // prepared in the SQ, not yet submitted
-  IoRunReport report_;
-  std::exception_ptr job_error_;
+  int64_t depth_since_ns_ = 0;  // when in_flight_ last changed
+
+  // wake(): an eventfd the ring polls while it waits (one poll request,
+  // outside in_flight_ and the queue depth).
+  int wake_fd_ = -1;
+  bool wake_armed_ = false;
 };
 
 }  // namespace stowage::executor

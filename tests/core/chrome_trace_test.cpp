@@ -222,6 +222,21 @@ TEST(ChromeTrace, ArgsDescribeTheOpAndTheRateItAchieved) {
   EXPECT_EQ(slice(doc, 5).at("args").at("deps"), json::array({3, 4}));
 }
 
+TEST(ChromeTrace, AMeasuredNvmeOpCarriesTheQueueDepthItKept) {
+  // The executor measured read 0 with 8 requests in flight at most and
+  // 5.4567 on average: written as 8 and 5.46 (two decimals). Read 1 and
+  // every other op carry no depth (a predicted timeline has none).
+  Timeline timeline = small_timeline();
+  timeline.spans[0].queue_depth = QueueDepth{.max = 8, .mean = 5.4567};
+  const json doc = json::parse(write(small_schedule(), timeline));
+  const json read0 = slice(doc, 0).at("args");
+  EXPECT_EQ(read0.at("queue_depth_max"), 8);
+  EXPECT_DOUBLE_EQ(read0.at("queue_depth_mean").get<double>(), 5.46);
+  for (int op = 1; op < 6; ++op) {
+    EXPECT_FALSE(slice(doc, op).at("args").contains("queue_depth_max")) << "op " << op;
+  }
+}
+
 TEST(ChromeTrace, OneCounterPerTierWithASingleBytesKeyAndAFinalSample) {
   const json doc = json::parse(small_trace());
   std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> series;  // name -> (ns, bytes)

@@ -1,5 +1,6 @@
 // The interpreter keeps to the schedule's lane slots (a lane with N slots
-// runs up to N ops at once, as the simulator does) and its watchdog turns a
+// runs up to N ops at once, as the simulator does), records the queue depth
+// each NVMe op kept in the measured timeline, and its watchdog turns a
 // hang into a failure that says, lane by lane, what runs and what waits.
 #include <gtest/gtest.h>
 
@@ -48,10 +49,10 @@ class SlowReads final : public Backend {
   [[nodiscard]] core::Result<void> reserve_region(const std::string& r, int64_t b) override {
     return inner_.reserve_region(r, b);
   }
-  [[nodiscard]] core::Result<void> block_write(core::Lane l, const BlockIo& io) override {
+  [[nodiscard]] core::Result<core::QueueDepth> block_write(core::Lane l, const BlockIo& io) override {
     return inner_.block_write(l, io);
   }
-  [[nodiscard]] core::Result<void> block_read(core::Lane l, const BlockIo& io) override {
+  [[nodiscard]] core::Result<core::QueueDepth> block_read(core::Lane l, const BlockIo& io) override {
     if (l != core::Lane::kNvmeRead)
       return inner_.block_read(l, io);  // a checkpoint's or the homes' own reads
     const int now = ++in_flight_;
@@ -72,7 +73,7 @@ class SlowReads final : public Backend {
 int most_reads_at_once(int prefetch_depth) {
   core::PlanFile plan = plan_where(kNvmeOffload);
   plan.policy.nvme_prefetch_depth = prefetch_depth;
-  auto inner = backend("slots-" + std::to_string(prefetch_depth), 0, prefetch_depth);
+  auto inner = backend("slots-" + std::to_string(prefetch_depth));
   SlowReads slow(*inner);
   auto run = train_plan(plan, slow, {.steps = 1, .seed = 7});
   EXPECT_TRUE(run) << (run ? "" : core::to_string(run.error()));
@@ -84,6 +85,32 @@ TEST(Interpreter, ALaneRunsAsManyOpsAtOnceAsItHasSlots) {
   // start together; with one, never two at once.
   EXPECT_EQ(most_reads_at_once(2), 2);
   EXPECT_EQ(most_reads_at_once(1), 1);
+}
+
+TEST(Interpreter, EveryNvmeOpOfTheMeasuredTimelineRecordsItsQueueDepth) {
+  // Optimizer states on NVMe: each step reads and writes every partition's
+  // states. Each of those ops reports the device queue it kept (at least 1
+  // request, at most the store's depth of 4); no other op has a depth.
+  auto b = backend("queue-depth");
+  auto run = train_plan(plan_where(kNvmeOffload), *b, {.steps = 2, .seed = 7});
+  ASSERT_TRUE(run) << core::to_string(run.error());
+  int nvme_ops = 0;
+  for (const core::Op& op : run->schedule.ops) {
+    const auto& depth = run->timeline.spans[static_cast<size_t>(op.id)].queue_depth;
+    const bool nvme = op.lane == core::Lane::kNvmeRead || op.lane == core::Lane::kNvmeWrite;
+    if (!nvme) {
+      EXPECT_FALSE(depth) << op.name;
+      continue;
+    }
+    ++nvme_ops;
+    ASSERT_TRUE(depth) << op.name;
+    EXPECT_GE(depth->max, 1) << op.name;
+    EXPECT_LE(depth->max, 4) << op.name;
+    EXPECT_GT(depth->mean, 0) << op.name;
+    EXPECT_LE(depth->mean, 4.0) << op.name;
+    EXPECT_LE(depth->mean, depth->max) << op.name << ": the mean of a window never exceeds its most";
+  }
+  EXPECT_GT(nvme_ops, 0);
 }
 
 TEST(Interpreter, TheWatchdogReportsAHangLaneByLane) {

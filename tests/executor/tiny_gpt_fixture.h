@@ -87,13 +87,12 @@ inline std::filesystem::path scratch(const std::string& name) {
   return dir;
 }
 
-inline std::unique_ptr<CpuBackend> backend(const std::string& name, int64_t device_cap = 0, int regions = 2) {
+inline std::unique_ptr<CpuBackend> backend(const std::string& name, int64_t device_cap = 0) {
   CpuBackendOptions o{.lock_host_memory = false};
   o.capacity[0] = device_cap;
   o.nvme = BlockStoreOptions{.directories = {scratch(name) / "nvme"},
                              .block_bytes = core::Bytes(64 << 10),
                              .queue_depth = 4,
-                             .regions_in_flight = regions,
                              .allow_buffered = true};
   auto b = CpuBackend::create(std::move(o));
   EXPECT_TRUE(b) << (b ? "" : core::to_string(b.error()));

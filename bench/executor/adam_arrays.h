@@ -1,0 +1,78 @@
+// The arrays of one CPU Adam measurement, shared by cpu_adam_bench and
+// cpu_adam_once: master, grad, m, v in fp32 and the 16-bit copy, each
+// 2 MiB-aligned (so transparent huge pages can back them, as the executor's
+// large pinned buffers are) and first touched by the threads that will use
+// them, and a timer for one pass of adam_step or of its roofline kernel.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "executor/cpu_adam.h"
+
+namespace stowage::bench {
+
+template <typename T>
+class AlignedArray {
+ public:
+  AlignedArray(size_t n, T fill, int threads) : n_(n) {
+    constexpr size_t kAlign = size_t{2} << 20;
+    const size_t bytes = std::max(kAlign, (n * sizeof(T) + kAlign - 1) / kAlign * kAlign);
+    data_.reset(static_cast<T*>(std::aligned_alloc(kAlign, bytes)));
+    if (!data_) throw std::bad_alloc();
+    const size_t per = (n + static_cast<size_t>(threads) - 1) / static_cast<size_t>(threads);
+    std::vector<std::jthread> touch;
+    for (size_t b = 0; b < n; b += per)
+      touch.emplace_back([this, b, e = std::min(n, b + per), fill] { std::fill(data_.get() + b, data_.get() + e, fill); });
+  }
+  [[nodiscard]] std::span<T> span() const { return {data_.get(), n_}; }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  size_t n_;
+  std::unique_ptr<T[], Free> data_;
+};
+
+// 30 bytes per parameter: master, m, v read and written, grad read, the
+// 16-bit copy written (STREAM's count: a store's write-allocate read is not
+// counted).
+inline constexpr double kAdamBytesPerParam = 30;
+
+enum class Kernel { kAdam, kRoofline };
+
+struct AdamArrays {
+  AdamArrays(size_t n, int threads)
+      : master(n, 0.01f, threads), grad(n, 1e-3f, threads), m(n, 0.0f, threads), v(n, 0.0f, threads),
+        param16(n, 0, threads) {}
+
+  // One pass of `kernel` on all of the arrays; seconds it took.
+  double pass(Kernel kernel, int threads, executor::Isa isa) {
+    const executor::AdamOptions options{.threads = threads, .isa = isa};
+    const auto start = std::chrono::steady_clock::now();
+    if (kernel == Kernel::kAdam) {
+      const executor::AdamHyper hyper{.config = {.learning_rate = 1e-3, .weight_decay = 1e-2},
+                                      .optimizer = core::OptimizerKind::kAdamW};
+      executor::adam_step(master.span(), grad.span(), m.span(), v.span(), param16.span(), core::Precision::kBf16,
+                          hyper, ++step, 1, options);
+    } else {
+      executor::adam_roofline_pass(master.span(), grad.span(), m.span(), v.span(), param16.span(), options);
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  AlignedArray<float> master, grad, m, v;
+  AlignedArray<uint16_t> param16;
+  int64_t step = 0;
+};
+
+}  // namespace stowage::bench
