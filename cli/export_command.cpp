@@ -178,7 +178,14 @@ int run_export(const Context& context, const ExportArgs& a) {
   if (!target) return report(context, target.error());
   const planner::Evaluation as_planned = planner::evaluate(planned, in->machine, in->model);
   const planner::Evaluation as_exported = planner::evaluate(target->candidate, in->machine, in->model);
-  if (!weigh_differences(context, a, exported->not_expressible, as_planned, as_exported, in->machine)) {
+  // A plan DeepSpeed runs as planned but whose buffers overflow a tier is
+  // not one it runs: it ends in an out-of-memory error.
+  std::vector<std::string> differences = exported->not_expressible;
+  if (!as_exported.fits() && as_exported.verdict == planner::Verdict::kOverflows) {
+    differences.push_back("With the buffers DeepSpeed allocates for this configuration (listed below) the " +
+                          as_exported.reason + (as_planned.fits() ? ", where the plan fits." : "."));
+  }
+  if (!weigh_differences(context, a, differences, as_planned, as_exported, in->machine)) {
     print_pools(*context.err, *target, in->machine);
     return kExitBadInput;
   }

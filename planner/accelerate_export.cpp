@@ -22,6 +22,10 @@ void note_script(const DeepSpeedSettings& s, const ExportOptions& options, Notes
                          ", so the training script's DataLoader must use batches of " +
                          std::to_string(s.micro_batch) + " per GPU.");
   instructions.push_back(
+      "Each micro-step runs inside `with accelerator.accumulate(model):`; without it Accelerate marks every "
+      "micro-step an accumulation boundary and DeepSpeed steps the optimizer " +
+      std::to_string(s.gradient_accumulation) + " times per planned step (measured by bench/peers/deepspeed_check).");
+  instructions.push_back(
       "The JSON names the optimizer, so the training script passes accelerate.utils.DummyOptim to "
       "accelerator.prepare instead of building its own.");
 }
@@ -34,10 +38,13 @@ void emit_deepspeed_config(YAML::Emitter& out, const DeepSpeedSettings& s, const
   out << YAML::EndMap;
 }
 
-// Keys in the order `accelerate config` writes them (alphabetical).
-// mixed_precision matches the JSON's fp16/bf16 section.
-std::string emit_config(const core::PlanFile& plan, const DeepSpeedSettings& s, const core::TrainingSpec& training,
-                        const ExportOptions& options) {
+// Keys in the order `accelerate config` writes them (alphabetical). No
+// mixed_precision: with a deepspeed_config_file the JSON's fp16/bf16
+// section decides, and Accelerate 1.15 refuses the key beside it
+// ("When using `deepspeed_config_file`, the following accelerate config
+// variables will be ignored: [..., 'mixed_precision']", a ValueError met
+// by bench/peers/deepspeed_check).
+std::string emit_config(const core::PlanFile& plan, const DeepSpeedSettings& s, const ExportOptions& options) {
   YAML::Emitter out;
   out << YAML::Comment("Accelerate config for Stowage plan " + plan.model + " on " + plan.machine +
                        ", training " + plan.training);
@@ -47,8 +54,6 @@ std::string emit_config(const core::PlanFile& plan, const DeepSpeedSettings& s, 
   out << YAML::Key << "distributed_type" << YAML::Value << "DEEPSPEED";
   out << YAML::Key << "machine_rank" << YAML::Value << 0;
   out << YAML::Key << "main_training_function" << YAML::Value << "main";
-  out << YAML::Key << "mixed_precision" << YAML::Value
-      << (training.precision == core::Precision::kBf16 ? "bf16" : "fp16");
   out << YAML::Key << "num_machines" << YAML::Value << 1;
   out << YAML::Key << "num_processes" << YAML::Value << s.gpu_count;
   out << YAML::Key << "rdzv_backend" << YAML::Value << "static";
@@ -67,7 +72,7 @@ core::Result<ExportResult> export_accelerate(const core::PlanFile& plan, const c
   core::Result<DeepSpeedSettings> settings = deepspeed_settings(plan, machine, workload, training);
   if (!settings) return std::unexpected(std::move(settings.error()));
   const DeepSpeedSettings& s = *settings;
-  ExportResult result{.text = emit_config(plan, s, training, options),
+  ExportResult result{.text = emit_config(plan, s, options),
                       .not_expressible = s.not_expressible,
                       .instructions = s.instructions};
   note_script(s, options, result.instructions);
