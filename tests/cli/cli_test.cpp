@@ -349,6 +349,22 @@ TEST(CliExport, PlanDeepSpeedCannotRunIsRefusedWithItsPredictedTime) {
   EXPECT_NE(lossy.err.find("exported (what deepspeed runs): "), std::string::npos) << lossy.err;
 }
 
+// --convention deepspeed lists the buffers DeepSpeed's runtime allocates
+// beside its estimator, from the rules the exporter uses.
+TEST(CliMemory, DeepSpeedConventionListsRuntimePools) {
+  const Outcome o = stowage({"memory", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "--placement",
+                             "zero-infinity", "--convention", "deepspeed", "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  const nlohmann::json& pools = j["placements"][0]["deepspeed_runtime_pools"];
+  ASSERT_TRUE(pools.is_array());
+  EXPECT_TRUE(std::ranges::any_of(pools, [](const nlohmann::json& p) { return p["name"] == "optimizer swap buffers"; }))
+      << pools.dump();
+  const Outcome own = stowage({"memory", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b",
+                               "--placement", "zero-infinity", "--json"});
+  EXPECT_FALSE(nlohmann::json::parse(own.out)["placements"][0].contains("deepspeed_runtime_pools"));
+}
+
 // Accelerate with -o writes the YAML and, beside it, the DeepSpeed JSON the
 // YAML names, so no DeepSpeed key (the NVMe path included) is lost.
 TEST(CliExport, AccelerateWritesTheJsonItPointsAt) {
