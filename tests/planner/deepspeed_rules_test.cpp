@@ -140,8 +140,9 @@ TEST(DeepSpeedRules, OptimizerSwapPoolIsBufferCountTimesLargestSubGroup) {
   const std::vector<RuntimePool> pools = runtime_pools(s, w);
   EXPECT_EQ(pool(pools, "optimizer swap buffers"), Bytes(12 * 4 * io_aligned_numel(largest, 4, 1)));
   EXPECT_GE(pool(pools, "optimizer swap buffers"), Bytes(48'000'000'000));
-  // And the fp32 gradients of every partition, pinned in CPU memory.
-  EXPECT_EQ(pool(pools, "fp32 gradient partitions"), Bytes(4 * w.total_params()));
+  // And the gradients of every partition in CPU memory, pinned, in the
+  // model's 16-bit dtype (DeepSpeed's default grad_accum_dtype).
+  EXPECT_EQ(pool(pools, "16-bit gradient partitions"), Bytes(2 * w.total_params()));
 }
 
 // Parameters on NVMe: buffer_count x aligned buffer_size 16-bit buffers,
