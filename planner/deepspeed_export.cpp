@@ -255,7 +255,8 @@ ParamOffload choose_param_offload(const Policy& policy, const std::vector<Partit
     }
     return out;
   }
-  out.buffer_count = std::max(kDefaultParamBuffers, policy.staging_buffers);
+  out.buffer_count = std::max({kDefaultParamBuffers, policy.staging_buffers,
+                               deepspeed::least_param_buffer_count(workload)});
   // The swapper moves one parameter per buffer, so a buffer must hold the
   // largest parameter's partition, aligned to whole aio blocks of 16-bit
   // elements (deepspeed_rules.h, least_param_buffer_size).

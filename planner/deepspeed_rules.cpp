@@ -1,6 +1,7 @@
 #include "planner/deepspeed_rules.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 namespace stowage::planner::deepspeed {
@@ -199,6 +200,15 @@ double ratio_keeping(int gpu_sub_groups, int sub_group_count) {
 
 int64_t least_param_buffer_size(const core::Workload& workload, int ranks, int intra_op_parallelism) {
   return io_aligned_numel(largest(partition_numels(workload, ranks)), kHalf, intra_op_parallelism);
+}
+
+int least_param_buffer_count(const core::Workload& workload) {
+  std::map<std::string, int> per_module;
+  int most = 0;
+  for (const core::Layer& layer : workload.layers()) {
+    for (const core::ParamTensor& p : layer.params) most = std::max(most, ++per_module[p.module]);
+  }
+  return most;
 }
 
 int64_t max_reuse_distance(const DeepSpeedSettings& settings) {

@@ -69,6 +69,13 @@ struct PartialOffload {
 // "More elements ... than buffer size", DeepSpeed issue #3506).
 [[nodiscard]] int64_t least_param_buffer_size(const core::Workload& workload, int ranks, int intra_op_parallelism);
 
+// The least offload_param.buffer_count: ZeRO-3 fetches a module's
+// parameters together and the swapper asserts a free buffer for each one it
+// reads ("Not enough buffers"), so a count below the most parameters one
+// module owns cannot run its forward (runtime/zero/partitioned_param_coordinator.py
+// fetch_sub_module with swap_tensor/partitioned_param_swapper.py swap_in).
+[[nodiscard]] int least_param_buffer_count(const core::Workload& workload);
+
 // stage3_max_reuse_distance for a configuration. With parameters on NVMe,
 // DeepSpeed's parameter coordinator keeps a released parameter when it is
 // reused within this many elements, and the next forward then asks the

@@ -111,6 +111,18 @@ TEST(DeepSpeedRules, LeastParamBufferHoldsEveryParameter) {
   }
 }
 
+// A GPT-2 attention's c_attn owns its weight and bias; no bundled module
+// owns more than a handful, so DeepSpeed's default 5 buffers suffice there.
+TEST(DeepSpeedRules, LeastParamBufferCountIsTheMostParametersOfOneModule) {
+  EXPECT_EQ(least_param_buffer_count(workload("gpt2")), 2);
+  for (const std::string& name : bundled().names(core::ProfileKind::kModel)) {
+    const core::Workload w = workload(name);
+    const int least = least_param_buffer_count(w);
+    EXPECT_GE(least, 1) << name;
+    EXPECT_LE(least, 5) << name;
+  }
+}
+
 DeepSpeedSettings stage3(OffloadDevice optimizer, OffloadDevice param) {
   DeepSpeedSettings s;
   s.stage = 3;
