@@ -10,6 +10,8 @@
 #include "cli/text_table.h"
 #include "core/memory_estimate.h"
 #include "core/placement.h"
+#include "core/policy.h"
+#include "planner/deepspeed_target.h"
 
 namespace stowage::cli {
 namespace {
@@ -106,6 +108,40 @@ json to_json(const core::MemoryEstimate& e) {
           {"tiers", tiers}, {"lines", lines}};
 }
 
+// With --convention deepspeed: the buffers DeepSpeed's runtime allocates
+// for the placement beside what its estimator counts (the estimator leaves
+// buffers out), from the same rules the exporter and `plan --target
+// deepspeed` use (planner/deepspeed_rules.h). Empty when DeepSpeed cannot
+// take the placement on this machine.
+std::vector<planner::deepspeed::RuntimePool> deepspeed_pools(const core::Placement& p, const core::MachineSpec& m,
+                                                             const core::ModelSpec& model,
+                                                             const core::TrainingSpec& training) {
+  const core::Workload w(model, training.sequence_length);
+  const planner::Candidate c{.name = p.name, .policy = core::policy_for(p, w, training), .training = training,
+                             .runtime_pools = {}};
+  auto t = planner::deepspeed_target(c, m, model);
+  return t ? t->pools : std::vector<planner::deepspeed::RuntimePool>{};
+}
+
+void print_pools(std::ostream& out, const std::vector<planner::deepspeed::RuntimePool>& pools, int gpus) {
+  out << "  DeepSpeed's runtime also allocates, per rank (not in its estimator; docs/deepspeed.md):\n";
+  for (const auto& pool : pools) {
+    out << "    " << core::to_string(pool.tier) << "  " << gb(pool.bytes) << "  " << pool.name
+        << (pool.pinned ? " (pinned)" : "") << '\n';
+  }
+  out << "    pinned host memory, all ranks: " << gb(planner::deepspeed::pinned_bytes(pools) * std::max(1, gpus))
+      << '\n';
+}
+
+json pools_json(const std::vector<planner::deepspeed::RuntimePool>& pools) {
+  json out = json::array();
+  for (const auto& pool : pools) {
+    out.push_back({{"name", pool.name}, {"tier", core::to_string(pool.tier)}, {"bytes", pool.bytes.count()},
+                   {"pinned", pool.pinned}, {"source", pool.source}});
+  }
+  return out;
+}
+
 std::vector<core::Placement> chosen_placements(const std::string& which, int gpus) {
   std::vector<core::Placement> all = core::standard_placements(gpus);
   if (which == "all") return all;
@@ -134,7 +170,12 @@ int run_memory(const Context& context, const MemoryArgs& args) {
   std::ostream& out = *context.out;
   if (args.as_json) {
     json placements = json::array();
-    for (const auto& e : estimates) placements.push_back(to_json(e));
+    for (const auto& e : estimates) {
+      placements.push_back(to_json(e));
+      if (args.convention == "deepspeed") {
+        placements.back()["deepspeed_runtime_pools"] = pools_json(deepspeed_pools(e.placement, machine, model, training));
+      }
+    }
     out << json{{"machine", machine.name}, {"model", model.name}, {"training", training.name},
                 {"params", workload.total_params()}, {"micro_batch", training.micro_batch},
                 {"sequence_length", training.sequence_length}, {"convention", args.convention},
@@ -151,7 +192,12 @@ int run_memory(const Context& context, const MemoryArgs& args) {
       << "  accounting: " << (options.convention == core::Convention::kStowage ? "stowage" : "deepspeed estimator")
       << (args.model_states_only ? ", model states only" : ", model states + activations + buffers")
       << "; GPU figures are per GPU, CPU and NVMe per machine\n";
-  for (const auto& e : estimates) print_estimate(out, e);
+  for (const auto& e : estimates) {
+    print_estimate(out, e);
+    if (args.convention == "deepspeed") {
+      print_pools(out, deepspeed_pools(e.placement, machine, model, training), machine.gpu_count);
+    }
+  }
   return kExitOk;
 }
 

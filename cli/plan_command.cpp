@@ -1,6 +1,8 @@
 // `stowage plan --machine M --model X [--training T] [-o plan.yaml]`: the
 // fastest plan that fits, compared with the standard baselines on the same
 // simulator, with the reason it wins; `--explain` lists every candidate.
+// `--target deepspeed|accelerate` searches only what that runtime runs, as
+// it runs it (planner/deepspeed_target.h), so the plan exports unchanged.
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -11,6 +13,7 @@
 #include "cli/plan_report.h"
 #include "cli/text_table.h"
 #include "core/plan_file.h"
+#include "planner/target.h"
 
 namespace stowage::cli {
 namespace {
@@ -19,6 +22,7 @@ struct PlanArgs {
   std::string machine, model, training = "default";
   std::string output;  // no plan file unless asked for: never overwrite a user's ./plan.yaml
   std::string trace;
+  std::string target = "stowage";
   bool explain = false;
   bool fixed_shape = false;
   bool as_json = false;
@@ -28,12 +32,20 @@ int run_plan(const Context& context, const PlanArgs& a) {
   const core::ProfileCatalog catalog = context.catalog();
   auto inputs = load_plan_inputs(catalog, a.machine, a.model, a.training);
   if (!inputs) return report(context, inputs.error());
-  const planner::SearchOptions options{.vary_micro_batch = !a.fixed_shape, .vary_checkpointing = !a.fixed_shape};
+  const planner::Target target = planner::target_named(a.target).value_or(planner::Target::kStowage);
+  const planner::SearchOptions options{
+      .vary_micro_batch = !a.fixed_shape, .vary_checkpointing = !a.fixed_shape, .target = target};
   const planner::PlanResult result = planner::search(inputs->machine, inputs->model, inputs->training, options);
   std::ostream& out = *context.out;
   if (a.as_json) {
-    out << plan_json(*inputs, result).dump(2) << '\n';
+    nlohmann::json j = plan_json(*inputs, result);
+    j["target"] = a.target;
+    out << j.dump(2) << '\n';
   } else {
+    if (target != planner::Target::kStowage) {
+      out << "target: " << a.target << " (only plans DeepSpeed runs as planned, with its own buffer pools; "
+          << "docs/deepspeed.md)\n";
+    }
     print_plan(out, *inputs, result, a.explain);
   }
   if (!result.best) return kExitOk;  // no plan to write: the advice above says why
@@ -67,6 +79,9 @@ CommandBody add_plan_command(CLI::App& app, Context& context) {
   sub->add_option("-o,--output", a->output,
                   "Write the plan to this file (stowage/plan/v1); without it, none is written");
   sub->add_option("--trace", a->trace, "Also write the chosen plan's simulated timeline (Chrome trace JSON)");
+  sub->add_option("--target", a->target, "Who runs the plan: stowage (any plan), deepspeed or accelerate")
+      ->check(CLI::IsMember({"stowage", "deepspeed", "accelerate"}))
+      ->capture_default_str();
   sub->add_flag("--explain", a->explain, "List every candidate considered, its predicted time or why it was rejected");
   sub->add_flag("--fixed-shape", a->fixed_shape, "Keep the training profile's micro-batch and checkpointing");
   sub->add_flag("--json", a->as_json, "Print JSON (docs/json.md)");

@@ -7,83 +7,44 @@ namespace {
 
 using Notes = std::vector<std::string>;
 
-// DeepSpeed 0.19.6 defaults the plugin's generated config leaves in place.
-constexpr int64_t kDefaultSubGroupSize = 1'000'000'000;
-constexpr int64_t kDefaultPrefetchBucket = 50'000'000;
-constexpr int kDefaultInitialScalePower = 16;
-constexpr int64_t kDefaultLossScaleWindow = 1000;
-
-std::string without_file(const std::string& what) {
-  return "Without deepspeed_config_file (the JSON from export_deepspeed), the Accelerate plugin cannot "
-         "carry " +
-         what + ".";
-}
-
-void note_offload_tuning(const DeepSpeedSettings& s, Notes& notes) {
-  const bool offloaded = s.optimizer.device != OffloadDevice::kNone || s.param.device != OffloadDevice::kNone;
-  if (offloaded) {
-    notes.push_back(without_file(std::string("pin_memory: ") + (s.pin_memory ? "true" : "false") +
-                                 " (DeepSpeed's default is true from 0.19.5 and false before)"));
-  }
-  if (s.optimizer.ratio < 1.0) notes.push_back(without_file("the partial offload ratio"));
-  if (s.optimizer.device == OffloadDevice::kNvme) {
-    notes.push_back(without_file("the optimizer swap buffer_count " +
-                                 std::to_string(s.optimizer.buffer_count) +
-                                 " and pipeline_read/pipeline_write"));
-  }
-  if (s.param.device == OffloadDevice::kNvme) {
-    notes.push_back(without_file("the parameter swap buffer_count, buffer_size and max_in_cpu"));
-  }
-  if (s.aio) notes.push_back(without_file("the aio section (queue_depth, intra_op_parallelism)"));
-}
-
-void note_zero_tuning(const DeepSpeedSettings& s, Notes& notes) {
-  if (s.sub_group_size != kDefaultSubGroupSize) {
-    notes.push_back(without_file("sub_group_size " + std::to_string(s.sub_group_size)));
-  }
-  if (s.prefetch_bucket_size && *s.prefetch_bucket_size != kDefaultPrefetchBucket) {
-    notes.push_back(without_file("stage3_prefetch_bucket_size " + std::to_string(*s.prefetch_bucket_size)));
-  }
-}
-
-// What the plugin leaves to the script or to DeepSpeed's defaults: the
-// micro-batch ("auto", from the DataLoader), the optimizer, fp16 scaling.
-void note_training(const DeepSpeedSettings& s, const core::TrainingSpec& training, Notes& notes) {
-  notes.push_back(
-      "The Accelerate plugin sets train_micro_batch_size_per_gpu to auto, so the training script's "
-      "DataLoader must use batches of " +
-      std::to_string(s.micro_batch) + " per GPU.");
-  notes.push_back(
-      without_file("the optimizer (type and Adam hyperparameters); the training script's optimizer is "
-                   "used instead"));
-  const core::LossScaling& ls = training.loss_scaling;
-  const bool default_scaling = s.initial_scale_power == kDefaultInitialScalePower &&
-                               ls.window == kDefaultLossScaleWindow && ls.min_scale == 1;
-  if (training.precision == core::Precision::kFp16 && !default_scaling) {
-    notes.push_back(without_file("the fp16 loss-scaling settings, so DeepSpeed's defaults apply"));
-  }
+// Why the YAML names a DeepSpeed JSON instead of carrying the plan in its
+// own deepspeed_config keys: those keys carry only the stage, the offload
+// devices and gradient accumulation, and Accelerate 1.15's launcher does not
+// pass offload_*_nvme_path on to DeepSpeed, which then writes its swap files
+// into ./none (accelerate/utils/dataclasses.py, DeepSpeedPlugin; issue 13).
+// With deepspeed_config_file every key of export_deepspeed reaches DeepSpeed.
+void note_script(const DeepSpeedSettings& s, const ExportOptions& options, Notes& instructions) {
+  instructions.push_back(
+      "The Accelerate config points at the DeepSpeed JSON " + options.deepspeed_config_file +
+      " (deepspeed_config_file) so that every DeepSpeed key, the NVMe paths included, reaches DeepSpeed; "
+      "Accelerate's own deepspeed_config keys would drop the NVMe path and the swap-buffer settings.");
+  instructions.push_back("The JSON fixes train_micro_batch_size_per_gpu at " + std::to_string(s.micro_batch) +
+                         ", so the training script's DataLoader must use batches of " +
+                         std::to_string(s.micro_batch) + " per GPU.");
+  instructions.push_back(
+      "Each micro-step runs inside `with accelerator.accumulate(model):`; without it Accelerate marks every "
+      "micro-step an accumulation boundary and DeepSpeed steps the optimizer " +
+      std::to_string(s.gradient_accumulation) + " times per planned step (measured by bench/peers/deepspeed_check).");
+  instructions.push_back(
+      "The JSON names the optimizer, so the training script passes accelerate.utils.DummyOptim to "
+      "accelerator.prepare instead of building its own.");
 }
 
 void emit_deepspeed_config(YAML::Emitter& out, const DeepSpeedSettings& s, const ExportOptions& options) {
   out << YAML::Key << "deepspeed_config" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "gradient_accumulation_steps" << YAML::Value << s.gradient_accumulation;
-  out << YAML::Key << "offload_optimizer_device" << YAML::Value << std::string(to_string(s.optimizer.device));
-  if (s.optimizer.device == OffloadDevice::kNvme) {
-    out << YAML::Key << "offload_optimizer_nvme_path" << YAML::Value << options.nvme_path;
-  }
-  out << YAML::Key << "offload_param_device" << YAML::Value << std::string(to_string(s.param.device));
-  if (s.param.device == OffloadDevice::kNvme) {
-    out << YAML::Key << "offload_param_nvme_path" << YAML::Value << options.nvme_path;
-  }
+  out << YAML::Key << "deepspeed_config_file" << YAML::Value << options.deepspeed_config_file;
   // deepspeed.zero.Init builds the model already partitioned (stage 3 only).
   out << YAML::Key << "zero3_init_flag" << YAML::Value << (s.stage == 3);
-  out << YAML::Key << "zero_stage" << YAML::Value << s.stage;
   out << YAML::EndMap;
 }
 
-// Keys in the order `accelerate config` writes them (alphabetical).
-std::string emit_config(const core::PlanFile& plan, const DeepSpeedSettings& s,
-                        const core::TrainingSpec& training, const ExportOptions& options) {
+// Keys in the order `accelerate config` writes them (alphabetical). No
+// mixed_precision: with a deepspeed_config_file the JSON's fp16/bf16
+// section decides, and Accelerate 1.15 refuses the key beside it
+// ("When using `deepspeed_config_file`, the following accelerate config
+// variables will be ignored: [..., 'mixed_precision']", a ValueError met
+// by bench/peers/deepspeed_check).
+std::string emit_config(const core::PlanFile& plan, const DeepSpeedSettings& s, const ExportOptions& options) {
   YAML::Emitter out;
   out << YAML::Comment("Accelerate config for Stowage plan " + plan.model + " on " + plan.machine +
                        ", training " + plan.training);
@@ -93,8 +54,6 @@ std::string emit_config(const core::PlanFile& plan, const DeepSpeedSettings& s,
   out << YAML::Key << "distributed_type" << YAML::Value << "DEEPSPEED";
   out << YAML::Key << "machine_rank" << YAML::Value << 0;
   out << YAML::Key << "main_training_function" << YAML::Value << "main";
-  out << YAML::Key << "mixed_precision" << YAML::Value
-      << (training.precision == core::Precision::kBf16 ? "bf16" : "fp16");
   out << YAML::Key << "num_machines" << YAML::Value << 1;
   out << YAML::Key << "num_processes" << YAML::Value << s.gpu_count;
   out << YAML::Key << "rdzv_backend" << YAML::Value << "static";
@@ -113,10 +72,10 @@ core::Result<ExportResult> export_accelerate(const core::PlanFile& plan, const c
   core::Result<DeepSpeedSettings> settings = deepspeed_settings(plan, machine, workload, training);
   if (!settings) return std::unexpected(std::move(settings.error()));
   const DeepSpeedSettings& s = *settings;
-  ExportResult result{.text = emit_config(plan, s, training, options), .not_expressible = s.not_expressible};
-  note_offload_tuning(s, result.not_expressible);
-  note_zero_tuning(s, result.not_expressible);
-  note_training(s, training, result.not_expressible);
+  ExportResult result{.text = emit_config(plan, s, options),
+                      .not_expressible = s.not_expressible,
+                      .instructions = s.instructions};
+  note_script(s, options, result.instructions);
   return result;
 }
 

@@ -1,10 +1,10 @@
 // Exports a Stowage plan as a Hugging Face Accelerate config YAML that runs
 // DeepSpeed through Accelerate's DeepSpeed plugin (`accelerate launch
-// --config_file`). The plugin's `deepspeed_config:` keys carry only the
-// ZeRO stage, offload devices and paths and gradient accumulation; the rest
-// of the plan needs `deepspeed_config_file` pointing at export_deepspeed's
-// JSON, and not_expressible says so. Keys: Accelerate 1.15 DeepSpeedPlugin
-// and commands/config/cluster.py (specs-and-conventions.md, Part A3).
+// --config_file`). The YAML's deepspeed_config names export_deepspeed's
+// JSON (deepspeed_config_file, ExportOptions) so that no DeepSpeed key is
+// lost: the plugin's own keys carry only the stage, offload devices and
+// gradient accumulation, and Accelerate's launcher drops the NVMe paths.
+// Keys: Accelerate 1.15 DeepSpeedPlugin and commands/config/cluster.py.
 #pragma once
 
 #include "core/diagnostic.h"
@@ -17,9 +17,9 @@
 namespace stowage::planner {
 
 // The Accelerate config for `plan` (emitted with yaml-cpp). not_expressible
-// holds what DeepSpeed itself cannot express (as export_deepspeed reports)
-// followed by what the plugin cannot carry without a DeepSpeed JSON file.
-// Same inputs and errors as export_deepspeed.
+// is export_deepspeed's: the YAML loses nothing beside it. instructions add
+// what the training script must do under Accelerate. Same inputs and errors
+// as export_deepspeed.
 [[nodiscard]] core::Result<ExportResult> export_accelerate(const core::PlanFile& plan,
                                                            const core::MachineSpec& machine,
                                                            const core::Workload& workload,

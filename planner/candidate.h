@@ -10,6 +10,7 @@
 
 #include "core/machine_spec.h"
 #include "core/policy.h"
+#include "core/schedule.h"
 #include "core/training_spec.h"
 #include "core/workload.h"
 #include "sim/summary.h"
@@ -20,6 +21,10 @@ struct Candidate {
   std::string name;  // "all-gpu" or a description of the choices
   core::Policy policy;
   core::TrainingSpec training;
+  // Memory a target runtime holds beside what the policy's schedule
+  // allocates (DeepSpeed's swap buffer pools, planner/deepspeed_target.h),
+  // per rank; evaluate() adds it to the schedule's resident memory.
+  std::vector<core::MemoryEffect> runtime_pools;
 };
 
 enum class Verdict { kFits, kOverflows, kPruned, kBoundedOut, kInvalid };

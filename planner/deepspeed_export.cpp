@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/policy.h"
+#include "planner/deepspeed_rules.h"
 
 namespace stowage::planner {
 namespace {
@@ -166,7 +167,8 @@ void choose_partial_ratio(const Policy& policy, const TierTally& states, int sta
                     "swapper would swap the GPU share too, so every partition's states go to NVMe.");
     return;
   }
-  out.ratio = static_cast<double>(states.off_gpu()) / static_cast<double>(states.total());
+  out.planned_ratio = static_cast<double>(states.off_gpu()) / static_cast<double>(states.total());
+  out.ratio = out.planned_ratio;  // realised in whole sub-groups by realise_ratio
   const auto first_offloaded = std::ranges::find_if(
       policy.partitions, [](const PartitionPolicy& p) { return p.optimizer_states != Tier::kGpu; });
   const bool gpu_prefix = std::all_of(first_offloaded, policy.partitions.end(), [](const PartitionPolicy& p) {
@@ -223,8 +225,8 @@ OptimizerOffload choose_optimizer_offload(const Policy& policy, const TierTally&
 
 // Parameter offload exists only in stage 3; DeepSpeed offloads every
 // partitioned parameter, so per-partition choices collapse to one device.
-ParamOffload choose_param_offload(const Policy& policy, const std::vector<Partition>& parts, int stage,
-                                  int gpu_count, Notes& notes) {
+ParamOffload choose_param_offload(const Policy& policy, const std::vector<Partition>& parts,
+                                  const core::Workload& workload, int stage, int gpu_count, Notes& notes) {
   const TierTally weights = tally(policy, parts, &PartitionPolicy::param16);
   ParamOffload out;
   if (weights.off_gpu() == 0) return out;
@@ -253,11 +255,12 @@ ParamOffload choose_param_offload(const Policy& policy, const std::vector<Partit
     }
     return out;
   }
-  int64_t largest = 0;
-  for (const Partition& p : parts) largest = std::max(largest, p.params);
-  out.buffer_count = std::max(kDefaultParamBuffers, policy.staging_buffers);
-  // A swap buffer holds the largest partition, aligned to whole aio blocks of 16-bit elements.
-  out.buffer_size = round_up(largest, kAioBlockBytes / 2);
+  out.buffer_count = std::max({kDefaultParamBuffers, policy.staging_buffers,
+                               deepspeed::least_param_buffer_count(workload)});
+  // The swapper moves one parameter per buffer, so a buffer must hold the
+  // largest parameter's partition, aligned to whole aio blocks of 16-bit
+  // elements (deepspeed_rules.h, least_param_buffer_size).
+  out.buffer_size = round_up(deepspeed::least_param_buffer_size(workload, gpu_count, 1), kAioBlockBytes / 2);
   out.max_in_cpu = ceil_div(weights.at(Tier::kCpu), gpu_count);
   if (weights.at(Tier::kCpu) > 0) {
     notes.push_back(of_partitions(weights.count(Tier::kCpu), n) + " keep 16-bit weights in CPU memory and " +
@@ -271,8 +274,29 @@ ParamOffload choose_param_offload(const Policy& policy, const std::vector<Partit
 // stage3.py), Stowage's sub_group_params whole-layer elements. A partial
 // offload splits by sub-group count, so whole-layer plans get about one
 // sub-group per layer instead of DeepSpeed's 1e9, which would make one.
+// Per-rank elements of the optimizer states the plan keeps on the GPU, in
+// DeepSpeed's padded per-rank partitions (deepspeed_rules.h, partition_numels).
+int64_t gpu_state_elements(const Policy& policy, const std::vector<Partition>& parts, const core::Workload& w,
+                           int ranks) {
+  int64_t n = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (policy.partitions[i].optimizer_states != Tier::kGpu) continue;
+    const core::Layer& layer = w.layers()[static_cast<size_t>(parts[i].layer)];
+    if (parts[i].first_param != 0 || parts[i].params != layer.param_count()) {
+      n += ceil_div(parts[i].params, ranks);
+      continue;
+    }
+    for (const core::ParamTensor& t : layer.params) n += ceil_div(t.elements(), ranks);
+  }
+  return n;
+}
+
+// DeepSpeed closes a sub-group once it holds sub_group_size elements
+// (deepspeed_rules.h, sub_group_numels). For a partial offload, a size of
+// exactly the plan's GPU share makes the first sub-group that share, so
+// DeepSpeed's whole-sub-group ratio realises the plan exactly.
 int64_t choose_sub_group_size(const Policy& policy, const core::Workload& workload,
-                              const OptimizerOffload& opt, int gpu_count, Notes& notes) {
+                              const OptimizerOffload& opt, int64_t gpu_elements, int gpu_count, Notes& notes) {
   if (policy.sub_group_params > 0) {
     if (policy.sub_group_params < workload.largest_module_params()) {
       notes.push_back(
@@ -282,27 +306,55 @@ int64_t choose_sub_group_size(const Policy& policy, const core::Workload& worklo
     }
     return ceil_div(policy.sub_group_params, gpu_count);
   }
-  if (opt.ratio < 1.0) return ceil_div(workload.largest_layer_params(), gpu_count);
+  // NVMe: DeepSpeed pins buffer_count swap buffers of the largest
+  // sub-group (deepspeed_rules.h, host_pools), so 1e9-element sub-groups
+  // would pin 4 GB each; layer-sized ones keep the pool near what the plan
+  // budgeted for its NVMe reads.
+  if (opt.planned_ratio < 1.0 && gpu_elements > 0) return gpu_elements;
+  if (opt.device == OffloadDevice::kNvme) return ceil_div(workload.largest_layer_params(), gpu_count);
   return kDefaultSubGroupSize;
+}
+
+// DeepSpeed offloads whole sub-groups (deepspeed_rules.h, partial_offload):
+// keep on the GPU the most leading sub-groups that fit in the plan's GPU
+// share, never more, and say so when that moves the share.
+void realise_ratio(const core::Workload& workload, int64_t planned_gpu_elements, DeepSpeedSettings& s,
+                   Notes& notes) {
+  const std::vector<int64_t> groups = deepspeed::sub_group_numels(workload, s.gpu_count, s.sub_group_size);
+  const double planned_gpu = static_cast<double>(planned_gpu_elements);
+  int keep = 0;
+  int64_t kept = 0;
+  while (keep < static_cast<int>(groups.size()) &&
+         static_cast<double>(kept + groups[static_cast<size_t>(keep)]) <= planned_gpu * (1 + 1e-9)) {
+    kept += groups[static_cast<size_t>(keep++)];
+  }
+  s.optimizer.ratio = deepspeed::ratio_keeping(keep, static_cast<int>(groups.size()));
+  const double realised = deepspeed::partial_offload(groups, s.optimizer.ratio).realised_ratio();
+  if (std::abs(realised - s.optimizer.planned_ratio) > 5e-4) {
+    notes.push_back("The plan keeps " + number(std::round(1000 * (1 - s.optimizer.planned_ratio)) / 10) +
+                    "% of optimizer states on the GPU; DeepSpeed keeps whole sub-groups there, " +
+                    std::to_string(keep) + " of " + std::to_string(groups.size()) + ", which is " +
+                    number(std::round(1000 * (1 - realised)) / 10) + "%.");
+  }
 }
 
 // Queue depth: each partition read ahead brings its four swap tensors, so
 // nvme_prefetch_depth x 4 requests keep the reads of the plan in flight;
 // never below DeepSpeed's default 8, which its aio tuning starts from.
-AioSettings choose_aio(const Policy& policy, const core::MachineSpec& machine, Notes& notes) {
+AioSettings choose_aio(const Policy& policy, const core::MachineSpec& machine, Notes& instructions) {
   AioSettings aio;
   aio.block_size = policy.nvme_block_size.count();
   aio.queue_depth = policy.nvme_queue_depth;
   aio.intra_op_parallelism = 1;
   if (machine.nvme_count > 1) {
-    notes.push_back("DeepSpeed takes one nvme_path, so the machine's " + std::to_string(machine.nvme_count) +
+ instructions.push_back("DeepSpeed takes one nvme_path, so the machine's " + std::to_string(machine.nvme_count) +
                     " NVMe drives must be striped (RAID 0) under it to give the bandwidth the plan assumes.");
   }
   return aio;
 }
 
 // Choices of the plan that live in the training script or nowhere in DeepSpeed.
-void note_training_choices(const Policy& policy, Notes& notes) {
+void note_training_choices(const Policy& policy, Notes& notes, Notes& instructions) {
   if (policy.delayed_update) {
     notes.push_back(
         "DeepSpeed has no key for the one-step delayed parameter update (ZeRO-Offload DPU); it steps "
@@ -312,7 +364,7 @@ void note_training_choices(const Policy& policy, Notes& notes) {
   if (policy.activation_checkpointing) {
     // DeepSpeed's "activation_checkpointing" section only configures
     // deepspeed.checkpointing.checkpoint() calls the model makes itself.
-    notes.push_back(
+    instructions.push_back(
         "The plan checkpoints activations, which the training script switches on (for a Hugging Face "
         "model, model.gradient_checkpointing_enable()); no DeepSpeed key does it.");
   }
@@ -382,8 +434,13 @@ nlohmann::ordered_json zero_json(const DeepSpeedSettings& s, const std::string& 
   nlohmann::ordered_json z = {{"stage", s.stage},
                               {"overlap_comm", true},
                               {"contiguous_gradients", true},
-                              {"sub_group_size", s.sub_group_size}};
+                              {"sub_group_size", s.sub_group_size},
+                              {"reduce_bucket_size", s.reduce_bucket_size}};
   if (s.prefetch_bucket_size) z["stage3_prefetch_bucket_size"] = *s.prefetch_bucket_size;
+  // The workaround for "Not enough buffers 0 for swapping 1" (deepspeed_rules.h).
+  if (const int64_t reuse = deepspeed::max_reuse_distance(s); reuse != deepspeed::kDefaultMaxReuseDistance) {
+    z["stage3_max_reuse_distance"] = reuse;
+  }
   if (s.optimizer.device != OffloadDevice::kNone)
     z["offload_optimizer"] = offload_optimizer_json(s, nvme_path);
   if (s.param.device != OffloadDevice::kNone) z["offload_param"] = offload_param_json(s, nvme_path);
@@ -424,13 +481,18 @@ core::Result<DeepSpeedSettings> deepspeed_settings(const core::PlanFile& plan,
   s.pin_memory = policy.pinned_memory;
   s.optimizer = choose_optimizer_offload(policy, states, s.stage, training, notes);
   note_optimizer_devices(policy, notes);
-  s.param = choose_param_offload(policy, *parts, s.stage, gpus, notes);
-  s.sub_group_size = choose_sub_group_size(policy, workload, s.optimizer, gpus, notes);
+  s.param = choose_param_offload(policy, *parts, workload, s.stage, gpus, notes);
+  const int64_t gpu_elements = gpu_state_elements(policy, *parts, workload, gpus);
+  s.sub_group_size = choose_sub_group_size(policy, workload, s.optimizer, gpu_elements, gpus, notes);
+  if (s.optimizer.planned_ratio < 1.0) realise_ratio(workload, gpu_elements, s, notes);
   if (s.stage == 3) s.prefetch_bucket_size = policy.h2d_prefetch_depth * workload.largest_layer_params();
+  // A layer's gradients per bucket, as Stowage's schedule drains them,
+  // instead of DeepSpeed's 5e8 elements (deepspeed_rules.h, runtime_pools).
+  s.reduce_bucket_size = std::min(s.reduce_bucket_size, workload.largest_layer_params());
   if (s.optimizer.device == OffloadDevice::kNvme || s.param.device == OffloadDevice::kNvme) {
-    s.aio = choose_aio(policy, machine, notes);
+    s.aio = choose_aio(policy, machine, s.instructions);
   }
-  note_training_choices(policy, notes);
+  note_training_choices(policy, notes, s.instructions);
   s.initial_scale_power = choose_initial_scale_power(training, notes);
   return s;
 }
@@ -456,7 +518,7 @@ core::Result<ExportResult> export_deepspeed(const core::PlanFile& plan, const co
                 {"single_submit", false},
                 {"overlap_events", true}};
   }
-  return ExportResult{.text = j.dump(2) + "\n", .not_expressible = s.not_expressible};
+  return ExportResult{.text = j.dump(2) + "\n", .not_expressible = s.not_expressible, .instructions = s.instructions};
 }
 
 }  // namespace stowage::planner

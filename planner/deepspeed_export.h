@@ -24,13 +24,21 @@ struct ExportOptions {
   // Directory on the NVMe device(s) for DeepSpeed's swap files, e.g.
   // "/local_nvme" (DeepSpeed's documented example path).
   std::string nvme_path = "/local_nvme";
+  // Accelerate only: the DeepSpeed JSON (export_deepspeed's text) that the
+  // YAML's deepspeed_config_file names, e.g. "run/acc.deepspeed.json".
+  std::string deepspeed_config_file = "deepspeed.json";
 };
 
 struct ExportResult {
   std::string text;  // the configuration file, ready to write
   // One plain sentence per thing in the plan the format cannot express,
-  // naming the setting the file uses instead. Empty when the file is exact.
+  // naming the setting the file uses instead. Empty when the file runs the
+  // plan as planned.
   std::vector<std::string> not_expressible;
+  // What the user must do beside the file for the run to be the plan's
+  // (switch on checkpointing in the script, stripe the drives); these do
+  // not change the plan.
+  std::vector<std::string> instructions;
 };
 
 enum class OffloadDevice { kNone, kCpu, kNvme };
@@ -41,6 +49,10 @@ struct OptimizerOffload {
   // Fraction of parameters whose optimizer runs on the CPU (DeepSpeed's
   // Twin-Flow partial offload); < 1 only with stage 3 and device cpu.
   double ratio = 1.0;
+  // The share of optimizer-state elements the plan offloads; ratio is what
+  // DeepSpeed is told so that its whole sub-groups come as close as they
+  // can without putting more on the GPU (planner/deepspeed_rules.h).
+  double planned_ratio = 1.0;
   int buffer_count = 4;         // pinned NVMe swap buffers, each one tensor of a sub-group
   bool pipeline_read = false;   // read the next sub-group while this one steps (NVMe)
   bool pipeline_write = false;  // write the last sub-group back while this one steps (NVMe)
@@ -74,9 +86,13 @@ struct DeepSpeedSettings {
   // Elements of one rank's optimizer sub-group; DeepSpeed's default 1e9.
   int64_t sub_group_size = 1'000'000'000;
   std::optional<int64_t> prefetch_bucket_size;  // stage 3: 16-bit elements fetched ahead
+  // 16-bit gradient elements per reduce bucket on the GPU; DeepSpeed's
+  // default 5e8 (2 GB in two buckets with stages 1 and 2).
+  int64_t reduce_bucket_size = 500'000'000;
   std::optional<AioSettings> aio;               // present when anything is on NVMe
   int initial_scale_power = 16;                 // fp16: log2 of training.loss_scaling.initial_scale
   std::vector<std::string> not_expressible;     // as in ExportResult
+  std::vector<std::string> instructions;        // as in ExportResult
 };
 
 // Chooses the DeepSpeed settings for `plan`. `workload` is the plan's model

@@ -40,6 +40,10 @@ Evaluation evaluate(const Candidate& candidate, const core::MachineSpec& machine
     e.reason = schedule.error().front().what;
     return e;
   }
+  for (const core::MemoryEffect& pool : candidate.runtime_pools) {
+    schedule->resident[static_cast<size_t>(pool.tier)] += pool.bytes;
+    schedule->resident_items.push_back(pool);
+  }
   const sim::Prediction p = sim::simulate(*schedule, machine);
   e.summary = p.summary;
   for (const core::Op& op : schedule->ops) {

@@ -1,8 +1,10 @@
 #include "planner/search.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
+#include "planner/deepspeed_target.h"
 #include "planner/memory_floor.h"
 #include "planner/step_bound.h"
 
@@ -53,6 +55,28 @@ std::string describe(const Candidate& c, int gpu_states, int cpu_states, int nvm
   if (p.delayed_update) s += ", delayed update";
   s += ", prefetch " + std::to_string(p.h2d_prefetch_depth);
   return s;
+}
+
+// A candidate's name from its partitions, for candidates a target rewrote.
+std::string describe(const Candidate& c) {
+  std::array<int, 3> states{};
+  for (const PartitionPolicy& p : c.policy.partitions) ++states[static_cast<size_t>(p.optimizer_states)];
+  return describe(c, states[0], states[1], states[2]);
+}
+
+// The candidates as `target` runs them, each once.
+std::vector<Candidate> as_run_by(Target target, std::vector<Candidate> candidates, const core::MachineSpec& machine,
+                                 const core::ModelSpec& model) {
+  if (target == Target::kStowage) return candidates;
+  std::vector<Candidate> out;
+  std::set<std::string> seen;
+  for (const Candidate& c : candidates) {
+    std::optional<Candidate> run = as_run_by(target, c, machine, model);
+    if (!run) continue;
+    run->name = describe(*run);
+    if (seen.insert(run->name).second) out.push_back(std::move(*run));
+  }
+  return out;
 }
 
 // Partition j keeps its optimizer on the GPU when j < on_gpu. The lowest
@@ -148,8 +172,8 @@ Candidate with_sub_groups(const Candidate& c, const core::Workload& w, int64_t g
 constexpr int kRefinements = 5;
 
 template <class Consider, class GoOn>
-void refine(PlanResult& result, const core::MachineSpec& machine, const core::ModelSpec& model, Consider& consider,
-            GoOn& go_on) {
+void refine(PlanResult& result, const core::MachineSpec& machine, const core::ModelSpec& model, Target target,
+            Consider& consider, GoOn& go_on) {
   if (!result.best || result.best->candidate.policy.partitions.empty()) return;
   const Candidate best = result.best->candidate;
   const core::Workload w(model, best.training.sequence_length);
@@ -163,6 +187,15 @@ void refine(PlanResult& result, const core::MachineSpec& machine, const core::Mo
   }
   const bool offloads = std::any_of(best.policy.partitions.begin(), best.policy.partitions.end(),
                                     [](const PartitionPolicy& p) { return p.optimizer == OptimizerDevice::kCpu; });
+  // DeepSpeed's sub-groups hold whole tensors and it has no speculative
+  // update: only the buffer counts are variants it can run.
+  if (target != Target::kStowage) {
+    for (const Candidate& c : variants) {
+      if (!go_on()) return;
+      if (std::optional<Candidate> run = as_run_by(target, c, machine, model)) consider(evaluate(*run, machine, model));
+    }
+    return;
+  }
   if (offloads && best.policy.sub_group_params == 0) {
     for (int64_t parts : {2, 4}) variants.push_back(with_sub_groups(best, w, (w.largest_layer_params() + parts - 1) / parts));
   }
@@ -262,7 +295,12 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
   };
   {
     const core::Workload w(model, training.sequence_length);
-    const std::vector<Candidate> baselines = baseline_candidates(machine, w, training);
+    std::vector<Candidate> baselines = baseline_candidates(machine, w, training);
+    // DeepSpeed has no delayed update: that baseline is zero-offload again.
+    if (options.target != Target::kStowage) {
+      std::erase_if(baselines, [](const Candidate& c) { return c.policy.delayed_update; });
+      for (Candidate& c : baselines) c = as_run_by(options.target, c, machine, model).value_or(c);
+    }
     most = static_cast<int>(baselines.size());
     for (const Candidate& c : baselines) {
       if (!go_on()) return result;
@@ -273,7 +311,7 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
   }
   std::vector<Bounded> open;  // candidates that may fit, to simulate in order of promise
   const core::Workload w(model, training.sequence_length);  // the shapes keep the sequence length
-  for (Candidate& c : search_space(machine, model, training, options)) {
+  for (Candidate& c : as_run_by(options.target, search_space(machine, model, training, options), machine, model)) {
     // What rests on the tiers, a floor that needs no lowering, rules out
     // much of what cannot fit before anything is lowered.
     if (std::optional<Evaluation> pruned = too_big(c, machine, resting_floor(c, machine, w), have)) {
@@ -306,7 +344,7 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
     if (!go_on()) return result;
     consider(evaluate(b.candidate, machine, model));
   }
-  refine(result, machine, model, consider, go_on);
+  refine(result, machine, model, options.target, consider, go_on);
   return result;
 }
 

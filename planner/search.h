@@ -13,6 +13,7 @@
 #include "core/model_spec.h"
 #include "core/training_spec.h"
 #include "planner/candidate.h"
+#include "planner/target.h"
 
 namespace stowage::planner {
 
@@ -26,6 +27,11 @@ struct SearchOptions {
   // search there (PlanResult::cancelled), keeping what it found. For a GUI's
   // progress bar and cancel button; may be empty.
   std::function<bool(int done, int most)> progress;
+  // Who will run the plan. For DeepSpeed and Accelerate every candidate is
+  // replaced by the plan that runtime really runs for it (with its buffer
+  // pools, planner/deepspeed_target.h), so the chosen plan exports as it
+  // was predicted; variants it cannot express are not tried.
+  Target target = Target::kStowage;
 };
 
 struct PlanResult {

@@ -303,22 +303,88 @@ TEST(CliPlan, OneTrillionOnTheDgx2SaysWhy) {
   EXPECT_TRUE(fits || why) << o.out;
 }
 
-// The check: the exported DeepSpeed config parses as JSON and
-// carries the plan's choices.
+// The exported DeepSpeed config of a plan made for DeepSpeed parses as JSON,
+// carries the plan's choices and is exported as planned (exit 0).
 TEST(CliExport, DeepSpeedJsonParsesAndCarriesThePlan) {
   const TempDir dir;
   const std::string plan = dir.file("plan.yaml");
-  ASSERT_EQ(stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "-o", plan}).code, kExitOk);
+  ASSERT_EQ(stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "--target",
+                     "deepspeed", "-o", plan})
+                .code,
+            kExitOk);
   const Outcome o = stowage({"export", "deepspeed", plan});
   ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.err.find("DeepSpeed runs this plan as planned"), std::string::npos) << o.err;
   const nlohmann::json ds = nlohmann::json::parse(o.out);
   EXPECT_EQ(ds["zero_optimization"]["stage"], 3);
-  EXPECT_EQ(ds["zero_optimization"]["offload_param"]["device"], "cpu");
   EXPECT_TRUE(ds.contains("aio"));
   EXPECT_FALSE(ds["aio"].contains("thread_count"));
   const Outcome acc = stowage({"export", "accelerate", plan});
   ASSERT_EQ(acc.code, kExitOk) << acc.err;
   EXPECT_NE(acc.out.find("distributed_type: DEEPSPEED"), std::string::npos);
+  EXPECT_NE(acc.out.find("deepspeed_config_file: deepspeed.json"), std::string::npos) << acc.out;
+}
+
+// The check: the default plan (made for Stowage's executor) is one
+// DeepSpeed cannot run as planned, so export refuses it (exit 65), writes
+// nothing, lists the differences and prints what DeepSpeed would run;
+// --lossy exports it and prints both step times.
+TEST(CliExport, PlanDeepSpeedCannotRunIsRefusedWithItsPredictedTime) {
+  const TempDir dir;
+  const std::string plan = dir.file("plan.yaml");
+  const std::string json = dir.file("ds.json");
+  ASSERT_EQ(stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "-o", plan}).code,
+            kExitOk);
+  const Outcome refused = stowage({"export", "deepspeed", plan, "-o", json});
+  EXPECT_EQ(refused.code, kExitBadInput) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(json));
+  EXPECT_NE(refused.err.find("cannot run this plan as planned"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("  - "), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("exported (what deepspeed runs): "), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find(" s per step; peak gpu"), std::string::npos) << refused.err;
+  const Outcome lossy = stowage({"export", "deepspeed", plan, "-o", json, "--lossy"});
+  ASSERT_EQ(lossy.code, kExitOk) << lossy.err;
+  EXPECT_TRUE(std::filesystem::exists(json));
+  EXPECT_NE(lossy.err.find("planned (Stowage's executor):  "), std::string::npos) << lossy.err;
+  EXPECT_NE(lossy.err.find("exported (what deepspeed runs): "), std::string::npos) << lossy.err;
+}
+
+// --convention deepspeed lists the buffers DeepSpeed's runtime allocates
+// beside its estimator, from the rules the exporter uses.
+TEST(CliMemory, DeepSpeedConventionListsRuntimePools) {
+  const Outcome o = stowage({"memory", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "--placement",
+                             "zero-infinity", "--convention", "deepspeed", "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  const nlohmann::json& pools = j["placements"][0]["deepspeed_runtime_pools"];
+  ASSERT_TRUE(pools.is_array());
+  EXPECT_TRUE(std::ranges::any_of(pools, [](const nlohmann::json& p) { return p["name"] == "optimizer swap buffers"; }))
+      << pools.dump();
+  const Outcome own = stowage({"memory", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b",
+                               "--placement", "zero-infinity", "--json"});
+  EXPECT_FALSE(nlohmann::json::parse(own.out)["placements"][0].contains("deepspeed_runtime_pools"));
+}
+
+// Accelerate with -o writes the YAML and, beside it, the DeepSpeed JSON the
+// YAML names, so no DeepSpeed key (the NVMe path included) is lost.
+TEST(CliExport, AccelerateWritesTheJsonItPointsAt) {
+  const TempDir dir;
+  const std::string plan = dir.file("plan.yaml");
+  ASSERT_EQ(stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "--target",
+                     "accelerate", "-o", plan})
+                .code,
+            kExitOk);
+  const std::string yaml = dir.file("acc.yaml");
+  const Outcome o = stowage({"export", "accelerate", plan, "-o", yaml, "--nvme-path", "/mnt/nvme0"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const std::string json = dir.file("acc.deepspeed.json");
+  ASSERT_TRUE(std::filesystem::exists(json));
+  std::ifstream yaml_in(yaml);
+  const std::string text((std::istreambuf_iterator<char>(yaml_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("deepspeed_config_file: " + json), std::string::npos) << text;
+  std::ifstream json_in(json);
+  const nlohmann::json ds = nlohmann::json::parse(json_in);
+  EXPECT_EQ(ds["zero_optimization"]["offload_optimizer"]["nvme_path"], "/mnt/nvme0");
 }
 
 TEST(CliWhatif, AddingDrivesShowsBothSides) {
