@@ -80,7 +80,19 @@ void fit_optimizer(const std::vector<MeasuredRun>& runs, const core::MachineSpec
     return op.kind == core::OpKind::kOptimizer ? static_cast<double>(op.params) : 0.0;
   });
   if (p.x.empty()) return;
-  const LineFit f = least_squares(p.x, p.y);
+  // The optimizer model has no fixed cost per op, so the line goes through
+  // the origin with the slope that makes the lane's total time right:
+  // sum(duration) / sum(params), the weighted least-squares slope when each
+  // op's error grows with its size.
+  double sx = 0, sy = 0;
+  for (size_t i = 0; i < p.x.size(); ++i) {
+    sx += p.x[i];
+    sy += p.y[i];
+  }
+  LineFit f{.intercept = 0, .slope = sy / sx, .ops = static_cast<int>(p.x.size()), .rms_residual = 0};
+  double ss = 0;
+  for (size_t i = 0; i < p.x.size(); ++i) ss += (p.y[i] - f.slope * p.x[i]) * (p.y[i] - f.slope * p.x[i]);
+  f.rms_residual = std::sqrt(ss / static_cast<double>(p.x.size()));
   if (f.slope <= 0) return;
   // The model spreads an optimizer op over the cores it may use; the fitted
   // rate per parameter is the whole op's.

@@ -16,6 +16,7 @@
 #include "core/calibration_reader.h"
 #include "core/text_file.h"
 #include "core/trace_reader.h"
+#include "planner/sustained_write.h"
 #include "sim/simulator.h"
 
 namespace stowage::cli {
@@ -53,6 +54,7 @@ int run_calibrate(const Context& context, const CalibrateArgs& a) {
   const core::ProfileCatalog catalog = context.catalog();
   auto machine = catalog.machine(a.machine);
   if (!machine) return report(context, machine.error());
+  planner::assume_sustained_write(*machine);  // as `stowage run` predicts (profile_inputs.cpp)
   auto machine_path = catalog.locate(core::ProfileKind::kMachine, a.machine);
   if (!machine_path) return report(context, machine_path.error());
   auto machine_text = core::read_text_file(*machine_path, core::kMaxProfileBytes);

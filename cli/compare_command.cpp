@@ -13,6 +13,7 @@
 #include "cli/exit_codes.h"
 #include "cli/text_table.h"
 #include "core/trace_reader.h"
+#include "planner/sustained_write.h"
 #include "sim/simulator.h"
 
 namespace stowage::cli {
@@ -138,6 +139,8 @@ int run_compare(const Context& context, const CompareArgs& a) {
   } else {
     auto machine = context.catalog().machine(a.machine);
     if (!machine) return report(context, machine.error());
+    // As `stowage run` and `simulate` take the machine (profile_inputs.cpp).
+    planner::assume_sustained_write(*machine);
     predicted.schedule = measured->schedule;
     predicted.timeline = sim::simulate(predicted.schedule, *machine).timeline;
     predicted_name = "the simulation on " + a.machine;

@@ -47,7 +47,7 @@ int run_profile(const Context& context, const ProfileArgs& a) {
       return kExitCannotWrite;
     }
   }
-  probe::ProfileWriterOptions writer{.name = "This machine", .device_memory = 0, .optimizer_threads = a.threads};
+  probe::ProfileWriterOptions writer{.name = "This machine", .device_memory = 0, .optimizer_threads = a.threads, .quick = a.quick};
   if (!a.device_memory.empty()) {
     auto cap = core::parse_bytes(a.device_memory);
     if (!cap || cap->count() <= 0) {

@@ -19,7 +19,8 @@ std::vector<int> counts(int cores) {
 int adam_probe_steps(const ProbeOptions&, int cores) { return static_cast<int>(counts(cores).size()); }
 
 void probe_adam(const ProbeOptions& o, Measurements& m, const Tick& tick) {
-  const size_t n = o.depth == Depth::kQuick ? size_t{2} << 20 : size_t{8} << 20;
+  // 16 M parameters: 256 MB of fp32 state and gradients, past any cache.
+  const size_t n = o.depth == Depth::kQuick ? size_t{16} << 20 : size_t{32} << 20;
   std::vector<float> master(n, 0.5f), grad(n, 1e-3f), mom(n, 0.0f), var(n, 0.0f);
   std::vector<uint16_t> p16(n, 0);
   const executor::AdamHyper hyper{};

@@ -48,7 +48,7 @@ struct Measurements {
   int64_t disk_capacity = 0;
   std::vector<DiskRate> disk;
   double disk_request_seconds = 0;        // one 4 KiB O_DIRECT read at depth 1
-  std::optional<double> disk_write_after_cache;  // write rate in the last quarter of a long write, when slower
+  std::optional<double> disk_write_after_cache;  // write rate in the last quarter of a long 1 MiB x1 write
   double seconds = 0;  // the whole profile's wall time
 };
 

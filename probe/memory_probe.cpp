@@ -19,14 +19,14 @@ namespace {
 // optimizer's own mix, with just enough arithmetic to keep it honest.
 void adam_pattern(float* master, float* m, float* v, const uint16_t* grad, uint16_t* p16, size_t begin,
                   size_t end) {
+  // Multiplies and adds only, no divide: the pass must be bound by memory,
+  // not by arithmetic, so that it measures the memory system.
   for (size_t i = begin; i < end; ++i) {
-    const float g = static_cast<float>(grad[i]) * 1e-5f;
+    const float g = static_cast<float>(grad[i]);
     m[i] = 0.9f * m[i] + 0.1f * g;
     v[i] = 0.999f * v[i] + 0.001f * g * g;
-    master[i] -= 1e-3f * m[i] / (v[i] + 1e-8f);
-    uint32_t bits = 0;
-    std::memcpy(&bits, &master[i], sizeof bits);
-    p16[i] = static_cast<uint16_t>(bits >> 16);
+    master[i] -= 1e-3f * m[i] - 1e-6f * v[i];
+    p16[i] = static_cast<uint16_t>(static_cast<int32_t>(master[i]));
   }
 }
 
@@ -57,7 +57,7 @@ double copy_rate(char* dst, const char* src, int64_t bytes, int repeats) {
 }
 
 std::vector<int64_t> copy_sizes(Depth d) {
-  if (d == Depth::kQuick) return {int64_t{4} << 20, int64_t{64} << 20};
+  if (d == Depth::kQuick) return {int64_t{4} << 20, int64_t{256} << 20};
   return {int64_t{256} << 10, int64_t{4} << 20, int64_t{16} << 20, int64_t{64} << 20, int64_t{256} << 20};
 }
 
@@ -78,8 +78,8 @@ void probe_memory(const ProbeOptions& o, Measurements& m, const Tick& tick) {
   const bool quick = o.depth == Depth::kQuick;
   const int repeats = quick ? 3 : 5;
   {
-    // 8 M parameters: 224 MB per pass, far past any cache.
-    Arrays a(quick ? size_t{4} << 20 : size_t{8} << 20);
+    // 16 M parameters: 448 MB per pass, far past any cache.
+    Arrays a(quick ? size_t{16} << 20 : size_t{32} << 20);
     for (int t : thread_counts(m.cores)) {
       m.dram_adam_pattern.push_back({.threads = t, .rate = adam_pattern_rate(a, t, repeats)});
       tick("host memory, Adam access pattern");

@@ -31,6 +31,13 @@ double rate_at_threads(const std::vector<ThreadRate>& rates, int threads) {
   return rates.empty() ? 0 : rates.front().rate;
 }
 
+// Host memory bandwidth as the optimizer ops count it (28 B per
+// parameter): the best Adam-pattern pass, or the executor's CPU Adam itself
+// when that moved its bytes faster (the real kernel then proves the rate).
+double dram_rate(const Measurements& m) {
+  return std::max({1e9, best_rate(m.dram_adam_pattern), 28.0 * best_rate(m.adam_params)});
+}
+
 // The rate of the largest copy: what a partition-sized transfer sees.
 double copy_rate(const Measurements& m) {
   const auto& copies = m.locked && !m.memcpy_locked.empty() ? m.memcpy_locked : m.memcpy_pageable;
@@ -85,7 +92,7 @@ std::string measurement_comments(const Measurements& m) {
     for (const DiskRate& d : m.disk)
       s += " " + num(static_cast<double>(d.block) / 1024.0) + " KiB x" + std::to_string(d.depth) + ": " + gbs(d.read) + " / " + gbs(d.write) + ";";
     s += "\n#   one 4 KiB read: " + num(m.disk_request_seconds * 1e6) + " us\n";
-    if (m.disk_write_after_cache) s += "#   write rate after the cache filled: " + gbs(*m.disk_write_after_cache) + "\n";
+    if (m.disk_write_after_cache) s += "#   last quarter of a long 1 MiB write: " + gbs(*m.disk_write_after_cache) + "\n";
   }
   return s;
 }
@@ -114,7 +121,7 @@ std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptio
   const double gemm = gemm_rate(m);
   std::string s = "format: stowage/machine/v1\n";
   s += "label: " + o.name + " (CPU backend), measured by stowage profile\n";
-  s += "source: stowage profile" + std::string(m.seconds < 60 ? " --quick" : "") + "; the measurements are listed below\n";
+  s += "source: stowage profile" + std::string(o.quick ? " --quick" : "") + "; the measurements are listed below\n";
   s += measurement_comments(m);
   s += "gpu:\n  label: CPU backend device (host memory under a cap, OpenBLAS sgemm)\n";
   s += "  source: measured (median sgemm rate of the shapes above; largest memcpy)\n";
@@ -126,7 +133,7 @@ std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptio
   s += "host:\n  label: this machine's host\n  source: measured (best Adam-pattern bandwidth over thread counts)\n";
   s += "  cpu_cores: " + std::to_string(m.cores) + "\n";
   s += "  dram: " + std::to_string(std::max<int64_t>(m.dram_bytes, int64_t{1} << 30)) + " B\n";
-  s += "  dram_bandwidth: " + num(std::max(1e9, best_rate(m.dram_adam_pattern))) + "\n";
+  s += "  dram_bandwidth: " + num(dram_rate(m)) + "\n";
   s += "  pcie_lanes: 16\n  pcie_generation: 4\n";
   const DiskRate* d = disk_rate(m);
   if (d != nullptr) {
@@ -136,8 +143,10 @@ std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptio
     s += "  capacity: " + std::to_string(std::max<int64_t>(m.disk_capacity, 1'000'000'000)) + " B\n";
     s += "  sequential_read: " + num(std::max(10e6, d->read)) + "\n";
     s += "  sequential_write: " + num(std::max(10e6, d->write)) + "\n";
-    if (m.disk_write_after_cache && *m.disk_write_after_cache < d->write)
-      s += "  sustained_write: " + num(std::max(10e6, *m.disk_write_after_cache)) + "\n";
+    // Always written, so nothing assumes a share of the burst rate
+    // (planner/sustained_write.h): the long write's tail, at most the burst.
+    const double tail = m.disk_write_after_cache ? *m.disk_write_after_cache : d->write;
+    s += "  sustained_write: " + num(std::max(10e6, std::min(d->write, tail))) + "\n";
     s += "  endurance: 600 TB\n  pcie_generation: 4\n  pcie_lanes: 4\n";
     s += "nvme_count: 1\n";
   } else {

@@ -18,6 +18,7 @@ struct ProfileWriterOptions {
   std::string name;          // written into label
   int64_t device_memory = 0;  // the capped arena; 0: half the DRAM
   int optimizer_threads = 1;  // the executor's --threads the profile is for
+  bool quick = false;         // measured with --quick (said in `source`)
 };
 
 // The calibration the measurements imply for the CPU backend.

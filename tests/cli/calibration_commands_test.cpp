@@ -50,6 +50,15 @@ TEST_F(CalibrationCommands, ATraceAgainstItselfHasNoError) {
   EXPECT_NE(text.out.find("error +0.0%"), std::string::npos) << text.out;
 }
 
+// The trace's own ops simulated again on the machine it was predicted for
+// give the same timeline: what --machine predicts is what `simulate` did.
+TEST_F(CalibrationCommands, PredictingATraceAgainOnItsMachineHasNoError) {
+  const std::string t = trace();
+  const auto r = stowage({"compare", "--machine", "workstation-24gb-1nvme", t, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["step_error"].get<double>(), 0) << r.out;
+}
+
 // Every cpu.optim op twice as long in the "measured" file: compare names
 // that lane as the most wrong.
 TEST_F(CalibrationCommands, ALaneSlowedTwiceIsNamed) {
