@@ -17,6 +17,7 @@ struct Points {
 
 double seconds(const core::OpSpan& s) { return static_cast<double>(s.end - s.start) * 1e-9; }
 
+// Layer passes only: the device optimizer and the gradient check have fits of their own.
 bool is_compute(core::OpKind k) {
   return k == core::OpKind::kForward || k == core::OpKind::kBackward || k == core::OpKind::kRecompute;
 }
@@ -127,6 +128,44 @@ void fit_nvme(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, 
   r.notes.push_back(note("nvme.read, nvme.write: nvme_efficiency (on busy time)", ops, 0));
 }
 
+// Gradient checks on either lane: bytes scanned over time, summed.
+void fit_grad_check(const std::vector<MeasuredRun>& runs, FitReport& r) {
+  double bytes = 0, secs = 0;
+  int ops = 0;
+  for (const MeasuredRun& run : runs) {
+    for (const core::Op& op : run.schedule->ops) {
+      if (op.kind != core::OpKind::kGradCheck || op.bytes.count() <= 0) continue;
+      bytes += op.bytes.as_double();
+      secs += seconds(run.timeline->spans[static_cast<size_t>(op.id)]);
+      ++ops;
+    }
+  }
+  if (ops == 0 || secs <= 0) return;
+  r.params.grad_check_rate = core::BytesPerSecond(bytes / secs);
+  r.notes.push_back(note("grad_check: grad_check_rate", ops, 0));
+}
+
+// The optimizer on the device lane (all on the device): the HBM roofline's
+// memory term, bytes / (memory_bandwidth x hbm_efficiency), through the
+// origin. The fitted efficiency also prices the memory term of the
+// forward and backward ops, which on the CPU backend stays below their
+// compute term.
+void fit_device_optimizer(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, FitReport& r) {
+  double bytes = 0, secs = 0;
+  int ops = 0;
+  for (const MeasuredRun& run : runs) {
+    for (const core::Op& op : run.schedule->ops) {
+      if (op.lane != Lane::kGpuCompute || op.kind != core::OpKind::kOptimizer) continue;
+      bytes += op.bytes.as_double();
+      secs += std::max(0.0, seconds(run.timeline->spans[static_cast<size_t>(op.id)]) - r.params.compute_overhead.value());
+      ++ops;
+    }
+  }
+  if (ops == 0 || secs <= 0 || bytes <= 0) return;
+  r.params.hbm_efficiency = std::clamp(bytes / secs / m.gpu.memory_bandwidth.value(), 1e-4, 4.0);
+  r.notes.push_back(note("gpu.compute optimizer: hbm_efficiency", ops, 0));
+}
+
 }  // namespace
 
 LineFit least_squares(const std::vector<double>& x, const std::vector<double>& y) {
@@ -175,10 +214,12 @@ LineFit least_squares(const std::vector<double>& x, const std::vector<double>& y
 FitReport fit_cost_parameters(const std::vector<MeasuredRun>& runs, const core::MachineSpec& machine,
                               const core::CostParameters& start) {
   FitReport r{.params = start, .notes = {}};
+  fit_device_optimizer(runs, machine, r);  // first: it takes the fixed cost per op as given
   fit_compute(runs, machine, r);
   fit_pcie(runs, r);
   fit_optimizer(runs, machine, r);
   fit_nvme(runs, machine, r);
+  fit_grad_check(runs, r);
   return r;
 }
 

@@ -4,7 +4,9 @@
 // pcie.h2d, pcie.d2h: latency + bytes / rate; cpu.optim: params x s). The
 // NVMe lanes run several requests at once, so their single efficiency is
 // fitted on the lanes' busy time instead (reads and writes share the drive,
-// as the NVMe model has it). Lanes a trace does not use keep their values.
+// as the NVMe model has it); the gradient checks and the device's optimizer
+// ops get a rate each (summed bytes over summed time). Lanes a trace does
+// not use keep their values.
 #pragma once
 
 #include <string>

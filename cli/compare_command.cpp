@@ -7,11 +7,14 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <sstream>
 
 #include "calibration/compare.h"
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "cli/output_file.h"
 #include "cli/text_table.h"
+#include "core/chrome_trace.h"
 #include "core/trace_reader.h"
 #include "planner/sustained_write.h"
 #include "sim/simulator.h"
@@ -24,6 +27,7 @@ using core::Lane;
 struct CompareArgs {
   std::vector<std::string> traces;
   std::string machine;
+  std::string predicted_trace;  // with --machine: write the prediction made here
   bool as_json = false;
 };
 
@@ -127,6 +131,16 @@ int run_compare(const Context& context, const CompareArgs& a) {
     *context.err << "error: give PREDICTED.json MEASURED.json, or --machine M and one MEASURED.json\n";
     return kExitUsage;
   }
+  if (!a.predicted_trace.empty()) {
+    if (a.machine.empty()) {
+      *context.err << "error: --predicted-trace needs --machine (it writes the prediction made here)\n";
+      return kExitUsage;
+    }
+    if (auto checked = check_output_path(a.predicted_trace); !checked) {
+      report(context, checked.error());
+      return kExitCannotWrite;
+    }
+  }
   auto measured = core::load_recorded_trace(a.traces.back());
   if (!measured) return report(context, measured.error());
   core::RecordedTrace predicted;
@@ -144,6 +158,16 @@ int run_compare(const Context& context, const CompareArgs& a) {
     predicted.schedule = measured->schedule;
     predicted.timeline = sim::simulate(predicted.schedule, *machine).timeline;
     predicted_name = "the simulation on " + a.machine;
+    if (!a.predicted_trace.empty()) {
+      std::ostringstream text;
+      core::write_chrome_trace(predicted.schedule, predicted.timeline,
+                               {.title = "predicted on " + machine->name + ": " + measured->title, .source = "predicted"},
+                               text);
+      if (core::Diagnostics d = write_file_atomically(a.predicted_trace, text.str()); !d.empty()) {
+        report(context, d);
+        return kExitCannotWrite;
+      }
+    }
   }
   auto c = calibration::compare(predicted.schedule, predicted.timeline, measured->schedule, measured->timeline,
                                 predicted_name, a.traces.back());
@@ -165,6 +189,8 @@ CommandBody add_compare_command(CLI::App& app, Context& context) {
       ->required()
       ->check(CLI::ExistingFile);
   sub->add_option("--machine", a->machine, "Predict here: simulate the measured trace's ops on this machine profile");
+  sub->add_option("--predicted-trace", a->predicted_trace,
+                  "With --machine: write the prediction as a trace (to open beside the measured one in the GUI)");
   sub->add_flag("--json", a->as_json, "Print JSON (format stowage/compare/v1)");
   return [&context, a]() { return run_compare(context, *a); };
 }

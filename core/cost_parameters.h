@@ -55,6 +55,12 @@ struct CostParameters {
   // Cores one optimizer op runs on (the executor's --threads); 0: all the
   // host's cores, as DeepSpeed's CPU Adam uses them.
   int optimizer_threads = 0;
+  // The step's gradient check (overflow and global norm) on either lane:
+  // bytes of gradients scanned per second. Unset: the op's FLOPs (2 per
+  // parameter) at the lane's compute rate and its bytes through memory,
+  // as for any op of its lane. Measured where set: the CPU backend's check
+  // is a single-threaded pass far slower than that roofline.
+  std::optional<BytesPerSecond> grad_check_rate;
   // Ring collectives: per-step latency and bus efficiency over NVLink/PCIe
   // (NCCL tests' busbw: ~80 % of link rate).
   Seconds comm_latency{20e-6};

@@ -24,7 +24,14 @@ Capacities capacities_for(const ModelContext& c) {
   return cap;
 }
 
+std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext& c) {
+  if (op.kind != core::OpKind::kGradCheck || !c.params.grad_check_rate) return std::nullopt;
+  const core::Seconds t(op.bytes.as_double() / c.params.grad_check_rate->value());
+  return Demand{.fixed = std::max<core::SimTime>(1, to_sim_time(t))};
+}
+
 Demand demand_of(const core::Op& op, const ModelContext& c) {
+  if (std::optional<Demand> check = measured_grad_check(op, c)) return *check;
   switch (op.lane) {
     case core::Lane::kGpuCompute: return gpu_compute_demand(op, c);
     case core::Lane::kPcieH2d:

@@ -8,6 +8,16 @@
 namespace stowage::calibration {
 namespace {
 
+// Made with the device doing the optimizer (all on the device) at a known
+// HBM efficiency: the fit finds it from those ops alone.
+TEST(Fit, RecoversTheDeviceOptimizersMemoryEfficiency) {
+  core::CostParameters truth;
+  truth.hbm_efficiency = 0.05;  // slow enough that the memory term rules the optimizer op
+  const testing::Simulated measured = testing::simulated(truth, 2, core::StandardPlacement::kAllGpu);
+  const FitReport r = fit_cost_parameters({{&measured.schedule, &measured.timeline}}, measured.machine, {});
+  EXPECT_NEAR(r.params.hbm_efficiency, 0.05, 0.05 * 0.05);
+}
+
 TEST(LeastSquares, RecoversALine) {
   // y = 2 + 3x exactly: intercept 2, slope 3, no residual.
   const LineFit f = least_squares({1, 2, 3, 4}, {5, 8, 11, 14});
@@ -34,6 +44,7 @@ TEST(Fit, RecoversTheParametersATimelineWasMadeWith) {
   truth.d2h_rate = core::BytesPerSecond(4e9);
   truth.cpu_core_rate = core::FlopsPerSecond(2e9);
   truth.nvme_efficiency = 0.5;
+  truth.grad_check_rate = core::BytesPerSecond(0.2e9);
   const testing::Simulated measured = testing::simulated(truth, 3);
   const FitReport r = fit_cost_parameters({{&measured.schedule, &measured.timeline}}, measured.machine, {});
   EXPECT_GE(r.notes.size(), 4u);
@@ -41,6 +52,8 @@ TEST(Fit, RecoversTheParametersATimelineWasMadeWith) {
   ASSERT_TRUE(r.params.h2d_rate && r.params.d2h_rate);
   EXPECT_NEAR(r.params.h2d_rate->value(), 6e9, 6e9 * 0.05);
   EXPECT_NEAR(r.params.d2h_rate->value(), 4e9, 4e9 * 0.05);
+  ASSERT_TRUE(r.params.grad_check_rate.has_value());
+  EXPECT_NEAR(r.params.grad_check_rate->value(), 0.2e9, 0.2e9 * 0.01);
   // A hold-out: another placement simulated with the truth, predicted with
   // the fit, within 5 % on the step; with the defaults, far off.
   const testing::Simulated other = testing::simulated(truth, 3, core::StandardPlacement::kZeroOffload);

@@ -69,6 +69,7 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   p.cpu_core_rate = FlopsPerSecond(1.75e9);
   p.optimizer_threads = 3;
   p.nvme_latency = Seconds(87e-6);
+  p.grad_check_rate = BytesPerSecond(0.75e9);
   const std::string text = std::string(kMachine) + "calibration:\n" + calibration_yaml(p);
   const CostParameters q = must(read_machine_profile(text, "m.yaml", "m")).calibration;
   EXPECT_DOUBLE_EQ(q.matmul_efficiency, p.matmul_efficiency);
@@ -78,6 +79,7 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   EXPECT_DOUBLE_EQ(q.cpu_core_rate.value(), p.cpu_core_rate.value());
   EXPECT_EQ(q.optimizer_threads, 3);
   EXPECT_NEAR(q.nvme_latency.value(), p.nvme_latency.value(), 1e-15);
+  EXPECT_DOUBLE_EQ(q.grad_check_rate->value(), 0.75e9);
 }
 
 TEST(CalibrationReader, AMachineMayGiveItsPartsInline) {
