@@ -31,13 +31,22 @@ build: configure
 # states on NVMe, the device capped so that offload is needed), writing the
 # measured timeline beside the predicted one.
 TINY_STEPS ?= 60
+# This machine as `stowage profile --quick` measured it; delete it to measure again.
+THIS_MACHINE ?= $(BUILD_DIR)/this-machine.yaml
 run: build
 	$(STOWAGE) plan --machine $(DEFAULT_MACHINE) --model $(DEFAULT_MODEL) \
 	  -o $(BUILD_DIR)/plan.yaml --trace $(BUILD_DIR)/plan-trace.json
 	@echo
+	@# --- issue 14: a profile of this machine (measured once, then reused) ---
+	@mkdir -p $(BUILD_DIR)/nvme
+	@test -f $(THIS_MACHINE) || $(STOWAGE) profile --quick --nvme-dir $(BUILD_DIR)/nvme -o $(THIS_MACHINE)
 	$(STOWAGE) run plans/tiny-gpt-nvme.yaml --steps $(TINY_STEPS) --device-memory 100MiB \
 	  --nvme-dir $(BUILD_DIR)/nvme --trace $(BUILD_DIR)/tiny-measured.json \
 	  --predicted-trace $(BUILD_DIR)/tiny-predicted.json
+	@echo
+	@echo "The same run predicted for this machine ($(THIS_MACHINE), the CPU backend as it measured):"
+	$(STOWAGE) compare --machine $(THIS_MACHINE) $(BUILD_DIR)/tiny-measured.json \
+	  --predicted-trace $(BUILD_DIR)/tiny-predicted-here.json | head -12
 	@# --- GUI (issue 6): show the plan and its trace; never blocks make ---
 	@gui=$(BUILD_DIR)/gui/stowage-gui; files="$(BUILD_DIR)/plan.yaml $(BUILD_DIR)/plan-trace.json"; \
 	if [ ! -x "$$gui" ]; then \
@@ -47,7 +56,7 @@ run: build
 	  nohup "$$gui" $$files > $(BUILD_DIR)/gui.log 2>&1 & \
 	else \
 	  echo "no display: to see the timeline, run $$gui $$files"; \
-	  echo "  and the tiny run, measured against predicted: $$gui $(BUILD_DIR)/tiny-predicted.json --compare $(BUILD_DIR)/tiny-measured.json"; \
+	  echo "  and the tiny run, measured against predicted for this machine: $$gui $(BUILD_DIR)/tiny-predicted-here.json --compare $(BUILD_DIR)/tiny-measured.json"; \
 	fi
 	@# --- end GUI ---
 

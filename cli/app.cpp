@@ -44,6 +44,9 @@ int run_stowage(int argc, const char* const* argv, std::ostream& out, std::ostre
   add(add_whatif_command(app, context));
   add(add_export_command(app, context));
   add(add_run_command(app, context));
+  add(add_compare_command(app, context));
+  add(add_profile_command(app, context));
+  add(add_calibrate_command(app, context));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

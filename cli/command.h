@@ -33,6 +33,9 @@ CommandBody add_fit_command(CLI::App& app, Context& context);
 CommandBody add_whatif_command(CLI::App& app, Context& context);
 CommandBody add_export_command(CLI::App& app, Context& context);
 CommandBody add_run_command(CLI::App& app, Context& context);
+CommandBody add_compare_command(CLI::App& app, Context& context);
+CommandBody add_profile_command(CLI::App& app, Context& context);
+CommandBody add_calibrate_command(CLI::App& app, Context& context);
 
 // The most diagnostics report() prints; the rest are counted.
 inline constexpr size_t kMaxDiagnosticsShown = 50;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/cost_parameters.h"
 #include "core/gpu_spec.h"
 #include "core/host_spec.h"
 #include "core/nvme_spec.h"
@@ -20,6 +21,9 @@ struct MachineSpec {
   HostSpec host;
   NvmeSpec nvme;       // meaningful only when nvme_count > 0
   int nvme_count = 0;
+  // The cost model's constants for this machine: the compiled defaults,
+  // with whatever its profile's `calibration:` section sets.
+  CostParameters calibration;
 
   [[nodiscard]] Bytes total_gpu_memory() const { return gpu.memory * gpu_count; }
   [[nodiscard]] Bytes total_nvme_capacity() const { return nvme.capacity * nvme_count; }

@@ -142,9 +142,13 @@ Result<MachineSpec> ProfileCatalog::machine(std::string_view name_or_path) const
   MachineSpec m{.name = refs->name, .label = refs->label, .source = refs->source,
                 .gpu_count = refs->gpu_count, .nvme_count = refs->nvme_count};
   Diagnostics diagnostics;
-  resolve(gpu(refs->gpu), refs->gpu_at, "gpu", m.gpu, diagnostics);
-  resolve(host(refs->host), refs->host_at, "host", m.host, diagnostics);
-  if (!refs->nvme.empty()) resolve(nvme(refs->nvme), refs->nvme_at, "nvme", m.nvme, diagnostics);
+  m.calibration = refs->calibration;
+  if (refs->gpu_inline) m.gpu = *refs->gpu_inline;
+  else resolve(gpu(refs->gpu), refs->gpu_at, "gpu", m.gpu, diagnostics);
+  if (refs->host_inline) m.host = *refs->host_inline;
+  else resolve(host(refs->host), refs->host_at, "host", m.host, diagnostics);
+  if (refs->nvme_inline) m.nvme = *refs->nvme_inline;
+  else if (!refs->nvme.empty()) resolve(nvme(refs->nvme), refs->nvme_at, "nvme", m.nvme, diagnostics);
   if (!diagnostics.empty()) return std::unexpected(diagnostics);
   return m;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "core/calibration_reader.h"
 #include "core/profile_kind.h"
 #include "core/yaml_reader.h"
 
@@ -15,8 +16,10 @@ using namespace literals;
 // Sanity ranges: wide enough for any real part, narrow enough to catch a
 // wrong unit ("80 MB" of GPU memory, "7450 GB/s" for an SSD).
 constexpr Bounds<Bytes> kGpuMemory{1_GiB, 4_TiB};
-constexpr Bounds<BytesPerSecond> kGpuMemoryBandwidth{BytesPerSecond(10e9), BytesPerSecond(100e12)};
-constexpr Bounds<FlopsPerSecond> kGpuRate{FlopsPerSecond(0.1e12), FlopsPerSecond(100e15)};
+// The low ends admit the CPU backend's "device" as `stowage profile`
+// measures it (a few GB/s of memcpy, tens of GFLOP/s of fp32 GEMM).
+constexpr Bounds<BytesPerSecond> kGpuMemoryBandwidth{BytesPerSecond(1e9), BytesPerSecond(100e12)};
+constexpr Bounds<FlopsPerSecond> kGpuRate{FlopsPerSecond(1e9), FlopsPerSecond(100e15)};
 constexpr Bounds<BytesPerSecond> kLinkBandwidth{BytesPerSecond(1e9), BytesPerSecond(10e12)};
 constexpr Bounds<int64_t> kPcieGeneration{1, 6};
 constexpr Bounds<int64_t> kPcieLanes{1, 16};
@@ -201,19 +204,43 @@ Result<TrainingSpec> read_training_profile(const std::string& text, const std::s
   return read_profile<TrainingSpec>(text, file, name, ProfileKind::kTraining, fill_training);
 }
 
+namespace {
+
+// A machine's part: a profile name, or a map of that kind's keys inline.
+template <class Spec, class Fill>
+void read_part(YamlMap& m, std::string_view key, Need need, const std::string& machine, std::string& name,
+               std::optional<Spec>& inline_spec, Fill fill) {
+  if (m.holds_map(key)) {
+    std::optional<YamlMap> part = m.map(key, need);
+    if (!part) return;
+    Spec spec;
+    spec.name = machine + "." + std::string(key);
+    assign(spec.label, part->text("label", Need::kRequired));
+    assign(spec.source, part->text("source", Need::kRequired));
+    fill(*part, spec);
+    part->finish();
+    inline_spec = std::move(spec);
+    return;
+  }
+  assign(name, m.text(key, need));
+}
+
+}  // namespace
+
 Result<MachineReferences> read_machine_profile(const std::string& text, const std::string& file,
                                                const std::string& name) {
   return read_profile<MachineReferences>(text, file, name, ProfileKind::kMachine,
-                                         [](YamlMap& m, MachineReferences& r) {
-    assign(r.gpu, m.text("gpu", Need::kRequired));
+                                         [&name](YamlMap& m, MachineReferences& r) {
+    read_part(m, "gpu", Need::kRequired, name, r.gpu, r.gpu_inline, fill_gpu);
     r.gpu_at = m.location_of("gpu");
     assign(r.gpu_count, m.integer("gpu_count", Need::kRequired, {1, 1024}));
-    assign(r.host, m.text("host", Need::kRequired));
+    read_part(m, "host", Need::kRequired, name, r.host, r.host_inline, fill_host);
     r.host_at = m.location_of("host");
     assign(r.nvme_count, m.integer("nvme_count", Need::kRequired, {0, 256}));
     const Need nvme_need = r.nvme_count > 0 ? Need::kRequired : Need::kOptional;
-    assign(r.nvme, m.text("nvme", nvme_need));
+    read_part(m, "nvme", nvme_need, name, r.nvme, r.nvme_inline, fill_nvme);
     r.nvme_at = m.location_of("nvme");
+    if (std::optional<YamlMap> c = m.map("calibration", Need::kOptional)) read_calibration(*c, r.calibration);
   });
 }
 

@@ -232,6 +232,13 @@ std::optional<YamlMap> YamlMap::map(std::string_view key, Need need) {
   return inner;
 }
 
+bool YamlMap::holds_map(std::string_view key) const {
+  if (!is_map_) return false;
+  const YAML::Node& map = node_;  // const: operator[] must not insert
+  const YAML::Node value = map[std::string(key)];
+  return value.IsDefined() && value.IsMap();
+}
+
 std::optional<std::vector<YamlMap>> YamlMap::list_of_maps(std::string_view key, Need need) {
   std::optional<YAML::Node> value = lookup(key, need);
   if (!value) return std::nullopt;

@@ -59,6 +59,9 @@ class YamlMap {
   std::optional<FlopsPerSecond> flops_rate(std::string_view key, Need need, Bounds<FlopsPerSecond> bounds);
   std::optional<Seconds> duration(std::string_view key, Need need, Bounds<Seconds> bounds);
   std::optional<YamlMap> map(std::string_view key, Need need);
+  // Whether `key` is present and its value a mapping (a machine's part
+  // given inline rather than by name). Asks nothing: no diagnostic.
+  [[nodiscard]] bool holds_map(std::string_view key) const;
   // A list whose elements are mappings: one YamlMap per element, in order,
   // named `key[i]` in messages ("policy.partitions[3].param16"). nullopt
   // (and a diagnostic) when the value is not a list. An element that is not

@@ -35,8 +35,9 @@ double compute_seconds(const Candidate& c, const core::Workload& w, const sim::M
 }  // namespace
 
 double step_lower_bound(const Candidate& c, const core::MachineSpec& m, const core::Workload& w,
-                        const sim::CostParameters& params) {
+                        const std::optional<sim::CostParameters>& given) {
   using core::Tier;
+  const sim::CostParameters& params = given ? *given : m.calibration;
   const sim::ModelContext context{.machine = m, .params = params, .ranks = m.gpu_count,
                                   .pinned = c.policy.pinned_memory,
                                   .bf16 = c.training.precision == core::Precision::kBf16};

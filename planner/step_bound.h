@@ -4,6 +4,8 @@
 // search skips candidates whose bound cannot beat the best plan found.
 #pragma once
 
+#include <optional>
+
 #include "core/machine_spec.h"
 #include "core/workload.h"
 #include "planner/candidate.h"
@@ -13,8 +15,9 @@ namespace stowage::planner {
 
 // Seconds; the largest of the per-lane bounds. `params` must be those the
 // candidate is simulated with (sim::SimulateOptions::params), or the bound
-// and the simulation disagree about the machine.
+// and the simulation disagree about the machine; nullopt: the machine's
+// own calibration, as the simulator takes by default.
 double step_lower_bound(const Candidate& c, const core::MachineSpec& machine, const core::Workload& workload,
-                        const sim::CostParameters& params = {});
+                        const std::optional<sim::CostParameters>& params = std::nullopt);
 
 }  // namespace stowage::planner

@@ -3,6 +3,8 @@
 // knows no hardware.
 #pragma once
 
+#include <optional>
+
 #include "core/machine_spec.h"
 #include "core/schedule.h"
 #include "sim/cost_parameters.h"
@@ -41,6 +43,10 @@ Demand collective_demand(const core::Op& op, const ModelContext& c);
 
 // The capacity of each shared resource for one rank.
 Capacities capacities_for(const ModelContext& c);
+
+// A gradient check at the measured rate (CostParameters::grad_check_rate),
+// nullopt when none is set: a fixed duration, bytes / rate.
+std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext& c);
 
 // Dispatches on the op's lane.
 Demand demand_of(const core::Op& op, const ModelContext& c);

@@ -5,7 +5,8 @@
 namespace stowage::sim {
 
 Prediction simulate(const core::Schedule& schedule, const core::MachineSpec& machine, const SimulateOptions& options) {
-  const ModelContext context{.machine = machine, .params = options.params, .ranks = schedule.ranks,
+  const CostParameters& params = options.params ? *options.params : machine.calibration;
+  const ModelContext context{.machine = machine, .params = params, .ranks = schedule.ranks,
                              .pinned = schedule.pinned, .bf16 = schedule.bf16};
   std::vector<Demand> demands;
   demands.reserve(schedule.ops.size());

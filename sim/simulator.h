@@ -2,6 +2,8 @@
 // engine, to a predicted timeline and its summary.
 #pragma once
 
+#include <optional>
+
 #include "core/machine_spec.h"
 #include "core/schedule.h"
 #include "core/timeline.h"
@@ -18,7 +20,9 @@ struct Prediction {
 };
 
 struct SimulateOptions {
-  CostParameters params;
+  // nullopt: the machine's own (MachineSpec::calibration, its profile's
+  // `calibration:` section over the compiled defaults).
+  std::optional<CostParameters> params;
 };
 
 Prediction simulate(const core::Schedule& schedule, const core::MachineSpec& machine,

@@ -35,6 +35,8 @@ std::vector<Rule> rules() {
       {"planner", with({"executor/", "gui/", "cli/"}, kQtAndCuda)},
       {"executor", {"sim/", "planner/", "gui/", "cli/", "Q"}},
       {"gui", with({"executor/", "cli/"}, kCuda)},
+      {"calibration", with({"planner/", "executor/", "probe/", "gui/", "cli/"}, kQtAndCuda)},
+      {"probe", with({"sim/", "planner/", "calibration/", "gui/", "cli/"}, kQtAndCuda)},
   };
 }
 

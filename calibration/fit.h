@@ -1,0 +1,48 @@
+// Fits a machine's cost parameters to measured timelines of schedules run
+// on it: per lane, least squares of the op durations on the work the lane
+// model charges for (gpu.compute: duration = overhead + FLOPs x s;
+// pcie.h2d, pcie.d2h: latency + bytes / rate; cpu.optim: params x s). The
+// NVMe lanes run several requests at once, so their single efficiency is
+// fitted on the lanes' busy time instead (reads and writes share the drive,
+// as the NVMe model has it); the gradient checks and the device's optimizer
+// ops get a rate each (summed bytes over summed time). Lanes a trace does
+// not use keep their values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/cost_parameters.h"
+#include "core/machine_spec.h"
+#include "core/schedule.h"
+#include "core/timeline.h"
+
+namespace stowage::calibration {
+
+struct MeasuredRun {
+  const core::Schedule* schedule;
+  const core::Timeline* timeline;
+};
+
+// One fitted line: duration ≈ intercept + slope x work, over `ops` points.
+struct LineFit {
+  double intercept = 0;  // s
+  double slope = 0;      // s per unit of work
+  int ops = 0;
+  double rms_residual = 0;  // s
+};
+
+// Ordinary least squares of y on x; with fewer than two distinct x, a line
+// through the origin (intercept 0) on the mean ratio.
+[[nodiscard]] LineFit least_squares(const std::vector<double>& x, const std::vector<double>& y);
+
+struct FitReport {
+  core::CostParameters params;  // `start` with the fitted fields replaced
+  std::vector<std::string> notes;  // one line per lane fitted: what was set and from how many ops
+};
+
+// `start` is the machine's current calibration (machine.calibration).
+[[nodiscard]] FitReport fit_cost_parameters(const std::vector<MeasuredRun>& runs, const core::MachineSpec& machine,
+                                            const core::CostParameters& start);
+
+}  // namespace stowage::calibration

@@ -1,0 +1,128 @@
+#include "calibration/trace_metrics.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace stowage::calibration {
+namespace {
+
+using core::Lane;
+using core::SimTime;
+using Spans = std::vector<std::pair<SimTime, SimTime>>;
+
+// Sorted, merged, disjoint.
+Spans merged(Spans spans) {
+  std::sort(spans.begin(), spans.end());
+  Spans out;
+  for (auto [a, b] : spans) {
+    if (b <= a) continue;
+    if (!out.empty() && a <= out.back().second) {
+      out.back().second = std::max(out.back().second, b);
+    } else {
+      out.emplace_back(a, b);
+    }
+  }
+  return out;
+}
+
+SimTime length(const Spans& disjoint) {
+  SimTime total = 0;
+  for (auto [a, b] : disjoint) total += b - a;
+  return total;
+}
+
+// Length of the intersection of two sorted disjoint lists.
+SimTime overlap(const Spans& x, const Spans& y) {
+  SimTime total = 0;
+  size_t i = 0, j = 0;
+  while (i < x.size() && j < y.size()) {
+    const SimTime a = std::max(x[i].first, y[j].first), b = std::min(x[i].second, y[j].second);
+    if (b > a) total += b - a;
+    (x[i].second < y[j].second) ? ++i : ++j;
+  }
+  return total;
+}
+
+std::vector<SimTime> step_lengths(const core::Schedule& s, const core::Timeline& t, SimTime begin) {
+  std::vector<SimTime> ends;
+  for (const core::Op& op : s.ops) {
+    const auto step = static_cast<size_t>(std::max(0, op.step));
+    if (ends.size() <= step) ends.resize(step + 1, std::numeric_limits<SimTime>::min());
+    ends[step] = std::max(ends[step], t.spans[static_cast<size_t>(op.id)].end);
+  }
+  std::vector<SimTime> out;
+  SimTime previous = begin;
+  for (SimTime end : ends) {
+    if (end == std::numeric_limits<SimTime>::min()) continue;
+    out.push_back(std::max<SimTime>(0, end - previous));
+    previous = std::max(previous, end);
+  }
+  return out;
+}
+
+// Charges each gap of the compute lane to the lane its next op waited on.
+void charge_gpu_waits(const core::Schedule& s, const core::Timeline& t, SimTime begin, TraceMetrics& m) {
+  SimTime reach = begin;
+  for (const core::Op& op : s.ops) {  // issue order is the lane's order
+    if (op.lane != Lane::kGpuCompute) continue;
+    const core::OpSpan& sp = t.spans[static_cast<size_t>(op.id)];
+    if (sp.start > reach) {
+      Lane waited = Lane::kGpuCompute;
+      SimTime latest = std::numeric_limits<SimTime>::min();
+      for (core::OpId d : op.deps) {
+        const core::Op& dep = s.op(d);
+        const SimTime end = t.spans[static_cast<size_t>(d)].end;
+        if (dep.lane != Lane::kGpuCompute && end > latest) {
+          latest = end;
+          waited = dep.lane;
+        }
+      }
+      m.gpu_waits_on[static_cast<size_t>(waited)] += sp.start - reach;
+    }
+    reach = std::max(reach, sp.end);
+  }
+}
+
+}  // namespace
+
+SimTime union_length(Spans spans) { return length(merged(std::move(spans))); }
+
+SimTime TraceMetrics::steady_step_time() const {
+  if (step_times.empty()) return 0;
+  if (step_times.size() == 1) return step_times.front();
+  std::vector<SimTime> rest(step_times.begin() + 1, step_times.end());
+  std::nth_element(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(rest.size() / 2), rest.end());
+  return rest[rest.size() / 2];
+}
+
+TraceMetrics trace_metrics(const core::Schedule& s, const core::Timeline& t) {
+  TraceMetrics m;
+  std::array<Spans, core::kLaneCount> spans;
+  SimTime begin = std::numeric_limits<SimTime>::max(), end = std::numeric_limits<SimTime>::min();
+  for (const core::Op& op : s.ops) {
+    const core::OpSpan& sp = t.spans[static_cast<size_t>(op.id)];
+    spans[static_cast<size_t>(op.lane)].emplace_back(sp.start, sp.end);
+    LaneMetrics& lane = m.lanes[static_cast<size_t>(op.lane)];
+    lane.bytes += op.bytes.count();
+    ++lane.ops;
+    begin = std::min(begin, sp.start);
+    end = std::max(end, sp.end);
+  }
+  if (s.ops.empty()) return m;
+  m.makespan = end - begin;
+  std::array<Spans, core::kLaneCount> disjoint;
+  for (size_t l = 0; l < spans.size(); ++l) {
+    disjoint[l] = merged(std::move(spans[l]));
+    m.lanes[l].busy = length(disjoint[l]);
+  }
+  const Spans& compute = disjoint[static_cast<size_t>(Lane::kGpuCompute)];
+  for (Lane lane : core::kAllLanes) {
+    if (is_transfer_lane(lane)) m.lanes[static_cast<size_t>(lane)].hidden = overlap(disjoint[static_cast<size_t>(lane)], compute);
+  }
+  m.gpu_idle = m.makespan - m.lanes[static_cast<size_t>(Lane::kGpuCompute)].busy;
+  charge_gpu_waits(s, t, begin, m);
+  m.step_times = step_lengths(s, t, begin);
+  return m;
+}
+
+}  // namespace stowage::calibration

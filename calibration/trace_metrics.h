@@ -1,0 +1,57 @@
+// What one timeline says about itself, the measures performance engineers
+// know from Holistic Trace Analysis (github.com/facebookresearch/HolisticTraceAnalysis):
+// each lane's busy time (the union of its ops' spans), the time the
+// compute lane is idle and which lane it was waiting on, transfer time
+// hidden behind compute or exposed, and the bandwidth each lane achieved.
+// Computed the same way on a predicted and a measured trace.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "core/schedule.h"
+#include "core/timeline.h"
+
+namespace stowage::calibration {
+
+struct LaneMetrics {
+  core::SimTime busy = 0;     // ns covered by at least one of the lane's ops
+  core::SimTime hidden = 0;   // of busy, ns during which gpu.compute was busy too (transfer lanes)
+  int64_t bytes = 0;          // moved by its ops
+  int ops = 0;
+  // bytes / busy in B/s; 0 when the lane was never busy.
+  [[nodiscard]] double achieved_bandwidth() const {
+    return busy > 0 ? static_cast<double>(bytes) / (static_cast<double>(busy) * 1e-9) : 0;
+  }
+  [[nodiscard]] core::SimTime exposed() const { return busy - hidden; }
+};
+
+struct TraceMetrics {
+  core::SimTime makespan = 0;  // first start to last end, ns
+  // Each step's length: from the end of the previous step's last op (or the
+  // trace's start) to the end of its own last op, by Op::step.
+  std::vector<core::SimTime> step_times;
+  std::array<LaneMetrics, core::kLaneCount> lanes{};
+  core::SimTime gpu_idle = 0;  // makespan minus gpu.compute's busy time
+  // The idle time of gpu.compute charged to the lane of the op it waited
+  // for: each gap before a compute op goes to the lane of its last
+  // finishing dependency off the compute lane (gpu.compute itself when it
+  // has none: a gap the compute lane's own ordering made).
+  std::array<core::SimTime, core::kLaneCount> gpu_waits_on{};
+
+  // The median step after the first (warm-up), or the only step.
+  [[nodiscard]] core::SimTime steady_step_time() const;
+};
+
+// `timeline.spans[i]` is the span of `schedule.ops[i]`.
+[[nodiscard]] TraceMetrics trace_metrics(const core::Schedule& schedule, const core::Timeline& timeline);
+
+// The union length of [start, end) spans, in any order.
+[[nodiscard]] core::SimTime union_length(std::vector<std::pair<core::SimTime, core::SimTime>> spans);
+
+[[nodiscard]] constexpr bool is_transfer_lane(core::Lane lane) {
+  return lane == core::Lane::kPcieH2d || lane == core::Lane::kPcieD2h || lane == core::Lane::kNvmeRead ||
+         lane == core::Lane::kNvmeWrite || lane == core::Lane::kGpuComm;
+}
+
+}  // namespace stowage::calibration

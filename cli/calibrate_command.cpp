@@ -1,0 +1,110 @@
+// `stowage calibrate MEASURED.json... --machine M -o machine.yaml
+// [--hold-out MEASURED.json...]`: fits the machine's cost parameters to
+// measured timelines (calibration/fit.h), writes the machine profile with
+// the fitted `calibration:` section, and reports the step and lane errors
+// before and after on the hold-out traces, which the fit never saw.
+#include <cstdio>
+#include <ostream>
+
+#include "calibration/compare.h"
+#include "calibration/fit.h"
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "cli/machine_output.h"
+#include "cli/output_file.h"
+#include "cli/text_table.h"
+#include "core/calibration_reader.h"
+#include "core/text_file.h"
+#include "core/trace_reader.h"
+#include "planner/sustained_write.h"
+#include "sim/simulator.h"
+
+namespace stowage::cli {
+namespace {
+
+struct CalibrateArgs {
+  std::vector<std::string> fit, hold_out;
+  std::string machine, output;
+};
+
+std::string percent(double e) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", e * 100);
+  return buf;
+}
+
+// Step error and the worst lane's busy error of `trace` simulated with `params`.
+std::pair<double, double> errors(const core::RecordedTrace& trace, const core::MachineSpec& m,
+                                 const core::CostParameters& params) {
+  const sim::Prediction p = sim::simulate(trace.schedule, m, {.params = params});
+  auto c = calibration::compare(trace.schedule, p.timeline, trace.schedule, trace.timeline);
+  if (!c) return {0, 0};
+  double worst = 0;
+  for (const auto& e : c->busy_error) {
+    if (e && std::abs(*e) > std::abs(worst)) worst = *e;
+  }
+  return {c->step_error, worst};
+}
+
+int run_calibrate(const Context& context, const CalibrateArgs& a) {
+  if (core::Diagnostics d = check_machine_output(a.output); !d.empty()) {
+    report(context, d);
+    return kExitCannotWrite;
+  }
+  const core::ProfileCatalog catalog = context.catalog();
+  auto machine = catalog.machine(a.machine);
+  if (!machine) return report(context, machine.error());
+  planner::assume_sustained_write(*machine);  // as `stowage run` predicts (profile_inputs.cpp)
+  auto machine_path = catalog.locate(core::ProfileKind::kMachine, a.machine);
+  if (!machine_path) return report(context, machine_path.error());
+  auto machine_text = core::read_text_file(*machine_path, core::kMaxProfileBytes);
+  if (!machine_text) return report(context, machine_text.error());
+  std::vector<core::RecordedTrace> fit, hold;
+  for (const auto& [names, into] : {std::pair{&a.fit, &fit}, std::pair{&a.hold_out, &hold}}) {
+    for (const std::string& f : *names) {
+      auto t = core::load_recorded_trace(f);
+      if (!t) return report(context, t.error());
+      into->push_back(std::move(*t));
+    }
+  }
+  std::vector<calibration::MeasuredRun> runs;
+  for (const core::RecordedTrace& t : fit) runs.push_back({&t.schedule, &t.timeline});
+  const calibration::FitReport r = calibration::fit_cost_parameters(runs, *machine, machine->calibration);
+  std::ostream& out = *context.out;
+  out << "Fitted on " << fit.size() << " trace" << (fit.size() == 1 ? "" : "s") << ":\n";
+  for (const std::string& n : r.notes) out << "  " << n << '\n';
+  TextTable t({Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight});
+  t.row({"trace", "role", "step before", "step after", "worst lane before", "worst lane after"});
+  auto add = [&](const core::RecordedTrace& trace, const std::string& name, const char* role) {
+    const auto [sb, lb] = errors(trace, *machine, machine->calibration);
+    const auto [sa, la] = errors(trace, *machine, r.params);
+    t.row({name, role, percent(sb), percent(sa), percent(lb), percent(la)});
+  };
+  for (size_t i = 0; i < fit.size(); ++i) add(fit[i], a.fit[i], "fit");
+  for (size_t i = 0; i < hold.size(); ++i) add(hold[i], a.hold_out[i], "hold-out");
+  out << '\n';
+  t.print(out, 2);
+  if (hold.empty()) out << "  (no --hold-out traces: the errors above are on the traces fitted, not a test of the fit)\n";
+  std::string profile = with_calibration(*machine_text, core::calibration_yaml(r.params));
+  if (!profile.starts_with("format: stowage/machine/v1")) profile = "format: stowage/machine/v1\n" + profile;
+  if (core::Diagnostics d = write_file_atomically(a.output, profile); !d.empty()) {
+    report(context, d);
+    return kExitCannotWrite;
+  }
+  out << "\nwrote " << a.output << '\n';
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandBody add_calibrate_command(CLI::App& app, Context& context) {
+  CLI::App* sub = app.add_subcommand("calibrate", "Fit a machine's cost parameters to measured timelines");
+  auto a = std::make_shared<CalibrateArgs>();
+  sub->add_option("traces", a->fit, "Measured traces to fit on (stowage run --trace)")->required()->check(CLI::ExistingFile);
+  sub->add_option("--hold-out", a->hold_out, "Measured traces to test the fit on, not fitted")->check(CLI::ExistingFile);
+  sub->add_option("--machine", a->machine, "The machine profile the traces ran on (name or path)")->required();
+  sub->add_option("-o,--output", a->output, "Write the calibrated machine profile here")->required();
+  return [&context, a]() { return run_calibrate(context, *a); };
+}
+
+}  // namespace stowage::cli

@@ -1,0 +1,198 @@
+// `stowage compare PREDICTED.json MEASURED.json`: how far a predicted
+// timeline is from a measured one of the same schedule, op by op and lane
+// by lane (calibration/compare.h), in text or --json. With --machine and
+// one trace, the prediction is made here: the trace's schedule simulated on
+// that machine (its calibration included).
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "calibration/compare.h"
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "cli/output_file.h"
+#include "cli/text_table.h"
+#include "core/chrome_trace.h"
+#include "core/trace_reader.h"
+#include "planner/sustained_write.h"
+#include "sim/simulator.h"
+
+namespace stowage::cli {
+namespace {
+
+using core::Lane;
+
+struct CompareArgs {
+  std::vector<std::string> traces;
+  std::string machine;
+  std::string predicted_trace;  // with --machine: write the prediction made here
+  bool as_json = false;
+};
+
+std::string percent(double e) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", e * 100);
+  return buf;
+}
+std::string secs(core::SimTime ns) { return core::format_seconds(core::Seconds(static_cast<double>(ns) * 1e-9)); }
+std::string rate(double bps) { return bps > 0 ? core::format_bandwidth(core::BytesPerSecond(bps)) : "-"; }
+double s_of(core::SimTime ns) { return static_cast<double>(ns) * 1e-9; }
+
+nlohmann::json metrics_json(const calibration::TraceMetrics& m) {
+  nlohmann::json lanes = nlohmann::json::object(), waits = nlohmann::json::object();
+  for (Lane lane : core::kAllLanes) {
+    const calibration::LaneMetrics& l = m.lanes[static_cast<size_t>(lane)];
+    if (l.ops == 0) continue;
+    nlohmann::json j{{"busy_s", s_of(l.busy)}, {"ops", l.ops}, {"bytes", l.bytes},
+                     {"achieved_bytes_per_s", l.achieved_bandwidth()}};
+    if (calibration::is_transfer_lane(lane)) {
+      j["hidden_s"] = s_of(l.hidden);
+      j["exposed_s"] = s_of(l.exposed());
+    }
+    lanes[std::string(core::to_string(lane))] = j;
+    if (m.gpu_waits_on[static_cast<size_t>(lane)] > 0)
+      waits[std::string(core::to_string(lane))] = s_of(m.gpu_waits_on[static_cast<size_t>(lane)]);
+  }
+  nlohmann::json steps = nlohmann::json::array();
+  for (core::SimTime t : m.step_times) steps.push_back(s_of(t));
+  return {{"makespan_s", s_of(m.makespan)}, {"steady_step_s", s_of(m.steady_step_time())}, {"step_s", steps},
+          {"gpu_idle_s", s_of(m.gpu_idle)}, {"gpu_waits_on_s", waits}, {"lanes", lanes}};
+}
+
+nlohmann::json comparison_json(const calibration::Comparison& c) {
+  nlohmann::json busy = nlohmann::json::object(), kinds = nlohmann::json::array();
+  for (Lane lane : core::kAllLanes) {
+    if (const auto& e = c.busy_error[static_cast<size_t>(lane)]) busy[std::string(core::to_string(lane))] = *e;
+  }
+  for (const calibration::KindError& k : c.kinds) {
+    kinds.push_back({{"lane", core::to_string(k.lane)}, {"kind", core::to_string(k.kind)}, {"ops", k.ops},
+                     {"median_error", k.median}, {"p90_abs_error", k.p90}});
+  }
+  return {{"format", "stowage/compare/v1"}, {"matched_ops", c.matched_ops}, {"step_error", c.step_error},
+          {"makespan_error", c.makespan_error}, {"busy_error", busy}, {"op_kinds", kinds},
+          {"most_wrong_lane", c.most_wrong_lane ? nlohmann::json(core::to_string(*c.most_wrong_lane)) : nlohmann::json()},
+          {"predicted", metrics_json(c.predicted)}, {"measured", metrics_json(c.measured)}};
+}
+
+std::string waits_text(const calibration::TraceMetrics& m) {
+  std::string s;
+  core::SimTime charged = 0;
+  for (Lane lane : core::kAllLanes) {
+    const core::SimTime w = m.gpu_waits_on[static_cast<size_t>(lane)];
+    charged += w;
+    if (w > 0) s += (s.empty() ? "" : ", ") + std::string(core::to_string(lane)) + " " + secs(w);
+  }
+  if (m.gpu_idle > charged) s += (s.empty() ? "" : ", ") + std::string("after the last compute op ") + secs(m.gpu_idle - charged);
+  return secs(m.gpu_idle) + (s.empty() ? "" : " (waiting on " + s + ")");
+}
+
+void print_text(std::ostream& out, const calibration::Comparison& c) {
+  out << "Matched " << c.matched_ops << " ops by id.\n"
+      << "  step time (steady state): predicted " << secs(c.predicted.steady_step_time()) << ", measured "
+      << secs(c.measured.steady_step_time()) << ", error " << percent(c.step_error) << "\n"
+      << "  whole timeline: predicted " << secs(c.predicted.makespan) << ", measured " << secs(c.measured.makespan)
+      << ", error " << percent(c.makespan_error) << "\n\n";
+  TextTable t({Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
+               Align::kRight});
+  t.row({"lane", "busy pred", "busy meas", "error", "bw pred", "bw meas", "exposed pred", "exposed meas"});
+  for (Lane lane : core::kAllLanes) {
+    const auto l = static_cast<size_t>(lane);
+    if (!c.busy_error[l]) continue;
+    const calibration::LaneMetrics &p = c.predicted.lanes[l], &m = c.measured.lanes[l];
+    const bool transfer = calibration::is_transfer_lane(lane);
+    t.row({std::string(core::to_string(lane)), secs(p.busy), secs(m.busy), percent(*c.busy_error[l]),
+           transfer ? rate(p.achieved_bandwidth()) : "-", transfer ? rate(m.achieved_bandwidth()) : "-",
+           transfer ? secs(p.exposed()) : "-", transfer ? secs(m.exposed()) : "-"});
+  }
+  t.print(out, 2);
+  if (c.most_wrong_lane) {
+    const auto l = static_cast<size_t>(*c.most_wrong_lane);
+    out << "\n  most wrong lane: " << core::to_string(*c.most_wrong_lane) << " (busy "
+        << percent(*c.busy_error[l]) << ", " << secs(c.measured.lanes[l].busy - c.predicted.lanes[l].busy)
+        << " measured minus predicted)\n";
+  } else {
+    out << "\n  most wrong lane: none (every lane's busy time as predicted)\n";
+  }
+  out << "  gpu.compute idle: predicted " << waits_text(c.predicted) << "\n"
+      << "                    measured  " << waits_text(c.measured) << "\n\n";
+  TextTable k({Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kRight});
+  k.row({"lane", "op kind", "ops", "median error", "p90 |error|"});
+  for (const calibration::KindError& e : c.kinds) {
+    k.row({std::string(core::to_string(e.lane)), std::string(core::to_string(e.kind)), std::to_string(e.ops),
+           percent(e.median), percent(e.p90)});
+  }
+  k.print(out, 2);
+}
+
+int run_compare(const Context& context, const CompareArgs& a) {
+  if (a.traces.size() != (a.machine.empty() ? 2u : 1u)) {
+    *context.err << "error: give PREDICTED.json MEASURED.json, or --machine M and one MEASURED.json\n";
+    return kExitUsage;
+  }
+  if (!a.predicted_trace.empty()) {
+    if (a.machine.empty()) {
+      *context.err << "error: --predicted-trace needs --machine (it writes the prediction made here)\n";
+      return kExitUsage;
+    }
+    if (auto checked = check_output_path(a.predicted_trace); !checked) {
+      report(context, checked.error());
+      return kExitCannotWrite;
+    }
+  }
+  auto measured = core::load_recorded_trace(a.traces.back());
+  if (!measured) return report(context, measured.error());
+  core::RecordedTrace predicted;
+  std::string predicted_name;
+  if (a.machine.empty()) {
+    auto p = core::load_recorded_trace(a.traces.front());
+    if (!p) return report(context, p.error());
+    predicted = std::move(*p);
+    predicted_name = a.traces.front();
+  } else {
+    auto machine = context.catalog().machine(a.machine);
+    if (!machine) return report(context, machine.error());
+    // As `stowage run` and `simulate` take the machine (profile_inputs.cpp).
+    planner::assume_sustained_write(*machine);
+    predicted.schedule = measured->schedule;
+    predicted.timeline = sim::simulate(predicted.schedule, *machine).timeline;
+    predicted_name = "the simulation on " + a.machine;
+    if (!a.predicted_trace.empty()) {
+      std::ostringstream text;
+      core::write_chrome_trace(predicted.schedule, predicted.timeline,
+                               {.title = "predicted on " + machine->name + ": " + measured->title, .source = "predicted"},
+                               text);
+      if (core::Diagnostics d = write_file_atomically(a.predicted_trace, text.str()); !d.empty()) {
+        report(context, d);
+        return kExitCannotWrite;
+      }
+    }
+  }
+  auto c = calibration::compare(predicted.schedule, predicted.timeline, measured->schedule, measured->timeline,
+                                predicted_name, a.traces.back());
+  if (!c) return report(context, c.error());
+  if (a.as_json) {
+    *context.out << comparison_json(*c).dump(2) << '\n';
+  } else {
+    print_text(*context.out, *c);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandBody add_compare_command(CLI::App& app, Context& context) {
+  CLI::App* sub = app.add_subcommand("compare", "Compare a predicted with a measured timeline, op by op and lane by lane");
+  auto a = std::make_shared<CompareArgs>();
+  sub->add_option("traces", a->traces, "PREDICTED.json MEASURED.json (or one MEASURED.json with --machine)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub->add_option("--machine", a->machine, "Predict here: simulate the measured trace's ops on this machine profile");
+  sub->add_option("--predicted-trace", a->predicted_trace,
+                  "With --machine: write the prediction as a trace (to open beside the measured one in the GUI)");
+  sub->add_flag("--json", a->as_json, "Print JSON (format stowage/compare/v1)");
+  return [&context, a]() { return run_compare(context, *a); };
+}
+
+}  // namespace stowage::cli

@@ -1,0 +1,68 @@
+#include "core/calibration_reader.h"
+
+#include <cstdio>
+
+namespace stowage::core {
+namespace {
+
+// Efficiencies above 1 are allowed up to 4: a measured "device" (the CPU
+// backend) can beat a nominal peak written into its profile.
+constexpr Bounds<double> kEfficiency{1e-4, 4};
+constexpr Bounds<Seconds> kOverhead{Seconds(0), Seconds(10)};
+constexpr Bounds<BytesPerSecond> kRate{BytesPerSecond(1e6), BytesPerSecond(10e12)};
+constexpr Bounds<FlopsPerSecond> kCoreRate{FlopsPerSecond(1e6), FlopsPerSecond(1e15)};
+
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace
+
+void read_calibration(YamlMap& c, CostParameters& p) {
+  assign(p.matmul_efficiency, c.number("matmul_efficiency", Need::kOptional, kEfficiency));
+  assign(p.hbm_efficiency, c.number("hbm_efficiency", Need::kOptional, kEfficiency));
+  assign(p.compute_overhead, c.duration("compute_overhead", Need::kOptional, kOverhead));
+  assign(p.pcie_pinned_efficiency, c.number("pcie_pinned_efficiency", Need::kOptional, kEfficiency));
+  assign(p.pcie_pageable_efficiency, c.number("pcie_pageable_efficiency", Need::kOptional, kEfficiency));
+  assign(p.pcie_latency, c.duration("pcie_latency", Need::kOptional, kOverhead));
+  if (auto r = c.bandwidth("h2d_rate", Need::kOptional, kRate)) p.h2d_rate = *r;
+  if (auto r = c.bandwidth("d2h_rate", Need::kOptional, kRate)) p.d2h_rate = *r;
+  assign(p.nvme_efficiency, c.number("nvme_efficiency", Need::kOptional, kEfficiency));
+  assign(p.nvme_latency, c.duration("nvme_latency", Need::kOptional, kOverhead));
+  assign(p.dram_efficiency, c.number("dram_efficiency", Need::kOptional, kEfficiency));
+  assign(p.adam_flops_per_param, c.number("adam_flops_per_param", Need::kOptional, {1, 1000}));
+  assign(p.cpu_core_rate, c.flops_rate("cpu_core_rate", Need::kOptional, kCoreRate));
+  assign(p.optimizer_threads, c.integer("optimizer_threads", Need::kOptional, {0, 4096}));
+  if (auto r = c.bandwidth("grad_check_rate", Need::kOptional, kRate)) p.grad_check_rate = *r;
+  assign(p.comm_latency, c.duration("comm_latency", Need::kOptional, kOverhead));
+  assign(p.comm_efficiency, c.number("comm_efficiency", Need::kOptional, kEfficiency));
+  c.finish();
+}
+
+std::string calibration_yaml(const CostParameters& p) {
+  std::string out;
+  auto line = [&out](const char* key, const std::string& value) { out += "  " + std::string(key) + ": " + value + "\n"; };
+  auto ns = [](Seconds s) { return number(s.value() * 1e9) + " ns"; };
+  line("matmul_efficiency", number(p.matmul_efficiency));
+  line("hbm_efficiency", number(p.hbm_efficiency));
+  line("compute_overhead", ns(p.compute_overhead));
+  line("pcie_pinned_efficiency", number(p.pcie_pinned_efficiency));
+  line("pcie_pageable_efficiency", number(p.pcie_pageable_efficiency));
+  line("pcie_latency", ns(p.pcie_latency));
+  if (p.h2d_rate) line("h2d_rate", number(p.h2d_rate->value()));
+  if (p.d2h_rate) line("d2h_rate", number(p.d2h_rate->value()));
+  line("nvme_efficiency", number(p.nvme_efficiency));
+  line("nvme_latency", ns(p.nvme_latency));
+  line("dram_efficiency", number(p.dram_efficiency));
+  line("adam_flops_per_param", number(p.adam_flops_per_param));
+  line("cpu_core_rate", number(p.cpu_core_rate.value()));
+  line("optimizer_threads", std::to_string(p.optimizer_threads));
+  if (p.grad_check_rate) line("grad_check_rate", number(p.grad_check_rate->value()));
+  line("comm_latency", ns(p.comm_latency));
+  line("comm_efficiency", number(p.comm_efficiency));
+  return out;
+}
+
+}  // namespace stowage::core

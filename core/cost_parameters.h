@@ -1,0 +1,70 @@
+// The cost model's constants that no datasheet gives: efficiencies, fixed
+// overheads and measured rates. They are data: a machine profile's
+// `calibration:` section sets any of them (docs/formats/profiles.md),
+// `stowage profile` measures them and `stowage calibrate` fits them to
+// measured timelines. The compiled defaults below each name their source;
+// they stand for a machine nobody has measured.
+#pragma once
+
+#include <optional>
+
+#include "core/units.h"
+
+namespace stowage::core {
+
+struct CostParameters {
+  // Dense matmul efficiency against the datasheet peak. Large bf16 GEMMs
+  // reach 60-80 % of peak on A100/H100 (NVIDIA, "Matrix Multiplication
+  // Background User's Guide", docs.nvidia.com/deeplearning/performance);
+  // transformer layers mix in smaller kernels, so 0.6.
+  double matmul_efficiency = 0.6;
+  // Fraction of HBM peak a streaming kernel sustains: ~80-90 % on A100/H100
+  // (NVIDIA bandwidthTest / nvbandwidth device-to-device copies).
+  double hbm_efficiency = 0.85;
+  // Fixed cost per compute op: the kernel launches of one layer's pass,
+  // ~5 µs each (CUDA C++ Best Practices Guide, "kernel launch overhead"),
+  // a handful per layer.
+  Seconds compute_overhead{20e-6};
+  // PCIe payload efficiency over the link's per-direction rate: pinned DMA
+  // reaches ~80 % (cudaMemcpy bandwidthTest: ~25 of 31.5 GB/s on Gen4 x16),
+  // pageable copies about half that through a bounce buffer (CUDA C++ Best
+  // Practices Guide, "Pinned Memory").
+  double pcie_pinned_efficiency = 0.8;
+  double pcie_pageable_efficiency = 0.4;
+  // Per-transfer setup of a cudaMemcpyAsync, ~10 µs (bandwidthTest at small sizes).
+  Seconds pcie_latency{10e-6};
+  // A measured payload rate per direction, host to device and back. When
+  // set it replaces link rate x efficiency: the CPU backend's "PCIe" is a
+  // memcpy, and a measured link is better than a formula. Default: unset.
+  std::optional<BytesPerSecond> h2d_rate;
+  std::optional<BytesPerSecond> d2h_rate;
+  // NVMe: vendor sequential rates are reached with 128 KiB-1 MiB blocks at
+  // queue depth 8+ (fio sequential runs in vendor datasheets, e.g. the
+  // Samsung 990 PRO's "QD32, 128 KB"); per-request latency ~100 µs.
+  double nvme_efficiency = 0.9;
+  Seconds nvme_latency{100e-6};
+  // Host DRAM: STREAM-like sustained bandwidth is 70-85 % of the channel
+  // peak (McCalpin, STREAM results, www.cs.virginia.edu/stream).
+  double dram_efficiency = 0.75;
+  // CPU Adam: ~12 FLOP per parameter (two moments, bias correction, sqrt,
+  // divide, update, 16-bit copy: torch.optim.Adam's update rule); a
+  // vectorised AVX2 core sustains ~8 GFLOP/s of it (DeepSpeed's CPU Adam,
+  // ZeRO-Offload paper, Ren et al. 2021, section 5).
+  double adam_flops_per_param = 12;
+  FlopsPerSecond cpu_core_rate{8e9};
+  // Cores one optimizer op runs on (the executor's --threads); 0: all the
+  // host's cores, as DeepSpeed's CPU Adam uses them.
+  int optimizer_threads = 0;
+  // The step's gradient check (overflow and global norm) on either lane:
+  // bytes of gradients scanned per second. Unset: the op's FLOPs (2 per
+  // parameter) at the lane's compute rate and its bytes through memory,
+  // as for any op of its lane. Measured where set: the CPU backend's check
+  // is a single-threaded pass far slower than that roofline.
+  std::optional<BytesPerSecond> grad_check_rate;
+  // Ring collectives: per-step latency and bus efficiency over NVLink/PCIe
+  // (NCCL tests' busbw: ~80 % of link rate).
+  Seconds comm_latency{20e-6};
+  double comm_efficiency = 0.8;
+};
+
+}  // namespace stowage::core

@@ -1,0 +1,38 @@
+// The executor's CPU Adam (executor/cpu_adam.h) by thread count.
+#include <vector>
+
+#include "executor/cpu_adam.h"
+#include "probe/probes.h"
+
+namespace stowage::probe {
+namespace {
+
+std::vector<int> counts(int cores) {
+  std::vector<int> out;
+  for (int t = 1; t < cores; t *= 2) out.push_back(t);
+  out.push_back(cores);
+  return out;
+}
+
+}  // namespace
+
+int adam_probe_steps(const ProbeOptions&, int cores) { return static_cast<int>(counts(cores).size()); }
+
+void probe_adam(const ProbeOptions& o, Measurements& m, const Tick& tick) {
+  // 16 M parameters: 256 MB of fp32 state and gradients, past any cache.
+  const size_t n = o.depth == Depth::kQuick ? size_t{16} << 20 : size_t{32} << 20;
+  std::vector<float> master(n, 0.5f), grad(n, 1e-3f), mom(n, 0.0f), var(n, 0.0f);
+  std::vector<uint16_t> p16(n, 0);
+  const executor::AdamHyper hyper{};
+  int64_t step = 1;
+  for (int t : counts(m.cores)) {
+    const double s = best_seconds(o.depth == Depth::kQuick ? 3 : 5, [&] {
+      executor::adam_step(master, grad, mom, var, p16, core::Precision::kBf16, hyper, step++, 1.0f,
+                          executor::AdamOptions{.threads = t});
+    });
+    m.adam_params.push_back({.threads = t, .rate = static_cast<double>(n) / s});
+    tick("CPU Adam");
+  }
+}
+
+}  // namespace stowage::probe

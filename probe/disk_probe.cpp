@@ -1,0 +1,154 @@
+// O_DIRECT disk I/O in a scratch file of our own: sequential reads and
+// writes by block size and requests in flight (one thread per request, each
+// walking its own stripe of the file), the latency of one small read, and
+// the rate in the last quarter of a long write (the rate once the drive's
+// write cache is full, if the file outgrows it: a full run writes 2 GiB).
+// The page cache is bypassed (O_DIRECT), so reads measure the drive.
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "probe/probes.h"
+
+namespace stowage::probe {
+namespace {
+
+constexpr int64_t kAlign = 4096;
+
+struct Config {
+  int64_t file_bytes;
+  std::vector<int64_t> blocks;
+  std::vector<int> depths;
+};
+
+Config config(Depth d) {
+  if (d == Depth::kQuick) return {int64_t{512} << 20, {int64_t{1} << 20}, {1, 8}};
+  return {int64_t{2} << 30, {int64_t{128} << 10, int64_t{1} << 20, int64_t{4} << 20}, {1, 4, 16}};
+}
+
+[[noreturn]] void fail(const std::string& what, const std::string& path) {
+  throw std::runtime_error(what + " '" + path + "': " + std::strerror(errno));
+}
+
+struct AlignedFree {
+  void operator()(void* p) const { std::free(p); }
+};
+
+// The scratch file: created here (O_EXCL: never someone else's), removed
+// when done.
+class ScratchFile {
+ public:
+  explicit ScratchFile(const std::filesystem::path& dir) {
+    path_ = (dir / ("stowage-profile-" + std::to_string(::getpid()) + ".tmp")).string();
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_DIRECT, 0600);
+    if (fd_ < 0) fail("cannot create an O_DIRECT scratch file (a filesystem without O_DIRECT, such as tmpfs, cannot be profiled)", path_);
+  }
+  ~ScratchFile() {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  [[nodiscard]] int fd() const { return fd_; }
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// Seconds to move the whole file in `block` requests, `depth` at a time.
+double transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int depth, bool write) {
+  const int64_t blocks = file_bytes / block;
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < depth; ++t) {
+    pool.emplace_back([&] {
+      void* raw = nullptr;
+      if (::posix_memalign(&raw, kAlign, static_cast<size_t>(block)) != 0) {
+        failed = true;
+        return;
+      }
+      std::unique_ptr<void, AlignedFree> buf(raw);
+      std::memset(raw, 0x5a, static_cast<size_t>(block));
+      for (int64_t i = next++; i < blocks; i = next++) {
+        const off_t at = static_cast<off_t>(i * block);
+        const ssize_t n = write ? ::pwrite(f.fd(), raw, static_cast<size_t>(block), at)
+                                : ::pread(f.fd(), raw, static_cast<size_t>(block), at);
+        if (n != block) failed = true;
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  if (failed) fail(write ? "O_DIRECT write failed in" : "O_DIRECT read failed in", f.path());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+int disk_probe_steps(const ProbeOptions& o) {
+  if (!o.disk_dir) return 0;
+  const Config c = config(o.depth);
+  return static_cast<int>(c.blocks.size() * c.depths.size()) * 2 + 2;
+}
+
+void probe_disk(const ProbeOptions& o, Measurements& m, const Tick& tick) {
+  if (!o.disk_dir) return;
+  const Config c = config(o.depth);
+  m.disk_dir = o.disk_dir->string();
+  struct statvfs fs {};
+  if (::statvfs(o.disk_dir->c_str(), &fs) == 0) m.disk_capacity = static_cast<int64_t>(fs.f_blocks) * static_cast<int64_t>(fs.f_frsize);
+  ScratchFile f(*o.disk_dir);
+  // The first write lays the file out; in a full run, a long one whose
+  // quarters show a drive slowing once its write cache is full.
+  const int64_t quarter = c.file_bytes / 4;
+  std::vector<double> quarters;
+  for (int q = 0; q < 4; ++q) {
+    const auto start = std::chrono::steady_clock::now();
+    void* raw = nullptr;
+    if (::posix_memalign(&raw, kAlign, size_t{1} << 20) != 0) throw std::bad_alloc();
+    std::unique_ptr<void, AlignedFree> buf(raw);
+    std::memset(raw, 0x33, size_t{1} << 20);
+    for (int64_t at = q * quarter; at < (q + 1) * quarter; at += int64_t{1} << 20) {
+      if (::pwrite(f.fd(), raw, size_t{1} << 20, static_cast<off_t>(at)) != (1 << 20)) fail("O_DIRECT write failed in", f.path());
+    }
+    quarters.push_back(static_cast<double>(quarter) /
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  m.disk_write_after_cache = quarters.back();
+  tick("disk, laying out the scratch file");
+  for (int64_t block : c.blocks) {
+    for (int depth : c.depths) {
+      DiskRate r{.block = block, .depth = depth};
+      r.write = static_cast<double>(c.file_bytes) / transfer(f, c.file_bytes, block, depth, true);
+      tick("disk, O_DIRECT write");
+      r.read = static_cast<double>(c.file_bytes) / transfer(f, c.file_bytes, block, depth, false);
+      tick("disk, O_DIRECT read");
+      m.disk.push_back(r);
+    }
+  }
+  void* raw = nullptr;
+  if (::posix_memalign(&raw, kAlign, kAlign) != 0) throw std::bad_alloc();
+  std::unique_ptr<void, AlignedFree> small(raw);
+  int64_t at = 0;
+  m.disk_request_seconds = best_seconds(50, [&] {
+    if (::pread(f.fd(), raw, kAlign, static_cast<off_t>(at)) != kAlign) fail("O_DIRECT read failed in", f.path());
+    at = (at + (int64_t{1} << 20)) % c.file_bytes;
+  });
+  tick("disk, one small read");
+}
+
+}  // namespace stowage::probe

@@ -1,0 +1,62 @@
+// What `stowage profile` measures on the machine it runs on, in one place:
+// each probe fills its part, profile_writer.h turns it into a machine
+// profile. Rates in base units (B/s, FLOP/s, parameters/s), times in s.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stowage::probe {
+
+struct ThreadRate {
+  int threads = 1;
+  double rate = 0;
+};
+
+struct SizeRate {
+  int64_t bytes = 0;
+  double rate = 0;  // B/s
+};
+
+struct DiskRate {
+  int64_t block = 0;  // bytes per request
+  int depth = 1;      // requests in flight
+  double read = 0;    // B/s
+  double write = 0;   // B/s
+};
+
+struct GemmRate {
+  int64_t rows = 0, in = 0, out = 0;  // y[rows, out] = x[rows, in] W^T
+  double rate = 0;                    // FLOP/s (2 rows in out per product)
+};
+
+struct Measurements {
+  int cores = 1;
+  int64_t dram_bytes = 0;
+  // Bytes of the Adam access pattern per second (28 B per parameter, as the
+  // optimizer ops count them), by threads.
+  std::vector<ThreadRate> dram_adam_pattern;
+  std::vector<SizeRate> memcpy_pageable, memcpy_locked;
+  double small_copy_seconds = 0;  // one 4 KiB memcpy with its call, the fixed cost of a copy
+  bool locked = false;            // mlock succeeded for the locked copies
+  std::vector<ThreadRate> adam_params;  // executor's CPU Adam, parameters/s, by threads
+  std::vector<GemmRate> gemm;           // the executor's sgemm (one BLAS thread), by shape
+  double small_gemm_seconds = 0;        // a 1x64x64 product: the fixed cost of a compute op
+  std::optional<std::string> disk_dir;
+  int64_t disk_capacity = 0;
+  std::vector<DiskRate> disk;
+  double disk_request_seconds = 0;        // one 4 KiB O_DIRECT read at depth 1
+  std::optional<double> disk_write_after_cache;  // write rate in the last quarter of a long 1 MiB x1 write
+  double seconds = 0;  // the whole profile's wall time
+};
+
+// Reported between steps: `done` of `total` work units, what runs now.
+struct ProgressReport {
+  double done = 0, total = 1;
+  double elapsed = 0;  // s
+  std::string what;
+};
+
+}  // namespace stowage::probe

@@ -1,0 +1,159 @@
+#include "probe/profile_writer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/calibration_reader.h"
+
+namespace stowage::probe {
+namespace {
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string gbs(double v) { return num(v / 1e9) + " GB/s"; }
+
+double best_rate(const std::vector<ThreadRate>& rates) {
+  double best = 0;
+  for (const ThreadRate& r : rates) best = std::max(best, r.rate);
+  return best;
+}
+
+double rate_at_threads(const std::vector<ThreadRate>& rates, int threads) {
+  for (const ThreadRate& r : rates) {
+    if (r.threads == threads) return r.rate;
+  }
+  return rates.empty() ? 0 : rates.front().rate;
+}
+
+// Host memory bandwidth as the optimizer ops count it (28 B per
+// parameter): the best Adam-pattern pass, or the executor's CPU Adam itself
+// when that moved its bytes faster (the real kernel then proves the rate).
+double dram_rate(const Measurements& m) {
+  return std::max({1e9, best_rate(m.dram_adam_pattern), 28.0 * best_rate(m.adam_params)});
+}
+
+// The rate of the largest copy: what a partition-sized transfer sees.
+double copy_rate(const Measurements& m) {
+  const auto& copies = m.locked && !m.memcpy_locked.empty() ? m.memcpy_locked : m.memcpy_pageable;
+  return copies.empty() ? 1e9 : copies.back().rate;
+}
+
+double gemm_rate(const Measurements& m) {
+  std::vector<double> r;
+  for (const GemmRate& g : m.gemm) r.push_back(g.rate);
+  if (r.empty()) return 1e10;
+  std::sort(r.begin(), r.end());
+  return r[r.size() / 2];
+}
+
+// The disk entry the executor's default (1 MiB blocks, 8 in flight) is
+// nearest to.
+const DiskRate* disk_rate(const Measurements& m) {
+  const DiskRate* best = nullptr;
+  double best_score = 1e30;
+  for (const DiskRate& d : m.disk) {
+    const double score = std::abs(std::log2(static_cast<double>(d.block) / double(1 << 20))) + std::abs(std::log2(d.depth / 8.0));
+    if (score < best_score) {
+      best_score = score;
+      best = &d;
+    }
+  }
+  return best;
+}
+
+int64_t device_memory(const Measurements& m, const ProfileWriterOptions& o) {
+  const int64_t gib = int64_t{1} << 30;
+  const int64_t half = std::max(gib, (m.dram_bytes / 2) / gib * gib);
+  return o.device_memory > 0 ? std::max(gib, o.device_memory) : half;
+}
+
+std::string measurement_comments(const Measurements& m) {
+  std::string s = "# Measured by `stowage profile` in " + num(m.seconds) + " s on " + std::to_string(m.cores) + " cores:\n";
+  s += "#   host memory, Adam access pattern (28 B/param):";
+  for (const ThreadRate& r : m.dram_adam_pattern) s += " " + std::to_string(r.threads) + "t " + gbs(r.rate) + ";";
+  s += "\n#   memcpy pageable:";
+  for (const SizeRate& r : m.memcpy_pageable) s += " " + num(static_cast<double>(r.bytes) / 1048576.0) + " MiB " + gbs(r.rate) + ";";
+  s += std::string("\n#   memcpy ") + (m.locked ? "locked" : "(mlock refused)") + ":";
+  for (const SizeRate& r : m.memcpy_locked) s += " " + num(static_cast<double>(r.bytes) / 1048576.0) + " MiB " + gbs(r.rate) + ";";
+  s += "\n#   a 4 KiB copy: " + num(m.small_copy_seconds * 1e6) + " us\n#   CPU Adam (executor/cpu_adam):";
+  for (const ThreadRate& r : m.adam_params) s += " " + std::to_string(r.threads) + "t " + num(r.rate / 1e6) + " Mparam/s;";
+  s += "\n#   sgemm forward+backward, one BLAS thread:";
+  for (const GemmRate& g : m.gemm)
+    s += " " + std::to_string(g.rows) + "x" + std::to_string(g.in) + "x" + std::to_string(g.out) + " " + num(g.rate / 1e9) + " GFLOP/s;";
+  s += "\n#   a 1x64x64 product: " + num(m.small_gemm_seconds * 1e6) + " us\n";
+  if (m.disk_dir) {
+    s += "#   O_DIRECT in " + *m.disk_dir + " (block, depth: read / write):";
+    for (const DiskRate& d : m.disk)
+      s += " " + num(static_cast<double>(d.block) / 1024.0) + " KiB x" + std::to_string(d.depth) + ": " + gbs(d.read) + " / " + gbs(d.write) + ";";
+    s += "\n#   one 4 KiB read: " + num(m.disk_request_seconds * 1e6) + " us\n";
+    if (m.disk_write_after_cache) s += "#   last quarter of a long 1 MiB write: " + gbs(*m.disk_write_after_cache) + "\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+core::CostParameters measured_calibration(const Measurements& m, const ProfileWriterOptions& o) {
+  core::CostParameters p;
+  // The device's rates are measured, so nothing is lost to an efficiency.
+  p.matmul_efficiency = 1;
+  p.hbm_efficiency = 1;
+  p.compute_overhead = core::Seconds(m.small_gemm_seconds);
+  p.h2d_rate = core::BytesPerSecond(copy_rate(m));
+  p.d2h_rate = core::BytesPerSecond(copy_rate(m));
+  p.pcie_latency = core::Seconds(m.small_copy_seconds);
+  p.nvme_efficiency = 1;
+  if (m.disk_request_seconds > 0) p.nvme_latency = core::Seconds(m.disk_request_seconds);
+  p.dram_efficiency = 1;
+  p.optimizer_threads = std::max(1, o.optimizer_threads);
+  const double adam = rate_at_threads(m.adam_params, p.optimizer_threads);
+  if (adam > 0) p.cpu_core_rate = core::FlopsPerSecond(adam * p.adam_flops_per_param / p.optimizer_threads);
+  return p;
+}
+
+std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptions& o) {
+  const double gemm = gemm_rate(m);
+  std::string s = "format: stowage/machine/v1\n";
+  s += "label: " + o.name + " (CPU backend), measured by stowage profile\n";
+  s += "source: stowage profile" + std::string(o.quick ? " --quick" : "") + "; the measurements are listed below\n";
+  s += measurement_comments(m);
+  s += "gpu:\n  label: CPU backend device (host memory under a cap, OpenBLAS sgemm)\n";
+  s += "  source: measured (median sgemm rate of the shapes above; largest memcpy)\n";
+  s += "  memory: " + std::to_string(device_memory(m, o)) + " B\n";
+  s += "  memory_bandwidth: " + num(copy_rate(m)) + "\n";
+  s += "  fp16_rate: " + num(gemm) + "\n  bf16_rate: " + num(gemm) + "\n  fp32_rate: " + num(gemm) + "\n";
+  s += "  pcie_generation: 4\n  pcie_lanes: 16\n";
+  s += "gpu_count: 1\n";
+  s += "host:\n  label: this machine's host\n  source: measured (best Adam-pattern bandwidth over thread counts)\n";
+  s += "  cpu_cores: " + std::to_string(m.cores) + "\n";
+  s += "  dram: " + std::to_string(std::max<int64_t>(m.dram_bytes, int64_t{1} << 30)) + " B\n";
+  s += "  dram_bandwidth: " + num(dram_rate(m)) + "\n";
+  s += "  pcie_lanes: 16\n  pcie_generation: 4\n";
+  const DiskRate* d = disk_rate(m);
+  if (d != nullptr) {
+    s += "nvme:\n  label: the disk under " + *m.disk_dir + "\n";
+    s += "  source: measured (O_DIRECT, " + num(static_cast<double>(d->block) / 1024.0) + " KiB blocks, " +
+         std::to_string(d->depth) + " in flight); endurance not measurable, a typical 1 TB TLC rating\n";
+    s += "  capacity: " + std::to_string(std::max<int64_t>(m.disk_capacity, 1'000'000'000)) + " B\n";
+    s += "  sequential_read: " + num(std::max(10e6, d->read)) + "\n";
+    s += "  sequential_write: " + num(std::max(10e6, d->write)) + "\n";
+    // Always written, so nothing assumes a share of the burst rate
+    // (planner/sustained_write.h): the long write's tail, at most the burst.
+    const double tail = m.disk_write_after_cache ? *m.disk_write_after_cache : d->write;
+    s += "  sustained_write: " + num(std::max(10e6, std::min(d->write, tail))) + "\n";
+    s += "  endurance: 600 TB\n  pcie_generation: 4\n  pcie_lanes: 4\n";
+    s += "nvme_count: 1\n";
+  } else {
+    s += "nvme_count: 0\n";
+  }
+  s += "calibration:\n" + core::calibration_yaml(measured_calibration(m, o));
+  return s;
+}
+
+}  // namespace stowage::probe

@@ -1,0 +1,69 @@
+#include "calibration/fit.h"
+
+#include <gtest/gtest.h>
+
+#include "calibration/compare.h"
+#include "tests/calibration/calibration_fixture.h"
+
+namespace stowage::calibration {
+namespace {
+
+// Made with the device doing the optimizer (all on the device) at a known
+// HBM efficiency: the fit finds it from those ops alone.
+TEST(Fit, RecoversTheDeviceOptimizersMemoryEfficiency) {
+  core::CostParameters truth;
+  truth.hbm_efficiency = 0.05;  // slow enough that the memory term rules the optimizer op
+  const testing::Simulated measured = testing::simulated(truth, 2, core::StandardPlacement::kAllGpu);
+  const FitReport r = fit_cost_parameters({{&measured.schedule, &measured.timeline}}, measured.machine, {});
+  EXPECT_NEAR(r.params.hbm_efficiency, 0.05, 0.05 * 0.05);
+}
+
+TEST(LeastSquares, RecoversALine) {
+  // y = 2 + 3x exactly: intercept 2, slope 3, no residual.
+  const LineFit f = least_squares({1, 2, 3, 4}, {5, 8, 11, 14});
+  EXPECT_NEAR(f.intercept, 2, 1e-12);
+  EXPECT_NEAR(f.slope, 3, 1e-12);
+  EXPECT_NEAR(f.rms_residual, 0, 1e-12);
+}
+
+TEST(LeastSquares, OneSizeGivesALineThroughTheOrigin) {
+  const LineFit f = least_squares({2, 2, 2}, {4, 6, 8});  // mean ratio 6 / 2
+  EXPECT_EQ(f.intercept, 0);
+  EXPECT_DOUBLE_EQ(f.slope, 3);
+}
+
+// "Measured" timelines made by the simulator with known parameters: the fit,
+// started from the defaults, must find parameters under which the simulator
+// reproduces them. Tolerance 2 %: the engine rounds to whole ns and the
+// compute roofline's memory term is not part of the fitted line.
+TEST(Fit, RecoversTheParametersATimelineWasMadeWith) {
+  core::CostParameters truth;
+  truth.matmul_efficiency = 0.3;
+  truth.compute_overhead = core::Seconds(50e-6);
+  truth.h2d_rate = core::BytesPerSecond(6e9);
+  truth.d2h_rate = core::BytesPerSecond(4e9);
+  truth.cpu_core_rate = core::FlopsPerSecond(2e9);
+  truth.nvme_efficiency = 0.5;
+  truth.grad_check_rate = core::BytesPerSecond(0.2e9);
+  const testing::Simulated measured = testing::simulated(truth, 3);
+  const FitReport r = fit_cost_parameters({{&measured.schedule, &measured.timeline}}, measured.machine, {});
+  EXPECT_GE(r.notes.size(), 4u);
+  EXPECT_NEAR(r.params.matmul_efficiency, 0.3, 0.3 * 0.02);
+  ASSERT_TRUE(r.params.h2d_rate && r.params.d2h_rate);
+  EXPECT_NEAR(r.params.h2d_rate->value(), 6e9, 6e9 * 0.05);
+  EXPECT_NEAR(r.params.d2h_rate->value(), 4e9, 4e9 * 0.05);
+  ASSERT_TRUE(r.params.grad_check_rate.has_value());
+  EXPECT_NEAR(r.params.grad_check_rate->value(), 0.2e9, 0.2e9 * 0.01);
+  // A hold-out: another placement simulated with the truth, predicted with
+  // the fit, within 5 % on the step; with the defaults, far off.
+  const testing::Simulated other = testing::simulated(truth, 3, core::StandardPlacement::kZeroOffload);
+  auto step_error = [&](const core::CostParameters& p) {
+    const core::Timeline predicted = sim::simulate(other.schedule, other.machine, {.params = p}).timeline;
+    return compare(other.schedule, predicted, other.schedule, other.timeline).value().step_error;
+  };
+  EXPECT_LT(std::abs(step_error(r.params)), 0.05);
+  EXPECT_GT(std::abs(step_error({})), 0.2);
+}
+
+}  // namespace
+}  // namespace stowage::calibration

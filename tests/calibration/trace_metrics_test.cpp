@@ -1,0 +1,56 @@
+#include "calibration/trace_metrics.h"
+
+#include <gtest/gtest.h>
+
+namespace stowage::calibration {
+namespace {
+
+using core::Lane;
+using core::OpKind;
+
+// Worked by hand: compute op A [0, 10), an upload U [5, 25) of 2000 bytes,
+// compute op B [25, 30) waiting for U. Compute busy 15, idle 30 - 15 = 15,
+// all of it B's wait for U (the gap [10, 25)). U overlaps A on [5, 10):
+// 5 ns hidden, 15 exposed. U moved 2000 B in 20 ns: 100 GB/s.
+TEST(TraceMetrics, HandWorkedExample) {
+  core::Schedule s;
+  s.ops = {{.id = 0, .kind = OpKind::kForward, .lane = Lane::kGpuCompute},
+           {.id = 1, .kind = OpKind::kUploadParams, .lane = Lane::kPcieH2d, .bytes = core::Bytes(2000)},
+           {.id = 2, .kind = OpKind::kBackward, .lane = Lane::kGpuCompute, .deps = {0, 1}}};
+  core::Timeline t{.spans = {{0, 10, 0}, {5, 25, 0}, {25, 30, 0}}, .memory = {}};
+  const TraceMetrics m = trace_metrics(s, t);
+  EXPECT_EQ(m.makespan, 30);
+  const LaneMetrics& gpu = m.lanes[static_cast<size_t>(Lane::kGpuCompute)];
+  const LaneMetrics& h2d = m.lanes[static_cast<size_t>(Lane::kPcieH2d)];
+  EXPECT_EQ(gpu.busy, 15);
+  EXPECT_EQ(m.gpu_idle, 15);
+  EXPECT_EQ(m.gpu_waits_on[static_cast<size_t>(Lane::kPcieH2d)], 15);
+  EXPECT_EQ(h2d.busy, 20);
+  EXPECT_EQ(h2d.hidden, 5);
+  EXPECT_EQ(h2d.exposed(), 15);
+  EXPECT_DOUBLE_EQ(h2d.achieved_bandwidth(), 2000 / 20e-9);
+  ASSERT_EQ(m.step_times.size(), 1u);
+  EXPECT_EQ(m.step_times[0], 30);
+}
+
+// Steps end where their last op ends; the steady step skips the first.
+TEST(TraceMetrics, SteadyStepIsTheMedianAfterTheFirst) {
+  core::Schedule s;
+  core::Timeline t;
+  const core::SimTime ends[] = {100, 130, 170, 200};  // steps of 100 (warm-up), 30, 40, 30
+  for (int i = 0; i < 4; ++i) {
+    s.ops.push_back({.id = i, .kind = OpKind::kForward, .lane = Lane::kGpuCompute, .step = i});
+    t.spans.push_back({i == 0 ? 0 : ends[i - 1], ends[i], 0});
+  }
+  const TraceMetrics m = trace_metrics(s, t);
+  EXPECT_EQ(m.step_times, (std::vector<core::SimTime>{100, 30, 40, 30}));
+  EXPECT_EQ(m.steady_step_time(), 30);
+}
+
+TEST(TraceMetrics, UnionCountsOverlapOnce) {
+  EXPECT_EQ(union_length({{0, 10}, {5, 15}, {20, 30}, {25, 26}}), 25);
+  EXPECT_EQ(union_length({}), 0);
+}
+
+}  // namespace
+}  // namespace stowage::calibration

@@ -1,0 +1,116 @@
+// The calibration commands from the command line: compare of a trace with
+// itself and with a copy whose one lane is slowed, profile's refusal to
+// replace a file it did not write, calibrate writing a profile that loads.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/cli/run_stowage.h"
+
+namespace stowage::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::stowage;
+
+class CalibrationCommands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path("calibration_commands_test_") / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // A predicted trace of tiny-gpt under ZeRO-Infinity's placement, 3 steps.
+  std::string trace() {
+    const std::string t = path("predicted.json");
+    const auto r = stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt", "--training",
+                            "tiny", "--placement", "zero-infinity", "--steps", "3", "--trace", t});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return t;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CalibrationCommands, ATraceAgainstItselfHasNoError) {
+  const std::string t = trace();
+  const auto r = stowage({"compare", t, t, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["step_error"].get<double>(), 0);
+  for (const auto& [lane, e] : j["busy_error"].items()) EXPECT_EQ(e.get<double>(), 0) << lane;
+  EXPECT_TRUE(j["most_wrong_lane"].is_null());
+  const auto text = stowage({"compare", t, t});
+  EXPECT_NE(text.out.find("error +0.0%"), std::string::npos) << text.out;
+}
+
+// The trace's own ops simulated again on the machine it was predicted for
+// give the same timeline: what --machine predicts is what `simulate` did.
+TEST_F(CalibrationCommands, PredictingATraceAgainOnItsMachineHasNoError) {
+  const std::string t = trace();
+  const auto r = stowage({"compare", "--machine", "workstation-24gb-1nvme", t, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["step_error"].get<double>(), 0) << r.out;
+}
+
+// Every cpu.optim op twice as long in the "measured" file: compare names
+// that lane as the most wrong.
+TEST_F(CalibrationCommands, ALaneSlowedTwiceIsNamed) {
+  const std::string t = trace();
+  std::ifstream in(t);
+  nlohmann::json j = nlohmann::json::parse(in);
+  for (auto& e : j["traceEvents"]) {
+    if (e.value("ph", "") == "X" && e.value("cat", "") == "cpu.optim") e["dur"] = e["dur"].get<double>() * 2;
+  }
+  const std::string slowed = path("slowed.json");
+  std::ofstream(slowed) << j.dump();
+  const auto r = stowage({"compare", t, slowed});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("most wrong lane: cpu.optim"), std::string::npos) << r.out;
+}
+
+TEST_F(CalibrationCommands, TracesOfDifferentSchedulesAreBadInput) {
+  const std::string t = trace();
+  const std::string other = path("other.json");
+  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt", "--training", "tiny",
+                     "--placement", "zero-offload", "--trace", other})
+                .code,
+            0);
+  EXPECT_EQ(stowage({"compare", t, other}).code, 65);
+}
+
+TEST_F(CalibrationCommands, ProfileNeverReplacesAFileItDidNotWrite) {
+  const std::string mine = path("notes.yaml");
+  std::ofstream(mine) << "my notes\n";
+  const auto r = stowage({"profile", "--quick", "-o", mine});
+  EXPECT_EQ(r.code, 73) << r.err;
+  std::ifstream in(mine);
+  std::stringstream kept;
+  kept << in.rdbuf();
+  EXPECT_EQ(kept.str(), "my notes\n");
+}
+
+// Calibrating on a trace the simulator made for the same machine changes
+// little, and the written profile loads with its calibration.
+TEST_F(CalibrationCommands, CalibrateWritesAProfileThatLoads) {
+  const std::string t = trace();
+  const std::string out = path("calibrated.yaml");
+  const auto r = stowage({"calibrate", t, "--hold-out", t, "--machine", "workstation-24gb-1nvme", "-o", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("hold-out"), std::string::npos) << r.out;
+  const auto sim = stowage({"compare", "--machine", out, t, "--json"});
+  ASSERT_EQ(sim.code, 0) << sim.err;
+  const double e = nlohmann::json::parse(sim.out)["step_error"].get<double>();
+  EXPECT_LT(std::abs(e), 0.05) << sim.out;
+  // A second calibrate may replace what the first wrote.
+  EXPECT_EQ(stowage({"calibrate", t, "--machine", out, "-o", out}).code, 0);
+}
+
+}  // namespace
+}  // namespace stowage::cli

@@ -1,0 +1,134 @@
+#include "core/calibration_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/profile_reader.h"
+#include "tests/core/test_profiles.h"
+
+namespace stowage::core {
+namespace {
+
+using testing::bundled;
+using testing::must;
+
+const char* kMachine = R"(format: stowage/machine/v1
+label: test
+source: test
+gpu: rtx-4090
+gpu_count: 1
+host: desktop-ddr5-128gb
+nvme: samsung-990-pro-2tb
+nvme_count: 1
+)";
+
+TEST(CalibrationReader, AMachineWithoutASectionHasTheCompiledDefaults) {
+  const MachineReferences r = must(read_machine_profile(kMachine, "m.yaml", "m"));
+  const CostParameters defaults;
+  EXPECT_EQ(r.calibration.matmul_efficiency, defaults.matmul_efficiency);
+  EXPECT_EQ(r.calibration.cpu_core_rate.value(), defaults.cpu_core_rate.value());
+  EXPECT_FALSE(r.calibration.h2d_rate.has_value());
+}
+
+TEST(CalibrationReader, TheSectionSetsWhatItGivesAndKeepsTheRest) {
+  const std::string text = std::string(kMachine) +
+                           "calibration:\n  matmul_efficiency: 0.42\n  h2d_rate: 3 GB/s\n  pcie_latency: 2 us\n"
+                           "  optimizer_threads: 1\n";
+  const MachineReferences r = must(read_machine_profile(text, "m.yaml", "m"));
+  EXPECT_DOUBLE_EQ(r.calibration.matmul_efficiency, 0.42);
+  ASSERT_TRUE(r.calibration.h2d_rate.has_value());
+  EXPECT_DOUBLE_EQ(r.calibration.h2d_rate->value(), 3e9);
+  EXPECT_NEAR(r.calibration.pcie_latency.value(), 2e-6, 1e-15);
+  EXPECT_EQ(r.calibration.optimizer_threads, 1);
+  EXPECT_DOUBLE_EQ(r.calibration.hbm_efficiency, CostParameters{}.hbm_efficiency);
+  EXPECT_FALSE(r.calibration.d2h_rate.has_value());
+}
+
+TEST(CalibrationReader, AnUnknownKeyIsAnErrorAtItsLine) {
+  const std::string text = std::string(kMachine) + "calibration:\n  matmul_eficiency: 0.5\n";
+  const auto r = read_machine_profile(text, "m.yaml", "m");
+  ASSERT_FALSE(r.has_value());
+  const std::string all = to_string(r.error());
+  EXPECT_NE(all.find("m.yaml:10:"), std::string::npos) << all;
+  EXPECT_NE(all.find("matmul_efficiency"), std::string::npos) << all;  // the nearest key suggested
+}
+
+TEST(CalibrationReader, AnEfficiencyOutOfRangeIsAnError) {
+  const std::string text = std::string(kMachine) + "calibration:\n  nvme_efficiency: 40\n";
+  EXPECT_FALSE(read_machine_profile(text, "m.yaml", "m").has_value());
+}
+
+TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
+  CostParameters p;
+  p.matmul_efficiency = 0.123456789012345;
+  p.compute_overhead = Seconds(3.25e-6);
+  p.h2d_rate = BytesPerSecond(5.5e9);
+  p.d2h_rate = BytesPerSecond(4.25e9);
+  p.cpu_core_rate = FlopsPerSecond(1.75e9);
+  p.optimizer_threads = 3;
+  p.nvme_latency = Seconds(87e-6);
+  p.grad_check_rate = BytesPerSecond(0.75e9);
+  const std::string text = std::string(kMachine) + "calibration:\n" + calibration_yaml(p);
+  const CostParameters q = must(read_machine_profile(text, "m.yaml", "m")).calibration;
+  EXPECT_DOUBLE_EQ(q.matmul_efficiency, p.matmul_efficiency);
+  EXPECT_NEAR(q.compute_overhead.value(), p.compute_overhead.value(), 1e-15);
+  EXPECT_DOUBLE_EQ(q.h2d_rate->value(), p.h2d_rate->value());
+  EXPECT_DOUBLE_EQ(q.d2h_rate->value(), p.d2h_rate->value());
+  EXPECT_DOUBLE_EQ(q.cpu_core_rate.value(), p.cpu_core_rate.value());
+  EXPECT_EQ(q.optimizer_threads, 3);
+  EXPECT_NEAR(q.nvme_latency.value(), p.nvme_latency.value(), 1e-15);
+  EXPECT_DOUBLE_EQ(q.grad_check_rate->value(), 0.75e9);
+}
+
+TEST(CalibrationReader, AMachineMayGiveItsPartsInline) {
+  const std::string text = R"(format: stowage/machine/v1
+label: inline
+source: test
+gpu:
+  label: a device
+  source: measured
+  memory: 8 GiB
+  memory_bandwidth: 10 GB/s
+  fp16_rate: 30 GFLOP/s
+  fp32_rate: 30 GFLOP/s
+  pcie_generation: 4
+  pcie_lanes: 16
+gpu_count: 1
+host: desktop-ddr5-128gb
+nvme_count: 0
+calibration:
+  matmul_efficiency: 1
+)";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "stowage_calibration_reader_test";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / "inline.yaml";
+  std::ofstream(file) << text;
+  const MachineSpec m = must(bundled().machine(file.string()));
+  EXPECT_EQ(m.gpu.label, "a device");
+  EXPECT_DOUBLE_EQ(m.gpu.fp16_rate.value(), 30e9);
+  EXPECT_EQ(m.host.name, "desktop-ddr5-128gb");
+  EXPECT_DOUBLE_EQ(m.calibration.matmul_efficiency, 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CalibrationReader, AnInlinePartIsCheckedLikeItsProfile) {
+  const std::string text = R"(format: stowage/machine/v1
+label: inline
+source: test
+gpu:
+  label: a device
+  source: measured
+  memory: 8 GiB
+gpu_count: 1
+host: desktop-ddr5-128gb
+nvme_count: 0
+)";
+  const auto r = read_machine_profile(text, "m.yaml", "m");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(to_string(r.error()).find("fp16_rate"), std::string::npos) << to_string(r.error());
+}
+
+}  // namespace
+}  // namespace stowage::core

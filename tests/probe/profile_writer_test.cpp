@@ -1,0 +1,67 @@
+#include "probe/profile_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/profile_catalog.h"
+
+namespace stowage::probe {
+namespace {
+
+Measurements example() {
+  Measurements m;
+  m.cores = 2;
+  m.dram_bytes = int64_t{24} << 30;
+  m.dram_adam_pattern = {{.threads = 1, .rate = 9e9}, {.threads = 2, .rate = 12e9}};
+  m.memcpy_pageable = {{.bytes = 4 << 20, .rate = 6e9}, {.bytes = 64 << 20, .rate = 5e9}};
+  m.memcpy_locked = {{.bytes = 4 << 20, .rate = 7e9}, {.bytes = 64 << 20, .rate = 5.5e9}};
+  m.locked = true;
+  m.small_copy_seconds = 1e-6;
+  m.adam_params = {{.threads = 1, .rate = 200e6}, {.threads = 2, .rate = 350e6}};
+  m.gemm = {{.rows = 1024, .in = 256, .out = 1024, .rate = 40e9}, {.rows = 512, .in = 768, .out = 768, .rate = 50e9}};
+  m.small_gemm_seconds = 2e-6;
+  m.disk_dir = "/tmp";
+  m.disk_capacity = 100'000'000'000;
+  m.disk = {{.block = 1 << 20, .depth = 1, .read = 0.5e9, .write = 0.4e9},
+            {.block = 1 << 20, .depth = 8, .read = 1.5e9, .write = 1.0e9}};
+  m.disk_request_seconds = 90e-6;
+  m.seconds = 30;
+  return m;
+}
+
+// What the writer writes loads as a machine profile, with the measured
+// rates where the simulator looks for them.
+TEST(ProfileWriter, WritesAMachineProfileThatLoads) {
+  const std::string yaml = machine_profile_yaml(example(), {.name = "test", .device_memory = int64_t{2} << 30});
+  const auto dir = std::filesystem::temp_directory_path() / "stowage_profile_writer_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "m.yaml") << yaml;
+  const auto m = core::ProfileCatalog(STOWAGE_PROFILES_DIR).machine((dir / "m.yaml").string());
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(m.has_value()) << core::to_string(m.error()) << "\n" << yaml;
+  EXPECT_EQ(m->gpu.memory.count(), int64_t{2} << 30);
+  EXPECT_DOUBLE_EQ(m->gpu.fp16_rate.value(), 50e9);  // the median of two: the upper one
+  EXPECT_DOUBLE_EQ(m->host.dram_bandwidth.value(), 12e9);
+  EXPECT_EQ(m->host.cpu_cores, 2);
+  EXPECT_EQ(m->nvme_count, 1);
+  EXPECT_DOUBLE_EQ(m->nvme.sequential_read.value(), 1.5e9);  // 1 MiB at depth 8, the executor's default
+  EXPECT_DOUBLE_EQ(m->calibration.h2d_rate->value(), 5.5e9);
+  EXPECT_EQ(m->calibration.optimizer_threads, 1);
+  // 200 M params/s x 12 FLOP per param, on one thread.
+  EXPECT_DOUBLE_EQ(m->calibration.cpu_core_rate.value(), 2.4e9);
+  EXPECT_NEAR(m->calibration.nvme_latency.value(), 90e-6, 1e-12);
+}
+
+TEST(ProfileWriter, WithoutADiskTheMachineHasNone) {
+  Measurements m = example();
+  m.disk_dir.reset();
+  m.disk.clear();
+  const std::string yaml = machine_profile_yaml(m, {.name = "test"});
+  EXPECT_NE(yaml.find("nvme_count: 0"), std::string::npos);
+  EXPECT_EQ(yaml.find("\nnvme:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stowage::probe
