@@ -203,11 +203,11 @@ struct Interpreter::State {
   // start (allocations) and end (frees), as the simulator applies them:
   // what the run reports. The backend's own buffers follow it exactly
   // (OpTally), allocated within the op's span.
+  std::array<int64_t, 3> in_use{};
   // An op's start (sign +1: its allocations) or end (-1: its frees), with
   // the memory it changes, at one instant under one lock: the trace's op
   // spans order the memory samples exactly as they happened, so replaying
   // the spans through the schedule's effects gives the samples back.
-  std::array<int64_t, 3> in_use{};
   void op_boundary(const Op& op, int sign, int slot) {
     std::lock_guard lock(sink_mutex);
     const int64_t at = now_ns() - options.time_origin_ns;
