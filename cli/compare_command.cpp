@@ -89,7 +89,8 @@ std::string waits_text(const calibration::TraceMetrics& m) {
 }
 
 void print_text(std::ostream& out, const calibration::Comparison& c) {
-  out << "Matched " << c.matched_ops << " ops by id.\n"
+  out << "Matched " << c.matched_ops << " ops by id. Errors are (measured - predicted) / predicted:"
+      << " +100% is twice the predicted time.\n"
       << "  step time (steady state): predicted " << secs(c.predicted.steady_step_time()) << ", measured "
       << secs(c.measured.steady_step_time()) << ", error " << percent(c.step_error) << "\n"
       << "  whole timeline: predicted " << secs(c.predicted.makespan) << ", measured " << secs(c.measured.makespan)
