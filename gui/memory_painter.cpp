@@ -75,9 +75,9 @@ std::vector<MemoryRow> MemoryPainter::rows(int width, int height) const {
                  : QRectF(label_width_, r.row.top() + 8, width - label_width_, row_height - 14);
     r.per_rank_factor = core::ranks_in_scope(r.tier, ranks());
     r.peak = peak_of(series) * r.per_rank_factor;
-    const core::Bytes measured_peak =
-        measured_ ? peak_of(measured_->memory[static_cast<size_t>(r.tier)]) * r.per_rank_factor
-                  : core::Bytes();
+    r.measured_peak = measured_ ? peak_of(measured_->memory[static_cast<size_t>(r.tier)]) * r.per_rank_factor
+                                : core::Bytes();
+    const core::Bytes measured_peak = r.measured_peak;
     r.capacity = capacity_[static_cast<size_t>(r.tier)];
     if (r.capacity) r.capacity = *r.capacity * r.per_rank_factor;
     r.capacity_on_scale = r.capacity && r.capacity->as_double() <= kCapacityOnScale * r.peak.as_double();
@@ -207,7 +207,9 @@ void MemoryPainter::paint_label(QPainter& painter, const MemoryRow& row) const {
       scope(row.tier), QStringLiteral("peak %1").arg(bytes_text(row.peak))};
   if (collapsed) lines = {lines.front() + QStringLiteral(", peak %1").arg(bytes_text(row.peak))};
   if (row.capacity && row.peak > *row.capacity) lines.back() += QStringLiteral(" OVER");
-  if (measured_) lines << QStringLiteral("line: measured");
+  // Comparing: the fill and the peak above are the prediction's; the line
+  // is the measured run, and its peak follows.
+  if (measured_) lines << QStringLiteral("line: measured") << QStringLiteral("its peak %1").arg(bytes_text(row.measured_peak));
   if (row.capacity && !row.capacity_on_scale)
     lines << QStringLiteral("of %1, off scale").arg(bytes_text(*row.capacity));
   const QFontMetricsF metrics(painter.font());

@@ -35,6 +35,7 @@ struct MemoryRow {
   QRectF plot;  // the curve's area: x on the time axis, y from 0 bytes (bottom) to scale.top
   ByteScale scale;
   core::Bytes peak;
+  core::Bytes measured_peak;  // of the measured run's line, when comparing
   std::optional<core::Bytes> capacity;
   bool capacity_on_scale = false;  // false when it is far above the peak (drawn as a note instead)
   int64_t per_rank_factor = 1;     // ranks in the row's scope: the trace's per-rank bytes times this
