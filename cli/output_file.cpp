@@ -9,6 +9,8 @@
 #include <cstring>
 #include <optional>
 
+#include "core/file_kind.h"
+
 namespace stowage::cli {
 namespace {
 
@@ -20,15 +22,6 @@ constexpr const char* kExpected = "a regular file, or a new file's name, in a wr
 
 core::Diagnostics problem(const fs::path& path, const std::string& what) {
   return {{{path.string(), 0, 0}, what, kExpected}};
-}
-
-const char* kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
 }
 
 // `path` with every symlink followed, relative links against the folder of
@@ -116,7 +109,7 @@ core::Result<fs::path> check_output_path(const fs::path& path) {
   if (!target) return target;
   struct stat st {};
   if (::stat(target->c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    return std::unexpected(problem(path, "'" + target->string() + "' is " + kind_of(st.st_mode) +
+    return std::unexpected(problem(path, "'" + target->string() + "' is " + core::file_kind_name(st.st_mode) +
                                              ", not a regular file: stowage replaces only regular files "
                                              "(nothing was written)"));
   }

@@ -7,20 +7,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/file_kind.h"
+
 namespace stowage::core {
 namespace {
 
 std::unexpected<Diagnostics> refuse(const std::filesystem::path& path, std::string what) {
   return fail({{path.string(), 0, 0}, std::move(what), "an existing, readable regular file"});
-}
-
-const char* kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
 }
 
 // Closes the fd on every way out.
@@ -41,7 +34,7 @@ Result<std::string> read_text_file(const std::filesystem::path& path, Bytes max_
   if (::fstat(file.fd, &st) != 0)
     return refuse(path, std::string("cannot read file: ") + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
-    return refuse(path, std::string("cannot read file: it is ") + kind_of(st.st_mode));
+    return refuse(path, std::string("cannot read file: it is ") + file_kind_name(st.st_mode));
   if (st.st_size > max_bytes.count()) {
     return refuse(path, "cannot read file: it has " + std::to_string(st.st_size) + " bytes, more than the " +
                             std::to_string(max_bytes.count()) + " this kind of input may have");

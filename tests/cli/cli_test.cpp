@@ -16,6 +16,7 @@
 
 #include "cli/exit_codes.h"
 #include "tests/cli/run_stowage.h"
+#include "tests/cli/temp_dir.h"
 
 namespace stowage::cli {
 namespace {
@@ -258,12 +259,7 @@ TEST(CliSimulate, TraceToAnUnwritablePlaceFailsCleanly) {
 namespace stowage::cli {
 namespace {
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("stowage-cli-plan-" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-  [[nodiscard]] std::string file(const char* name) const { return (path / name).string(); }
-};
+using testing::TempDir;
 
 // The check: on the 24 GB workstation Llama-2-13B gets a plan that
 // fits, a predicted step time, and a baseline table where all-GPU does not fit.

@@ -12,6 +12,7 @@
 
 #include "cli/exit_codes.h"
 #include "tests/cli/run_stowage.h"
+#include "tests/cli/temp_dir.h"
 
 namespace stowage::cli {
 namespace {
@@ -21,12 +22,7 @@ namespace fs = std::filesystem;
 using testing::Outcome;
 using testing::stowage;
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("stowage_plan_cmd_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-  [[nodiscard]] std::string file(const char* name) const { return (path / name).string(); }
-};
+using testing::TempDir;
 
 // Runs in `dir` while in scope: the command's relative paths land there.
 struct InFolder {

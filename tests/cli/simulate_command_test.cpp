@@ -13,6 +13,7 @@
 
 #include "cli/exit_codes.h"
 #include "tests/cli/run_stowage.h"
+#include "tests/cli/temp_dir.h"
 
 namespace stowage::cli {
 namespace {
@@ -22,12 +23,7 @@ namespace fs = std::filesystem;
 using testing::Outcome;
 using testing::stowage;
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("stowage_simulate_cmd_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-  [[nodiscard]] std::string file(const char* name) const { return (path / name).string(); }
-};
+using testing::TempDir;
 
 std::string read(const fs::path& path) {
   std::ifstream in(path);
