@@ -1,5 +1,6 @@
 #include "executor/trainer.h"
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <mutex>
@@ -71,6 +72,19 @@ core::Diagnostics identity_problems(const nlohmann::json& meta, const std::files
   return problems;
 }
 
+// What a checkpoint records of the run that made it (CRC32C): the plan
+// (profiles named, policy) and the corpus, both parts.
+uint32_t digest_of(const core::PlanFile& plan) {
+  const std::string text = core::write_plan(
+      {.machine = plan.machine, .model = plan.model, .training = plan.training, .policy = plan.policy});
+  return crc32c(std::as_bytes(std::span(text)));
+}
+uint32_t digest_of(const model::ByteCorpus& corpus) {
+  const std::array<uint32_t, 2> parts{crc32c(std::as_bytes(corpus.part(model::CorpusPart::kTrain))),
+                                      crc32c(std::as_bytes(corpus.part(model::CorpusPart::kHeldOut)))};
+  return crc32c(std::as_bytes(std::span(parts)));
+}
+
 // The state of a run between segments: what a checkpoint holds.
 struct RunState {
   int64_t step = 0;
@@ -94,7 +108,9 @@ class Trainer {
         options_(options),
         initial_(initial),
         parts_(core::partitions_of(workload, plan.policy.sub_group_params)),
-        names_(partition_names(workload, parts_)) {}
+        names_(partition_names(workload, parts_)),
+        plan_digest_(digest_of(plan)),
+        corpus_digest_(digest_of(corpus)) {}
 
   core::Result<TrainingRun> run();
 
@@ -105,19 +121,6 @@ class Trainer {
   core::Result<std::string> save(const RunState& state,
                                  const std::vector<std::span<const std::byte>>& snapshots);
   core::Result<void> train_steps(TrainingRun& out);
-  // What a checkpoint records of the run that made it (CRC32C): the plan
-  // (profiles named, policy) and the corpus, both parts.
-  [[nodiscard]] uint32_t plan_digest() const {
-    const std::string text = core::write_plan(
-        {.machine = plan_.machine, .model = plan_.model, .training = plan_.training, .policy = plan_.policy});
-    return crc32c(std::as_bytes(std::span(text)));
-  }
-  [[nodiscard]] uint32_t corpus_digest() const {
-    const uint32_t train = crc32c(std::as_bytes(corpus_.part(model::CorpusPart::kTrain)));
-    const uint32_t held_out = crc32c(std::as_bytes(corpus_.part(model::CorpusPart::kHeldOut)));
-    const std::array<uint32_t, 2> both{train, held_out};
-    return crc32c(std::as_bytes(std::span(both)));
-  }
   core::Result<std::vector<std::vector<float>>> master_weights();
   core::Result<double> held_out_loss(std::vector<std::vector<float>> layers);
   // Micro-batch `index` of a part of the data, a function of the seed.
@@ -140,6 +143,8 @@ class Trainer {
   const std::vector<std::vector<float>>* initial_;  // weights to start from; null: init_parameters
   std::vector<core::Partition> parts_;
   std::vector<std::string> names_;
+  const uint32_t plan_digest_;    // computed once: the corpus may be large
+  const uint32_t corpus_digest_;
   std::optional<PartitionHomes> homes_;
   RunState state_;
   core::TimelineRecorder recorder_{0};  // every segment, in the ids of the concatenated schedule
@@ -222,8 +227,8 @@ core::Result<std::string> Trainer::save(const RunState& state,
                          {"plan", options_.plan_name},
                          {"model", plan_.model},
                          {"seed", options_.seed},
-                         {"plan_crc32c", plan_digest()},
-                         {"corpus_crc32c", corpus_digest()},
+                         {"plan_crc32c", plan_digest_},
+                         {"corpus_crc32c", corpus_digest_},
                          {"partitions", names_},
                          {"param16_versions", homes_->versions()},
                          {"loss_scale", state.scaler.scale},
@@ -275,8 +280,8 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   // The plan and the data the checkpoint was trained with: resuming under
   // another plan or on other data would continue a different run.
   for (const auto& [key, digest, what] :
-       {std::tuple{"plan_crc32c", plan_digest(), "plan (its profiles or policy differ)"},
-        std::tuple{"corpus_crc32c", corpus_digest(), "training data (--data)"}}) {
+       {std::tuple{"plan_crc32c", plan_digest_, "plan (its profiles or policy differ)"},
+        std::tuple{"corpus_crc32c", corpus_digest_, "training data (--data)"}}) {
     const nlohmann::json* saved = meta.contains(key) ? &meta[key] : nullptr;
     if (saved != nullptr && saved->is_number_unsigned() && saved->get<uint32_t>() == digest) continue;
     return core::fail({{where},
