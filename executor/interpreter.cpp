@@ -17,6 +17,7 @@
 
 #include "executor/gradient_divisor.h"
 #include "executor/model/half_convert.h"
+#include "executor/model/matmul.h"
 #include "executor/square_sum.h"
 
 namespace stowage::executor {
@@ -124,6 +125,17 @@ uint16_t to_half(float x, core::Precision p) {
 }
 float from_half(uint16_t h, core::Precision p) {
   return p == core::Precision::kBf16 ? model::bf16_to_float(h) : model::fp16_to_float(h);
+}
+
+// A compute op must do the FLOPs lowering declared for it, which the
+// simulator times: the workload and the model count the same products.
+core::Result<void> check_flops(const Op& op, int64_t computed) {
+  if (static_cast<double>(computed) == op.flops.count()) return {};
+  return core::fail({{},
+                     "computed " + std::to_string(computed) + " matrix-product FLOPs where the schedule declares " +
+                         std::to_string(static_cast<int64_t>(op.flops.count())) +
+                         " (a bug: the executor's model and the workload disagree on FLOPs)",
+                     ""});
 }
 
 }  // namespace
@@ -347,11 +359,14 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
   }
   const std::tuple key{op.step, op.micro_step, op.layer};
   core::Result<void> result;
+  int64_t computed = 0;  // the model's matrix-product FLOPs (model/matmul.h)
   if (op.kind == OpKind::kForward || op.kind == OpKind::kRecompute) {
     int64_t kept = 0;
     result = backend.compute(op.lane, op.name, [&] {
+      const int64_t before = model::matmul_flops_on_this_thread();
       kept = op.kind == OpKind::kForward ? model.forward(global(op.step), op.micro_step, op.layer, p32)
                                          : model.recompute(global(op.step), op.micro_step, op.layer, p32);
+      computed = model::matmul_flops_on_this_thread() - before;
     });
     if (result) {
       // Activations live in the model's buffers; the device tier counts them.
@@ -373,8 +388,11 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
     std::span<float> g32 = grads->as<float>();
     std::fill(g32.begin(), g32.end(), 0.0f);
     const float scale = scale_of(op.step);
-    result = backend.compute(
-        op.lane, op.name, [&] { model.backward(global(op.step), op.micro_step, op.layer, p32, g32, scale); });
+    result = backend.compute(op.lane, op.name, [&] {
+      const int64_t before = model::matmul_flops_on_this_thread();
+      model.backward(global(op.step), op.micro_step, op.layer, p32, g32, scale);
+      computed = model::matmul_flops_on_this_thread() - before;
+    });
     {
       std::lock_guard lock(activations_mutex);
       for (Buffer& a : activations[key]) release(a);
@@ -414,6 +432,7 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
     release(*grads);
   }
   release(*params);
+  if (result) result = check_flops(op, computed);
   // A forward or backward frees the fetched copies it used; a recompute
   // leaves them for its backward.
   if (op.kind != OpKind::kRecompute) {

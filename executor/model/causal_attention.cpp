@@ -8,15 +8,13 @@
 // kv head's dK and dV (beta 0) and the others add to them (beta 1).
 #include "executor/model/causal_attention.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "executor/model/linear.h"
+#include "executor/model/matmul.h"
 
 namespace stowage::executor::model {
 namespace {
@@ -65,10 +63,10 @@ int64_t check_groups(const AttentionShape& s) {
 
 void causal_attention_forward(const float* q, const float* k, const float* v, float* probs, float* y,
                               const AttentionShape& s) {
-  const int seq = blas_int(s.seq);
-  const int dh = blas_int(s.head_dim);
-  const int width = blas_int(s.width());
-  const int kv_width = blas_int(s.kv_width());
+  const int64_t seq = s.seq;
+  const int64_t dh = s.head_dim;
+  const int64_t width = s.width();
+  const int64_t kv_width = s.kv_width();
   const int64_t group = check_groups(s);
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   for (int64_t b = 0; b < s.batch; ++b) {
@@ -77,22 +75,22 @@ void causal_attention_forward(const float* q, const float* k, const float* v, fl
       const int64_t kv_at = b * s.seq * s.kv_width() + (h / group) * s.head_dim;
       float* p = probs + (b * s.heads + h) * s.seq * s.seq;
       // S [seq, seq] = scale * Q_bh K_bh^T
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq, seq, dh, scale, q + at, width, k + kv_at,
-                  kv_width, 0.0f, p, seq);
+      matmul(Transpose::kNo, Transpose::kYes, seq, seq, dh, scale, q + at, width, k + kv_at, kv_width, 0.0f,
+             p, seq);
       causal_softmax(p, s.seq);
       // Y_bh [seq, dh] = P V_bh
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq, dh, seq, 1.0f, p, seq, v + kv_at, kv_width,
-                  0.0f, y + at, width);
+      matmul(Transpose::kNo, Transpose::kNo, seq, dh, seq, 1.0f, p, seq, v + kv_at, kv_width, 0.0f, y + at,
+             width);
     }
   }
 }
 
 void causal_attention_backward(const float* q, const float* k, const float* v, const float* probs,
                                const float* dy, float* dq, float* dk, float* dv, const AttentionShape& s) {
-  const int seq = blas_int(s.seq);
-  const int dh = blas_int(s.head_dim);
-  const int width = blas_int(s.width());
-  const int kv_width = blas_int(s.kv_width());
+  const int64_t seq = s.seq;
+  const int64_t dh = s.head_dim;
+  const int64_t width = s.width();
+  const int64_t kv_width = s.kv_width();
   const int64_t group = check_groups(s);
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   std::vector<float> ds(static_cast<size_t>(s.seq * s.seq));
@@ -103,17 +101,17 @@ void causal_attention_backward(const float* q, const float* k, const float* v, c
       const float beta = h % group == 0 ? 0.0f : 1.0f;  // the group's first head writes, the rest add
       const float* p = probs + (b * s.heads + h) * s.seq * s.seq;
       // dV_bh (+)= P^T dY_bh
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, seq, dh, seq, 1.0f, p, seq, dy + at, width, beta,
-                  dv + kv_at, kv_width);
+      matmul(Transpose::kYes, Transpose::kNo, seq, dh, seq, 1.0f, p, seq, dy + at, width, beta, dv + kv_at,
+             kv_width);
       // dP = dY_bh V_bh^T, then dS in place
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq, seq, dh, 1.0f, dy + at, width, v + kv_at,
-                  kv_width, 0.0f, ds.data(), seq);
+      matmul(Transpose::kNo, Transpose::kYes, seq, seq, dh, 1.0f, dy + at, width, v + kv_at, kv_width, 0.0f,
+             ds.data(), seq);
       softmax_backward(p, ds.data(), s.seq);
       // dQ_bh = scale * dS K_bh;  dK_bh (+)= scale * dS^T Q_bh
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq, dh, seq, scale, ds.data(), seq, k + kv_at,
-                  kv_width, 0.0f, dq + at, width);
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, seq, dh, seq, scale, ds.data(), seq, q + at, width,
-                  beta, dk + kv_at, kv_width);
+      matmul(Transpose::kNo, Transpose::kNo, seq, dh, seq, scale, ds.data(), seq, k + kv_at, kv_width, 0.0f,
+             dq + at, width);
+      matmul(Transpose::kYes, Transpose::kNo, seq, dh, seq, scale, ds.data(), seq, q + at, width, beta,
+             dk + kv_at, kv_width);
     }
   }
 }

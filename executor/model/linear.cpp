@@ -1,4 +1,4 @@
-// linear.h on cblas_sgemm. Row-major throughout: with W stored [out, in],
+// linear.h on matmul (matmul.h). Row-major throughout: with W stored [out, in],
 // x W^T is sgemm(NoTrans, Trans) and the weight gradient dy^T x is
 // sgemm(Trans, NoTrans).
 #include "executor/model/linear.h"
@@ -9,10 +9,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "executor/model/matmul.h"
+
 namespace stowage::executor::model {
 
 int blas_int(int64_t n) {
-  if (n < 0 || n > INT_MAX) throw std::length_error("matrix dimension " + std::to_string(n) + " exceeds cblas's int");
+  if (n < 0 || n > INT_MAX)
+    throw std::length_error("matrix dimension " + std::to_string(n) + " exceeds cblas's int");
   return static_cast<int>(n);
 }
 
@@ -22,10 +25,7 @@ void set_blas_threads(int threads) {
 }
 
 void linear_forward(const float* x, const float* w, const float* b, float* y, const LinearShape& s) {
-  const int rows = blas_int(s.rows);
-  const int in = blas_int(s.in);
-  const int out = blas_int(s.out);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in, 1.0f, x, in, w, in, 0.0f, y, out);
+  matmul(Transpose::kNo, Transpose::kYes, s.rows, s.out, s.in, 1.0f, x, s.in, w, s.in, 0.0f, y, s.out);
   if (b == nullptr) return;
   for (int64_t r = 0; r < s.rows; ++r) {
     float* row = y + r * s.out;
@@ -35,13 +35,10 @@ void linear_forward(const float* x, const float* w, const float* b, float* y, co
 
 void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, float* db,
                      const LinearShape& s) {
-  const int rows = blas_int(s.rows);
-  const int in = blas_int(s.in);
-  const int out = blas_int(s.out);
   // dx [rows, in] += dy [rows, out] W [out, in]
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, in, out, 1.0f, dy, out, w, in, 1.0f, dx, in);
+  matmul(Transpose::kNo, Transpose::kNo, s.rows, s.in, s.out, 1.0f, dy, s.out, w, s.in, 1.0f, dx, s.in);
   // dw [out, in] += dy^T [out, rows] x [rows, in]
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, rows, 1.0f, dy, out, x, in, 1.0f, dw, in);
+  matmul(Transpose::kYes, Transpose::kNo, s.out, s.in, s.rows, 1.0f, dy, s.out, x, s.in, 1.0f, dw, s.in);
   if (db == nullptr) return;
   for (int64_t r = 0; r < s.rows; ++r) {
     const float* row = dy + r * s.out;

@@ -3,15 +3,18 @@
 // memory effects and fails the op on any difference, and a run starts with
 // exactly the schedule's resident bytes. A model that keeps more than it
 // declares is caught at its first forward; the same run declared truthfully
-// finishes.
+// finishes. Likewise every compute op does exactly the matrix-product FLOPs
+// lowering gave it (issue 17): one extra product fails the run.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <memory>
 #include <string>
 
 #include "core/lower.h"
 #include "executor/compute_footprint.h"
 #include "executor/interpreter.h"
+#include "executor/model/matmul.h"
 #include "executor/partition_homes.h"
 #include "executor/resident_buffers.h"
 #include "executor/trained_model.h"
@@ -22,11 +25,19 @@ namespace {
 
 using namespace testing;
 
-// A model that under-declares what its blocks keep by 4 bytes.
-class UnderDeclared final : public LayerCompute {
+// How a model misreports its first block: it keeps 4 bytes more than it
+// declares, or computes one 2x2x2 product (16 FLOPs) the workload does not count.
+enum class Lie { kNone, kKeepsMore, kComputesMore };
+
+class Misreporting final : public LayerCompute {
  public:
-  explicit UnderDeclared(LayerCompute& inner) : inner_(inner) {}
+  Misreporting(LayerCompute& inner, Lie lie) : inner_(inner), lie_(lie) {}
   int64_t forward(int64_t s, int m, int l, std::span<const float> p) override {
+    if (lie_ == Lie::kComputesMore && l == 1) {
+      std::array<float, 4> a{1, 2, 3, 4}, c{};
+      model::matmul(model::Transpose::kNo, model::Transpose::kNo, 2, 2, 2, 1.0f, a.data(), 2, a.data(), 2, 0.0f,
+                    c.data(), 2);
+    }
     return inner_.forward(s, m, l, p);
   }
   int64_t recompute(int64_t s, int m, int l, std::span<const float> p) override {
@@ -37,17 +48,18 @@ class UnderDeclared final : public LayerCompute {
   }
   [[nodiscard]] core::ComputeFootprint footprint(int layer) const override {
     core::ComputeFootprint f = inner_.footprint(layer);
-    if (layer == 1) f.saved = f.saved - core::Bytes(4);
+    if (lie_ == Lie::kKeepsMore && layer == 1) f.saved = f.saved - core::Bytes(4);
     return f;
   }
   [[nodiscard]] double loss(int64_t s, int m) const override { return inner_.loss(s, m); }
 
  private:
   LayerCompute& inner_;
+  Lie lie_;
 };
 
-// Runs one step of `plan` with `model` declaring its footprint; the error, or "".
-std::string run_declared(const core::PlanFile& plan, bool truthful, const std::string& tag) {
+// Runs one step of `plan` with the model misreporting as `lie` says; the error, or "".
+std::string run_declared(const core::PlanFile& plan, Lie lie, const std::string& tag) {
   const Fixture& f = fixture();
   const core::Workload workload(f.model, f.training.sequence_length);
   auto trained = make_trained_model(workload);
@@ -62,8 +74,7 @@ std::string run_declared(const core::PlanFile& plan, bool truthful, const std::s
         }
       },
       plan.policy.activation_checkpointing ? Activations::kCheckpoint : Activations::kKeep);
-  UnderDeclared lying(*real);
-  LayerCompute& model = truthful ? static_cast<LayerCompute&>(*real) : lying;
+  Misreporting model(*real, lie);
   const core::Workload run_workload = executor_workload(workload, model, mb.tokens());
   auto schedule = core::lower(plan.policy, f.machine, run_workload, f.training,
                               {.buffers = {.gpu_reserve = core::Bytes(0), .host_reserve = core::Bytes(0)}});
@@ -88,13 +99,23 @@ TEST(MemoryEffects, AnOpThatAllocatesOtherThanItDeclaresFailsTheRun) {
     for (bool checkpointing : {false, true}) {
       core::PlanFile plan = plan_where(where);
       plan.policy.activation_checkpointing = checkpointing;
-      EXPECT_EQ(run_declared(plan, true, "declared-truthfully"), "");
-      const std::string error = run_declared(plan, false, "declared-short");
+      EXPECT_EQ(run_declared(plan, Lie::kNone, "declared-truthfully"), "");
+      const std::string error = run_declared(plan, Lie::kKeepsMore, "declared-short");
       // Its forward, or with checkpointing the recompute that rebuilds it.
       const std::string op = checkpointing ? "recompute layers.0 s0 m0" : "fwd layers.0 s0 m0";
       EXPECT_NE(error.find("op '" + op + "' failed: allocated"), std::string::npos) << error;
       EXPECT_NE(error.find("the executor and lowering disagree on memory"), std::string::npos) << error;
     }
+  }
+}
+
+TEST(MemoryEffects, AComputeOpThatDoesOtherFlopsThanDeclaredFailsTheRun) {
+  for (bool checkpointing : {false, true}) {
+    core::PlanFile plan = plan_where(kCpuOffload);
+    plan.policy.activation_checkpointing = checkpointing;
+    const std::string error = run_declared(plan, Lie::kComputesMore, "computes-more");
+    EXPECT_NE(error.find("op 'fwd layers.0 s0 m0' failed: computed"), std::string::npos) << error;
+    EXPECT_NE(error.find("the executor's model and the workload disagree on FLOPs"), std::string::npos) << error;
   }
 }
 
