@@ -79,6 +79,22 @@ TEST(HfWeights, AFileWrittenByPythonSafetensorsLoadsWithItsValues) {
   EXPECT_TRUE(std::isfinite(whole.forward(batch)));
 }
 
+// The same file through transformers' LlamaForCausalLM (an independent
+// float64 transcription of its forward, hf_llama_reference_loss.py) gives
+// loss 3.190563690 on this batch; Stowage's fp32 Llama must agree to float
+// rounding, or its RoPE layout, kv-head sharing or norms are not Hugging
+// Face's and exported weights would mean something else there.
+TEST(HfWeights, APythonFileGivesTransformersLlamaLoss) {
+  const core::Workload w(testing::small_llama_spec(), 8);
+  auto layers = load_hf_weights(kPythonFile, w);
+  ASSERT_TRUE(layers) << text_of(layers);
+  testing::LlamaWholeModel whole(w, 1);
+  whole.params() = *layers;
+  const TokenBatch batch{
+      .batch = 1, .seq = 8, .inputs = {1, 2, 3, 4, 5, 6, 7, 8}, .targets = {2, 3, 4, 5, 6, 7, 8, 9}};
+  EXPECT_NEAR(whole.forward(batch), 3.190563690, 1e-5);
+}
+
 TEST(HfWeights, WeightsRoundTripBitForBit) {
   const core::Workload w(testing::small_llama_spec(), 8);
   testing::LlamaWholeModel whole(w, 5);
