@@ -2,7 +2,9 @@
 // timeline is from a measured one of the same schedule, op by op and lane
 // by lane (calibration/compare.h), in text or --json. With --machine and
 // one trace, the prediction is made here: the trace's schedule simulated on
-// that machine (its calibration included).
+// that machine (its calibration included). A PyTorch profiler trace as the
+// measured side (a DeepSpeed run, calibration/kineto_trace.h) is compared
+// lane by lane instead (calibration/lane_compare.h).
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -10,11 +12,14 @@
 #include <sstream>
 
 #include "calibration/compare.h"
+#include "calibration/kineto_trace.h"
+#include "calibration/lane_compare.h"
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/output_file.h"
 #include "cli/text_table.h"
 #include "core/chrome_trace.h"
+#include "core/text_file.h"
 #include "core/trace_reader.h"
 #include "planner/sustained_write.h"
 #include "sim/simulator.h"
@@ -36,16 +41,24 @@ std::string percent(double e) {
   std::snprintf(buf, sizeof buf, "%+.1f%%", e * 100);
   return buf;
 }
-std::string secs(core::SimTime ns) { return core::format_seconds(core::Seconds(static_cast<double>(ns) * 1e-9)); }
-std::string rate(double bps) { return bps > 0 ? core::format_bandwidth(core::BytesPerSecond(bps)) : "-"; }
-double s_of(core::SimTime ns) { return static_cast<double>(ns) * 1e-9; }
+std::string secs(core::SimTime ns) {
+  return core::format_seconds(core::Seconds(static_cast<double>(ns) * 1e-9));
+}
+std::string rate(double bps) {
+  return bps > 0 ? core::format_bandwidth(core::BytesPerSecond(bps)) : "-";
+}
+double s_of(core::SimTime ns) {
+  return static_cast<double>(ns) * 1e-9;
+}
 
 nlohmann::json metrics_json(const calibration::TraceMetrics& m) {
   nlohmann::json lanes = nlohmann::json::object(), waits = nlohmann::json::object();
   for (Lane lane : core::kAllLanes) {
     const calibration::LaneMetrics& l = m.lanes[static_cast<size_t>(lane)];
     if (l.ops == 0) continue;
-    nlohmann::json j{{"busy_s", s_of(l.busy)}, {"ops", l.ops}, {"bytes", l.bytes},
+    nlohmann::json j{{"busy_s", s_of(l.busy)},
+                     {"ops", l.ops},
+                     {"bytes", l.bytes},
                      {"achieved_bytes_per_s", l.achieved_bandwidth()}};
     if (calibration::is_transfer_lane(lane)) {
       j["hidden_s"] = s_of(l.hidden);
@@ -57,23 +70,37 @@ nlohmann::json metrics_json(const calibration::TraceMetrics& m) {
   }
   nlohmann::json steps = nlohmann::json::array();
   for (core::SimTime t : m.step_times) steps.push_back(s_of(t));
-  return {{"makespan_s", s_of(m.makespan)}, {"steady_step_s", s_of(m.steady_step_time())}, {"step_s", steps},
-          {"gpu_idle_s", s_of(m.gpu_idle)}, {"gpu_waits_on_s", waits}, {"lanes", lanes}};
+  return {{"makespan_s", s_of(m.makespan)},
+          {"steady_step_s", s_of(m.steady_step_time())},
+          {"step_s", steps},
+          {"gpu_idle_s", s_of(m.gpu_idle)},
+          {"gpu_waits_on_s", waits},
+          {"lanes", lanes}};
 }
 
 nlohmann::json comparison_json(const calibration::Comparison& c) {
   nlohmann::json busy = nlohmann::json::object(), kinds = nlohmann::json::array();
   for (Lane lane : core::kAllLanes) {
-    if (const auto& e = c.busy_error[static_cast<size_t>(lane)]) busy[std::string(core::to_string(lane))] = *e;
+    if (const auto& e = c.busy_error[static_cast<size_t>(lane)])
+      busy[std::string(core::to_string(lane))] = *e;
   }
   for (const calibration::KindError& k : c.kinds) {
-    kinds.push_back({{"lane", core::to_string(k.lane)}, {"kind", core::to_string(k.kind)}, {"ops", k.ops},
-                     {"median_error", k.median}, {"p90_abs_error", k.p90}});
+    kinds.push_back({{"lane", core::to_string(k.lane)},
+                     {"kind", core::to_string(k.kind)},
+                     {"ops", k.ops},
+                     {"median_error", k.median},
+                     {"p90_abs_error", k.p90}});
   }
-  return {{"format", "stowage/compare/v1"}, {"matched_ops", c.matched_ops}, {"step_error", c.step_error},
-          {"makespan_error", c.makespan_error}, {"busy_error", busy}, {"op_kinds", kinds},
-          {"most_wrong_lane", c.most_wrong_lane ? nlohmann::json(core::to_string(*c.most_wrong_lane)) : nlohmann::json()},
-          {"predicted", metrics_json(c.predicted)}, {"measured", metrics_json(c.measured)}};
+  return {{"format", "stowage/compare/v1"},
+          {"matched_ops", c.matched_ops},
+          {"step_error", c.step_error},
+          {"makespan_error", c.makespan_error},
+          {"busy_error", busy},
+          {"op_kinds", kinds},
+          {"most_wrong_lane",
+           c.most_wrong_lane ? nlohmann::json(core::to_string(*c.most_wrong_lane)) : nlohmann::json()},
+          {"predicted", metrics_json(c.predicted)},
+          {"measured", metrics_json(c.measured)}};
 }
 
 std::string waits_text(const calibration::TraceMetrics& m) {
@@ -84,7 +111,8 @@ std::string waits_text(const calibration::TraceMetrics& m) {
     charged += w;
     if (w > 0) s += (s.empty() ? "" : ", ") + std::string(core::to_string(lane)) + " " + secs(w);
   }
-  if (m.gpu_idle > charged) s += (s.empty() ? "" : ", ") + std::string("after the last compute op ") + secs(m.gpu_idle - charged);
+  if (m.gpu_idle > charged)
+    s += (s.empty() ? "" : ", ") + std::string("after the last compute op ") + secs(m.gpu_idle - charged);
   return secs(m.gpu_idle) + (s.empty() ? "" : " (waiting on " + s + ")");
 }
 
@@ -93,10 +121,10 @@ void print_text(std::ostream& out, const calibration::Comparison& c) {
       << " +100% is twice the predicted time.\n"
       << "  step time (steady state): predicted " << secs(c.predicted.steady_step_time()) << ", measured "
       << secs(c.measured.steady_step_time()) << ", error " << percent(c.step_error) << "\n"
-      << "  whole timeline: predicted " << secs(c.predicted.makespan) << ", measured " << secs(c.measured.makespan)
-      << ", error " << percent(c.makespan_error) << "\n\n";
-  TextTable t({Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
-               Align::kRight});
+      << "  whole timeline: predicted " << secs(c.predicted.makespan) << ", measured "
+      << secs(c.measured.makespan) << ", error " << percent(c.makespan_error) << "\n\n";
+  TextTable t({Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
+               Align::kRight, Align::kRight});
   t.row({"lane", "busy pred", "busy meas", "error", "bw pred", "bw meas", "exposed pred", "exposed meas"});
   for (Lane lane : core::kAllLanes) {
     const auto l = static_cast<size_t>(lane);
@@ -127,6 +155,92 @@ void print_text(std::ostream& out, const calibration::Comparison& c) {
   k.print(out, 2);
 }
 
+nlohmann::json lane_comparison_json(const calibration::LaneComparison& c, const calibration::KinetoTrace& k) {
+  nlohmann::json lanes = nlohmann::json::object();
+  for (Lane lane : core::kAllLanes) {
+    const auto l = static_cast<size_t>(lane);
+    if (!c.busy_error[l]) continue;
+    nlohmann::json j{{"busy_per_step_predicted_s", calibration::busy_per_step(c.predicted, lane) * 1e-9},
+                     {"busy_per_step_measured_s", calibration::busy_per_step(c.measured, lane) * 1e-9},
+                     {"busy_error", *c.busy_error[l]},
+                     {"measured_events", k.events_per_lane[l]}};
+    if (calibration::is_transfer_lane(lane)) {
+      j["exposed_per_step_predicted_s"] = calibration::exposed_per_step(c.predicted, lane) * 1e-9;
+      j["exposed_per_step_measured_s"] = calibration::exposed_per_step(c.measured, lane) * 1e-9;
+    }
+    lanes[std::string(core::to_string(lane))] = j;
+  }
+  return {{"format", "stowage/compare-lanes/v1"},
+          {"measured_kind", k.has_kernels ? "pytorch-profiler-gpu" : "pytorch-profiler-cpu-accelerator"},
+          {"step_error", c.step_error},
+          {"lanes", lanes},
+          {"most_wrong_lane",
+           c.most_wrong_lane ? nlohmann::json(core::to_string(*c.most_wrong_lane)) : nlohmann::json()},
+          {"predicted", metrics_json(c.predicted)},
+          {"measured", metrics_json(c.measured)}};
+}
+
+void print_lane_text(std::ostream& out, const calibration::LaneComparison& c,
+                     const calibration::KinetoTrace& k) {
+  auto per_step = [](double ns) { return secs(static_cast<core::SimTime>(std::llround(ns))); };
+  out << "Compared lane by lane: the measured side is a PyTorch profiler trace ("
+      << c.measured.step_times.size() << " profiled steps, "
+      << (k.has_kernels
+              ? "GPU kernels as gpu.compute"
+              : "no GPU kernels: DeepSpeed's CPU accelerator, whose top-level operators are the compute")
+      << "; mapping in docs/fidelity.md).\n"
+      << "Its ops have no Stowage ids, so there is no per-op error. Errors are (measured - predicted) / "
+         "predicted:"
+      << " +100% is twice the predicted time.\n"
+      << "  step time (steady state): predicted " << secs(c.predicted.steady_step_time()) << ", measured "
+      << secs(c.measured.steady_step_time()) << ", error " << percent(c.step_error) << "\n\n";
+  TextTable t({Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
+               Align::kRight});
+  t.row({"lane", "busy/step pred", "busy/step meas", "error", "exposed/step pred", "exposed/step meas",
+         "events meas"});
+  for (Lane lane : core::kAllLanes) {
+    const auto l = static_cast<size_t>(lane);
+    if (!c.busy_error[l]) continue;
+    const bool transfer = calibration::is_transfer_lane(lane);
+    t.row({std::string(core::to_string(lane)), per_step(calibration::busy_per_step(c.predicted, lane)),
+           per_step(calibration::busy_per_step(c.measured, lane)), percent(*c.busy_error[l]),
+           transfer ? per_step(calibration::exposed_per_step(c.predicted, lane)) : "-",
+           transfer ? per_step(calibration::exposed_per_step(c.measured, lane)) : "-",
+           std::to_string(k.events_per_lane[l])});
+  }
+  t.print(out, 2);
+  if (c.most_wrong_lane) {
+    out << "\n  most wrong lane: " << core::to_string(*c.most_wrong_lane) << " (busy per step "
+        << percent(*c.busy_error[static_cast<size_t>(*c.most_wrong_lane)]) << ")\n";
+  } else {
+    out << "\n  most wrong lane: none (every lane's busy time as predicted)\n";
+  }
+}
+
+int run_lane_compare(const Context& context, const CompareArgs& a, const std::string& measured_text) {
+  if (!a.machine.empty()) {
+    *context.err << "error: " << a.traces.back()
+                 << ": a PyTorch profiler trace has no Stowage schedule to simulate with --machine"
+                 << " (give the prediction as PREDICTED.json: stowage simulate ... --trace PREDICTED.json)\n";
+    return kExitUsage;
+  }
+  auto measured = calibration::parse_kineto_trace(measured_text, a.traces.back());
+  if (!measured) return report(context, measured.error());
+  auto predicted = core::load_recorded_trace(a.traces.front());
+  if (!predicted) return report(context, predicted.error());
+  calibration::TraceMetrics measured_metrics =
+      calibration::trace_metrics(measured->schedule, measured->timeline);
+  measured_metrics.step_times = measured->step_times;  // the profiler's own step boundaries
+  const calibration::LaneComparison c = calibration::compare_lanes(
+      calibration::trace_metrics(predicted->schedule, predicted->timeline), measured_metrics);
+  if (a.as_json) {
+    *context.out << lane_comparison_json(c, *measured).dump(2) << '\n';
+  } else {
+    print_lane_text(*context.out, c, *measured);
+  }
+  return kExitOk;
+}
+
 int run_compare(const Context& context, const CompareArgs& a) {
   if (a.traces.size() != (a.machine.empty() ? 2u : 1u)) {
     *context.err << "error: give PREDICTED.json MEASURED.json, or --machine M and one MEASURED.json\n";
@@ -142,7 +256,10 @@ int run_compare(const Context& context, const CompareArgs& a) {
       return kExitCannotWrite;
     }
   }
-  auto measured = core::load_recorded_trace(a.traces.back());
+  auto measured_text = core::read_text_file(a.traces.back());
+  if (!measured_text) return report(context, measured_text.error());
+  if (calibration::looks_like_kineto(*measured_text)) return run_lane_compare(context, a, *measured_text);
+  auto measured = core::parse_recorded_trace(*measured_text, a.traces.back());
   if (!measured) return report(context, measured.error());
   core::RecordedTrace predicted;
   std::string predicted_name;
@@ -161,17 +278,17 @@ int run_compare(const Context& context, const CompareArgs& a) {
     predicted_name = "the simulation on " + a.machine;
     if (!a.predicted_trace.empty()) {
       std::ostringstream text;
-      core::write_chrome_trace(predicted.schedule, predicted.timeline,
-                               {.title = "predicted on " + machine->name + ": " + measured->title, .source = "predicted"},
-                               text);
+      core::write_chrome_trace(
+          predicted.schedule, predicted.timeline,
+          {.title = "predicted on " + machine->name + ": " + measured->title, .source = "predicted"}, text);
       if (core::Diagnostics d = write_file_atomically(a.predicted_trace, text.str()); !d.empty()) {
         report(context, d);
         return kExitCannotWrite;
       }
     }
   }
-  auto c = calibration::compare(predicted.schedule, predicted.timeline, measured->schedule, measured->timeline,
-                                predicted_name, a.traces.back());
+  auto c = calibration::compare(predicted.schedule, predicted.timeline, measured->schedule,
+                                measured->timeline, predicted_name, a.traces.back());
   if (!c) return report(context, c.error());
   if (a.as_json) {
     *context.out << comparison_json(*c).dump(2) << '\n';
@@ -184,14 +301,20 @@ int run_compare(const Context& context, const CompareArgs& a) {
 }  // namespace
 
 CommandBody add_compare_command(CLI::App& app, Context& context) {
-  CLI::App* sub = app.add_subcommand("compare", "Compare a predicted with a measured timeline, op by op and lane by lane");
+  CLI::App* sub = app.add_subcommand(
+      "compare", "Compare a predicted with a measured timeline, op by op and lane by lane");
   auto a = std::make_shared<CompareArgs>();
-  sub->add_option("traces", a->traces, "PREDICTED.json MEASURED.json (or one MEASURED.json with --machine)")
+  sub->add_option(
+         "traces", a->traces,
+         "PREDICTED.json MEASURED.json (or one MEASURED.json with --machine); MEASURED may be a PyTorch "
+         "profiler trace, compared by lane")
       ->required()
       ->check(CLI::ExistingFile);
-  sub->add_option("--machine", a->machine, "Predict here: simulate the measured trace's ops on this machine profile");
-  sub->add_option("--predicted-trace", a->predicted_trace,
-                  "With --machine: write the prediction as a trace (to open beside the measured one in the GUI)");
+  sub->add_option("--machine", a->machine,
+                  "Predict here: simulate the measured trace's ops on this machine profile");
+  sub->add_option(
+      "--predicted-trace", a->predicted_trace,
+      "With --machine: write the prediction as a trace (to open beside the measured one in the GUI)");
   sub->add_flag("--json", a->as_json, "Print JSON (format stowage/compare/v1)");
   return [&context, a]() { return run_compare(context, *a); };
 }

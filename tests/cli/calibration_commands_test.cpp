@@ -19,7 +19,8 @@ using testing::stowage;
 class CalibrationCommands : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path("calibration_commands_test_") / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = fs::path("calibration_commands_test_") /
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -29,8 +30,9 @@ class CalibrationCommands : public ::testing::Test {
   // A predicted trace of tiny-gpt under ZeRO-Infinity's placement, 3 steps.
   std::string trace() {
     const std::string t = path("predicted.json");
-    const auto r = stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt", "--training",
-                            "tiny", "--placement", "zero-infinity", "--steps", "3", "--trace", t});
+    const auto r =
+        stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt", "--training",
+                 "tiny", "--placement", "zero-infinity", "--steps", "3", "--trace", t});
     EXPECT_EQ(r.code, 0) << r.err;
     return t;
   }
@@ -78,11 +80,38 @@ TEST_F(CalibrationCommands, ALaneSlowedTwiceIsNamed) {
 TEST_F(CalibrationCommands, TracesOfDifferentSchedulesAreBadInput) {
   const std::string t = trace();
   const std::string other = path("other.json");
-  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt", "--training", "tiny",
-                     "--placement", "zero-offload", "--trace", other})
+  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt", "--training",
+                     "tiny", "--placement", "zero-offload", "--trace", other})
                 .code,
             0);
   EXPECT_EQ(stowage({"compare", t, other}).code, 65);
+}
+
+// A PyTorch profiler trace of a real DeepSpeed ZeRO-Offload run
+// (tests/data/kineto) as the measured side: compared lane by lane against
+// Stowage's prediction of the same model and placement, in text and JSON;
+// --machine cannot simulate it and says why.
+TEST_F(CalibrationCommands, APytorchProfilerTraceIsComparedLaneByLane) {
+  const std::string predicted = path("predicted.json");
+  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-llama", "--training",
+                     "tiny", "--placement", "zero-offload", "--trace", predicted})
+                .code,
+            0);
+  const std::string kineto = STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-cpu.json";
+  const auto text = stowage({"compare", predicted, kineto});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("Compared lane by lane"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("measured 1.077 s"), std::string::npos) << text.out;
+  const auto r = stowage({"compare", predicted, kineto, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["format"], "stowage/compare-lanes/v1");
+  EXPECT_EQ(j["measured_kind"], "pytorch-profiler-cpu-accelerator");
+  EXPECT_EQ(j["lanes"]["cpu.optim"]["measured_events"], 2);
+  EXPECT_GT(j["lanes"]["gpu.compute"]["busy_per_step_measured_s"].get<double>(), 0.8);
+  const auto simulated = stowage({"compare", "--machine", "workstation-24gb-1nvme", kineto});
+  EXPECT_EQ(simulated.code, 2);
+  EXPECT_NE(simulated.err.find("has no Stowage schedule to simulate"), std::string::npos) << simulated.err;
 }
 
 TEST_F(CalibrationCommands, ProfileNeverReplacesAFileItDidNotWrite) {
