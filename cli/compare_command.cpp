@@ -20,6 +20,7 @@
 #include "cli/text_table.h"
 #include "core/chrome_trace.h"
 #include "core/text_file.h"
+#include "core/trace_pair.h"
 #include "core/trace_reader.h"
 #include "planner/sustained_write.h"
 #include "sim/simulator.h"
@@ -33,6 +34,7 @@ struct CompareArgs {
   std::vector<std::string> traces;
   std::string machine;
   std::string predicted_trace;  // with --machine: write the prediction made here
+  std::string side_by_side;     // both timelines in one trace, for Perfetto
   bool as_json = false;
 };
 
@@ -218,6 +220,11 @@ void print_lane_text(std::ostream& out, const calibration::LaneComparison& c,
 }
 
 int run_lane_compare(const Context& context, const CompareArgs& a, const std::string& measured_text) {
+  if (!a.side_by_side.empty()) {
+    *context.err << "error: --side-by-side needs two Stowage traces of one schedule; " << a.traces.back()
+                 << " is a PyTorch profiler trace (open it beside the prediction in Perfetto instead)\n";
+    return kExitUsage;
+  }
   if (!a.machine.empty()) {
     *context.err << "error: " << a.traces.back()
                  << ": a PyTorch profiler trace has no Stowage schedule to simulate with --machine"
@@ -256,6 +263,12 @@ int run_compare(const Context& context, const CompareArgs& a) {
       return kExitCannotWrite;
     }
   }
+  if (!a.side_by_side.empty()) {
+    if (auto checked = check_output_path(a.side_by_side); !checked) {
+      report(context, checked.error());
+      return kExitCannotWrite;
+    }
+  }
   auto measured_text = core::read_text_file(a.traces.back());
   if (!measured_text) return report(context, measured_text.error());
   if (calibration::looks_like_kineto(*measured_text)) return run_lane_compare(context, a, *measured_text);
@@ -276,11 +289,11 @@ int run_compare(const Context& context, const CompareArgs& a) {
     predicted.schedule = measured->schedule;
     predicted.timeline = sim::simulate(predicted.schedule, *machine).timeline;
     predicted_name = "the simulation on " + a.machine;
+    predicted.title = "predicted on " + machine->name + ": " + measured->title;
     if (!a.predicted_trace.empty()) {
       std::ostringstream text;
-      core::write_chrome_trace(
-          predicted.schedule, predicted.timeline,
-          {.title = "predicted on " + machine->name + ": " + measured->title, .source = "predicted"}, text);
+      core::write_chrome_trace(predicted.schedule, predicted.timeline,
+                               {.title = predicted.title, .source = "predicted"}, text);
       if (core::Diagnostics d = write_file_atomically(a.predicted_trace, text.str()); !d.empty()) {
         report(context, d);
         return kExitCannotWrite;
@@ -290,6 +303,16 @@ int run_compare(const Context& context, const CompareArgs& a) {
   auto c = calibration::compare(predicted.schedule, predicted.timeline, measured->schedule,
                                 measured->timeline, predicted_name, a.traces.back());
   if (!c) return report(context, c.error());
+  if (!a.side_by_side.empty()) {
+    std::ostringstream text;
+    core::write_trace_pair(
+        {&predicted.schedule, &predicted.timeline, {.title = predicted.title, .source = "predicted"}},
+        {&measured->schedule, &measured->timeline, {.title = measured->title, .source = "measured"}}, text);
+    if (core::Diagnostics d = write_file_atomically(a.side_by_side, text.str()); !d.empty()) {
+      report(context, d);
+      return kExitCannotWrite;
+    }
+  }
   if (a.as_json) {
     *context.out << comparison_json(*c).dump(2) << '\n';
   } else {
@@ -315,6 +338,9 @@ CommandBody add_compare_command(CLI::App& app, Context& context) {
   sub->add_option(
       "--predicted-trace", a->predicted_trace,
       "With --machine: write the prediction as a trace (to open beside the measured one in the GUI)");
+  sub->add_option(
+      "--side-by-side", a->side_by_side,
+      "Write both timelines into one trace, predicted above measured, to open in ui.perfetto.dev");
   sub->add_flag("--json", a->as_json, "Print JSON (format stowage/compare/v1)");
   return [&context, a]() { return run_compare(context, *a); };
 }

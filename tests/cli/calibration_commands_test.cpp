@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -112,6 +114,39 @@ TEST_F(CalibrationCommands, APytorchProfilerTraceIsComparedLaneByLane) {
   const auto simulated = stowage({"compare", "--machine", "workstation-24gb-1nvme", kineto});
   EXPECT_EQ(simulated.code, 2);
   EXPECT_NE(simulated.err.find("has no Stowage schedule to simulate"), std::string::npos) << simulated.err;
+}
+
+// --side-by-side writes both timelines into one trace: every op twice, the
+// processes labelled and renumbered so no thread or flow id repeats.
+TEST_F(CalibrationCommands, SideBySideHoldsBothTimelinesApart) {
+  const std::string t = trace();
+  const std::string pair = path("pair.json");
+  ASSERT_EQ(stowage({"compare", t, t, "--side-by-side", pair}).code, 0);
+  std::ifstream one_in(t), pair_in(pair);
+  const nlohmann::json one = nlohmann::json::parse(one_in), both = nlohmann::json::parse(pair_in);
+  EXPECT_EQ(both["otherData"]["format"], "stowage/trace-pair/v1");
+  auto count = [](const nlohmann::json& j, const std::string& ph) {
+    int n = 0;
+    for (const auto& e : j["traceEvents"]) n += e.value("ph", "") == ph;
+    return n;
+  };
+  EXPECT_EQ(count(both, "X"), 2 * count(one, "X"));
+  std::set<std::string> names;
+  std::map<int, std::set<int>> pids_of_tid;
+  std::set<std::pair<int64_t, std::string>> flows;
+  int repeated_flows = 0;
+  for (const auto& e : both["traceEvents"]) {
+    if (e.value("name", "") == "process_name") names.insert(e["args"]["name"].get<std::string>());
+    if (e.contains("tid")) pids_of_tid[e["tid"].get<int>()].insert(e["pid"].get<int>());
+    if (e.value("cat", "") == "flow") repeated_flows += !flows.insert({e["id"].get<int64_t>(), e["ph"]}).second;
+  }
+  EXPECT_TRUE(names.contains("predicted: rank 0") && names.contains("measured: rank 0")) << both.dump().substr(0, 400);
+  for (const auto& [tid, pids] : pids_of_tid) EXPECT_EQ(pids.size(), 1u) << "tid " << tid;
+  EXPECT_EQ(repeated_flows, 0);
+  const auto kineto = stowage(
+      {"compare", t, STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-cpu.json", "--side-by-side", pair});
+  EXPECT_EQ(kineto.code, 2);
+  EXPECT_NE(kineto.err.find("--side-by-side needs two Stowage traces"), std::string::npos) << kineto.err;
 }
 
 TEST_F(CalibrationCommands, ProfileNeverReplacesAFileItDidNotWrite) {
