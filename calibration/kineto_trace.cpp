@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <utility>
 
 #include "core/text_file.h"
@@ -26,7 +25,6 @@ constexpr std::string_view kStepPrefix = "ProfilerStep#";
 struct Event {
   std::string name, category, thread;  // thread: pid and tid as written
   double ts = 0, dur = 0;              // µs
-  size_t index = 0;                    // in traceEvents
 };
 
 core::SourceLocation location_of(std::string_view text, size_t offset, const std::string& file) {
@@ -99,6 +97,7 @@ core::Result<std::vector<Event>> read_events(std::string_view text, const std::s
   };
   std::vector<Event> events;
   Diagnostics problems;
+  size_t unreported = 0;  // bad events past kMaxDiagnostics
   bool found = false;
   simdjson::ondemand::object root;
   if (auto err = doc.get_object().get(root)) return core::fail(json_error(err, text, offset(), file));
@@ -114,18 +113,21 @@ core::Result<std::vector<Event>> read_events(std::string_view text, const std::s
     for (auto element : array) {
       const size_t at = offset();
       simdjson::ondemand::object object;
-      Event e{.index = index};
+      Event e;
       bool complete = false;
       auto err = element.get_object().get(object);
       if (!err) err = read_event(object, e, complete);
       if (err) return core::fail(json_error(err, text, offset(), file));
       const std::string field_of = "traceEvents[" + std::to_string(index) + "]";
       if (complete && !(std::isfinite(e.ts) && std::isfinite(e.dur) && e.dur >= 0)) {
-        if (problems.size() < kMaxDiagnostics)
+        if (problems.size() == kMaxDiagnostics) {
+          ++unreported;
+        } else {
           problems.push_back({location_of(text, at, file),
                               field_of + ": ts " + std::to_string(e.ts) + ", dur " + std::to_string(e.dur) +
                                   " is not a span",
                               "finite times and a duration >= 0, in µs"});
+        }
       } else if (complete) {
         events.push_back(std::move(e));
       }
@@ -135,6 +137,9 @@ core::Result<std::vector<Event>> read_events(std::string_view text, const std::s
   if (!found)
     return core::fail(
         {{file, 0, 0}, "no traceEvents", "a PyTorch profiler trace (torch.profiler export_chrome_trace)"});
+  if (unreported > 0)
+    problems.push_back(
+        {{file, 0, 0}, "and " + std::to_string(unreported) + " more events that are not spans", ""});
   if (!problems.empty()) return std::unexpected(std::move(problems));
   return events;
 }

@@ -2,12 +2,18 @@
 // [--hold-out MEASURED.json...]`: fits the machine's cost parameters to
 // measured timelines (calibration/fit.h), writes the machine profile with
 // the fitted `calibration:` section, and reports the step and lane errors
-// before and after on the hold-out traces, which the fit never saw.
+// before and after on the hold-out traces, which the fit never saw. A
+// PyTorch profiler trace is fitted lane by lane instead
+// (calibration/lane_fit.h), on the schedule of a Stowage trace of the same
+// plan (--schedule).
 #include <cstdio>
 #include <ostream>
 
 #include "calibration/compare.h"
 #include "calibration/fit.h"
+#include "calibration/kineto_trace.h"
+#include "calibration/lane_compare.h"
+#include "calibration/lane_fit.h"
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/machine_output.h"
@@ -25,6 +31,7 @@ namespace {
 struct CalibrateArgs {
   std::vector<std::string> fit, hold_out;
   std::string machine, output;
+  std::string schedule;  // with a PyTorch profiler trace: a Stowage trace of the plan it ran
 };
 
 std::string percent(double e) {
@@ -46,6 +53,56 @@ std::pair<double, double> errors(const core::RecordedTrace& trace, const core::M
   return {c->step_error, worst};
 }
 
+// Writes `machine_text` with `params` as its calibration to the output.
+int write_calibrated(const Context& context, const CalibrateArgs& a, const std::string& machine_text,
+                     const core::CostParameters& params) {
+  std::string profile = with_calibration(machine_text, core::calibration_yaml(params));
+  if (!profile.starts_with("format: stowage/machine/v1")) profile = "format: stowage/machine/v1\n" + profile;
+  if (core::Diagnostics d = write_file_atomically(a.output, profile); !d.empty()) {
+    report(context, d);
+    return kExitCannotWrite;
+  }
+  *context.out << "\nwrote " << a.output << '\n';
+  return kExitOk;
+}
+
+// One PyTorch profiler trace, fitted lane by lane on --schedule's ops.
+int calibrate_lanes(const Context& context, const CalibrateArgs& a, const core::MachineSpec& machine,
+                    const std::string& machine_text, const std::string& kineto_text) {
+  if (a.schedule.empty()) {
+    *context.err
+        << "error: " << a.fit.front()
+        << " is a PyTorch profiler trace: give --schedule PREDICTED.json, a Stowage trace of the plan"
+        << " that run followed (stowage simulate PLAN.yaml --trace PREDICTED.json)\n";
+    return kExitUsage;
+  }
+  if (!a.hold_out.empty()) {
+    *context.err
+        << "error: --hold-out takes Stowage traces of one schedule; a PyTorch profiler trace is fitted"
+        << " alone (compare the result against another run with stowage compare)\n";
+    return kExitUsage;
+  }
+  auto kineto = calibration::parse_kineto_trace(kineto_text, a.fit.front());
+  if (!kineto) return report(context, kineto.error());
+  auto plan = core::load_recorded_trace(a.schedule);
+  if (!plan) return report(context, plan.error());
+  calibration::TraceMetrics measured = calibration::trace_metrics(kineto->schedule, kineto->timeline);
+  measured.step_times = kineto->step_times;
+  const calibration::FitReport r =
+      calibration::fit_lanes(plan->schedule, machine, machine.calibration, measured);
+  std::ostream& out = *context.out;
+  out << "Fitted lane by lane on " << a.fit.front() << " (a PyTorch profiler trace, "
+      << measured.step_times.size() << " steps) with the ops of " << a.schedule << ":\n";
+  for (const std::string& n : r.notes) out << "  " << n << '\n';
+  auto step_error = [&](const core::CostParameters& p) {
+    const core::Timeline t = sim::simulate(plan->schedule, machine, {.params = p}).timeline;
+    return calibration::compare_lanes(calibration::trace_metrics(plan->schedule, t), measured).step_error;
+  };
+  out << "  step time error: " << percent(step_error(machine.calibration)) << " before, "
+      << percent(step_error(r.params)) << " after (on the trace fitted: not a test of the fit)\n";
+  return write_calibrated(context, a, machine_text, r.params);
+}
+
 int run_calibrate(const Context& context, const CalibrateArgs& a) {
   if (core::Diagnostics d = check_machine_output(a.output); !d.empty()) {
     report(context, d);
@@ -59,6 +116,17 @@ int run_calibrate(const Context& context, const CalibrateArgs& a) {
   if (!machine_path) return report(context, machine_path.error());
   auto machine_text = core::read_text_file(*machine_path, core::kMaxProfileBytes);
   if (!machine_text) return report(context, machine_text.error());
+  if (a.fit.size() == 1) {
+    auto text = core::read_text_file(a.fit.front());
+    if (!text) return report(context, text.error());
+    if (calibration::looks_like_kineto(*text))
+      return calibrate_lanes(context, a, *machine, *machine_text, *text);
+  }
+  if (!a.schedule.empty()) {
+    *context.err
+        << "error: --schedule is for fitting a PyTorch profiler trace; these traces carry their own ops\n";
+    return kExitUsage;
+  }
   std::vector<core::RecordedTrace> fit, hold;
   for (const auto& [names, into] : {std::pair{&a.fit, &fit}, std::pair{&a.hold_out, &hold}}) {
     for (const std::string& f : *names) {
@@ -84,15 +152,9 @@ int run_calibrate(const Context& context, const CalibrateArgs& a) {
   for (size_t i = 0; i < hold.size(); ++i) add(hold[i], a.hold_out[i], "hold-out");
   out << '\n';
   t.print(out, 2);
-  if (hold.empty()) out << "  (no --hold-out traces: the errors above are on the traces fitted, not a test of the fit)\n";
-  std::string profile = with_calibration(*machine_text, core::calibration_yaml(r.params));
-  if (!profile.starts_with("format: stowage/machine/v1")) profile = "format: stowage/machine/v1\n" + profile;
-  if (core::Diagnostics d = write_file_atomically(a.output, profile); !d.empty()) {
-    report(context, d);
-    return kExitCannotWrite;
-  }
-  out << "\nwrote " << a.output << '\n';
-  return kExitOk;
+  if (hold.empty())
+    out << "  (no --hold-out traces: the errors above are on the traces fitted, not a test of the fit)\n";
+  return write_calibrated(context, a, *machine_text, r.params);
 }
 
 }  // namespace
@@ -100,9 +162,18 @@ int run_calibrate(const Context& context, const CalibrateArgs& a) {
 CommandBody add_calibrate_command(CLI::App& app, Context& context) {
   CLI::App* sub = app.add_subcommand("calibrate", "Fit a machine's cost parameters to measured timelines");
   auto a = std::make_shared<CalibrateArgs>();
-  sub->add_option("traces", a->fit, "Measured traces to fit on (stowage run --trace)")->required()->check(CLI::ExistingFile);
-  sub->add_option("--hold-out", a->hold_out, "Measured traces to test the fit on, not fitted")->check(CLI::ExistingFile);
-  sub->add_option("--machine", a->machine, "The machine profile the traces ran on (name or path)")->required();
+  sub->add_option("traces", a->fit,
+                  "Measured traces to fit on (stowage run --trace), or one PyTorch profiler trace")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub->add_option("--hold-out", a->hold_out, "Measured traces to test the fit on, not fitted")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--machine", a->machine, "The machine profile the traces ran on (name or path)")
+      ->required();
+  sub->add_option(
+         "--schedule", a->schedule,
+         "For a PyTorch profiler trace: a Stowage trace of the plan it ran (stowage simulate --trace)")
+      ->check(CLI::ExistingFile);
   sub->add_option("-o,--output", a->output, "Write the calibrated machine profile here")->required();
   return [&context, a]() { return run_calibrate(context, *a); };
 }

@@ -100,6 +100,12 @@ TEST(KinetoTrace, BadTracesAreDiagnosticsWithTheirPlace) {
   EXPECT_NE(negative.find("t.json:3:1: traceEvents[1]: ts 1.000000, dur -4.000000 is not a span"),
             std::string::npos)
       << negative;
+  std::vector<std::string> bad{event("user_annotation", "ProfilerStep#1", 0, 10)};
+  for (int i = 0; i < 25; ++i) bad.push_back(event("cpu_op", "aten::mm", 1, -1));
+  const std::string many = text_of(trace_of(bad));
+  EXPECT_NE(many.find("traceEvents[20]"), std::string::npos) << many;
+  EXPECT_EQ(many.find("traceEvents[21]"), std::string::npos) << many;
+  EXPECT_NE(many.find("and 5 more events that are not spans"), std::string::npos) << many;
   EXPECT_NE(text_of(R"({"traceEvents":[{"ph":"X",)").find("t.json:1:"), std::string::npos);
   EXPECT_NE(text_of(R"({"other":1})").find("no traceEvents"), std::string::npos);
   // 100,000 levels of nesting: skipped without recursion where unread, a

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "tests/cli/run_stowage.h"
@@ -138,15 +138,50 @@ TEST_F(CalibrationCommands, SideBySideHoldsBothTimelinesApart) {
   for (const auto& e : both["traceEvents"]) {
     if (e.value("name", "") == "process_name") names.insert(e["args"]["name"].get<std::string>());
     if (e.contains("tid")) pids_of_tid[e["tid"].get<int>()].insert(e["pid"].get<int>());
-    if (e.value("cat", "") == "flow") repeated_flows += !flows.insert({e["id"].get<int64_t>(), e["ph"]}).second;
+    if (e.value("cat", "") == "flow")
+      repeated_flows += !flows.insert({e["id"].get<int64_t>(), e["ph"]}).second;
   }
-  EXPECT_TRUE(names.contains("predicted: rank 0") && names.contains("measured: rank 0")) << both.dump().substr(0, 400);
+  EXPECT_TRUE(names.contains("predicted: rank 0") && names.contains("measured: rank 0"))
+      << both.dump().substr(0, 400);
   for (const auto& [tid, pids] : pids_of_tid) EXPECT_EQ(pids.size(), 1u) << "tid " << tid;
   EXPECT_EQ(repeated_flows, 0);
-  const auto kineto = stowage(
-      {"compare", t, STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-cpu.json", "--side-by-side", pair});
+  const auto kineto = stowage({"compare", t, STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-cpu.json",
+                               "--side-by-side", pair});
   EXPECT_EQ(kineto.code, 2);
   EXPECT_NE(kineto.err.find("--side-by-side needs two Stowage traces"), std::string::npos) << kineto.err;
+}
+
+// calibrate on a PyTorch profiler trace, lane by lane, with the ops of a
+// Stowage trace of the same plan: the calibrated machine predicts the
+// DeepSpeed run's step within a few percent where the uncalibrated one was
+// off several-fold; without --schedule it says what to give.
+TEST_F(CalibrationCommands, CalibrateFitsAPytorchProfilerTraceLaneByLane) {
+  const std::string predicted = path("predicted.json");
+  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-llama", "--training",
+                     "tiny", "--placement", "zero-offload", "--trace", predicted})
+                .code,
+            0);
+  const std::string kineto = STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-cpu.json";
+  const std::string out = path("calibrated.yaml");
+  const auto missing = stowage({"calibrate", kineto, "--machine", "workstation-24gb-1nvme", "-o", out});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("give --schedule PREDICTED.json"), std::string::npos) << missing.err;
+  const auto r = stowage(
+      {"calibrate", kineto, "--schedule", predicted, "--machine", "workstation-24gb-1nvme", "-o", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("cpu.optim: cpu_core_rate, dram_efficiency"), std::string::npos) << r.out;
+  auto error_with = [&](const std::string& machine) {
+    const std::string again = path("again-" + std::to_string(machine.size()) + ".json");
+    EXPECT_EQ(stowage({"simulate", "--machine", machine, "--model", "tiny-llama", "--training", "tiny",
+                       "--placement", "zero-offload", "--trace", again})
+                  .code,
+              0);
+    const auto c = stowage({"compare", again, kineto, "--json"});
+    EXPECT_EQ(c.code, 0) << c.err;
+    return nlohmann::json::parse(c.out)["step_error"].get<double>();
+  };
+  EXPECT_GT(std::abs(error_with("workstation-24gb-1nvme")), 1.0);
+  EXPECT_LT(std::abs(error_with(out)), 0.05);
 }
 
 TEST_F(CalibrationCommands, ProfileNeverReplacesAFileItDidNotWrite) {
