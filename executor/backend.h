@@ -21,11 +21,15 @@
 #include "core/tensor_class.h"
 #include "core/timeline.h"
 #include "executor/cpu_adam.h"
+#include "executor/square_sum.h"
 
 namespace stowage::executor {
 
 // Memory on one tier. Device memory (Tier::kGpu) may not be addressable
-// from the host on a real GPU; only the backend dereferences `data`.
+// from the host on a real GPU; only the backend dereferences `data`, and
+// the executor never does (the CPU backend's opaque_device_memory option
+// makes a device pointer unusable outside the backend, which the tests run
+// under). Host tiers are the executor's to read and write.
 struct Buffer {
   std::byte* data = nullptr;
   int64_t bytes = 0;
@@ -47,9 +51,9 @@ inline constexpr int kCallKindCount = 6;
 // One optimizer step on a partition, in the backend's memory. The gradient
 // is 16-bit (the partition's grad16) and is widened by the backend.
 struct OptimizerWork {
-  std::span<float> master, m, v;
-  std::span<const uint16_t> grad16;
-  std::span<uint16_t> param16_out;
+  const Buffer* states = nullptr;        // master32 | adam_m | adam_v, 12 B per parameter
+  const Buffer* grad16 = nullptr;        // 2 B per parameter
+  const Buffer* param16_out = nullptr;   // 2 B per parameter, written
   core::Precision precision = core::Precision::kBf16;
   AdamHyper hyper;
   int64_t step = 1;        // 1-based, for the bias corrections
@@ -60,6 +64,21 @@ struct OptimizerWork {
 struct BlockIo {
   std::string region;  // "states layers.3"
   std::span<std::byte> data;
+};
+
+// What a layer's compute kernel works on: views of the fp32 parameter
+// workspace and, for a backward, the fp32 gradient workspace (else empty),
+// both device buffers that the backend resolves for its kernel.
+struct LayerWorkspace {
+  std::span<float> params32;
+  std::span<float> grads32;
+};
+
+// A step's verdict from one tier's gradients: are all finite, and the sum
+// of their squares (for the global norm; square_sum.h).
+struct GradientStats {
+  bool finite = true;
+  SquareSum squares;
 };
 
 // Completes when everything a lane had issued before `record` has finished.
@@ -84,11 +103,29 @@ class Backend {
   // A copy of `bytes` between buffers on any tiers, on `lane`.
   [[nodiscard]] virtual core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset,
                                                 const Buffer& src, int64_t src_offset, int64_t bytes) = 0;
-  // A compute op (a layer's forward or backward) on `lane`. On the CPU the
+  // A compute op (a layer's forward or backward) on `lane`, over the device
+  // buffers `params32` and `grads32` (null for a forward). On the CPU the
   // kernel runs on the calling thread; `what` names it in errors.
-  [[nodiscard]] virtual core::Result<void> compute(core::Lane lane, std::string_view what,
-                                                   const std::function<void()>& kernel) = 0;
+  [[nodiscard]] virtual core::Result<void> compute(core::Lane lane, std::string_view what, const Buffer& params32,
+                                                   const Buffer* grads32,
+                                                   const std::function<void(const LayerWorkspace&)>& kernel) = 0;
   [[nodiscard]] virtual core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) = 0;
+
+  // Element-wise work on buffers of any tier, on `lane`, with the rounding
+  // of model/half_convert.h, so that where a tensor rests never changes
+  // the math. 16-bit buffers hold `precision` values; sizes are checked.
+  // dst32[dst_offset + i] = src16[i], widened exactly, for every i of src16.
+  [[nodiscard]] virtual core::Result<void> widen(core::Lane lane, const Buffer& src16, const Buffer& dst32,
+                                                 int64_t dst_offset, core::Precision precision) = 0;
+  // dst16[i] = src32[src_offset + i], rounded to nearest even, for every i of dst16.
+  [[nodiscard]] virtual core::Result<void> narrow(core::Lane lane, const Buffer& src32, int64_t src_offset,
+                                                  const Buffer& dst16, core::Precision precision) = 0;
+  // acc16[i] = round(acc16[i] + add16[i]), the sum in fp32.
+  [[nodiscard]] virtual core::Result<void> accumulate(core::Lane lane, const Buffer& acc16, const Buffer& add16,
+                                                      core::Precision precision) = 0;
+  [[nodiscard]] virtual core::Result<void> zero(core::Lane lane, const Buffer& buffer) = 0;
+  [[nodiscard]] virtual core::Result<GradientStats> gradient_stats(core::Lane lane, const Buffer& grad16,
+                                                                   core::Precision precision) = 0;
 
   // Ordering between lanes. The executor's lanes already run in order, so
   // the CPU backend's events complete at record time; a GPU's do not.

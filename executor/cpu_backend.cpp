@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -19,7 +21,28 @@ int64_t round_up(int64_t bytes, int64_t to) {
   return (bytes + to - 1) / to * to;
 }
 
+// opaque_device_memory flips a device pointer's top byte: a non-canonical
+// address on x86-64 (and outside any mapping elsewhere), so a dereference
+// faults instead of reading the buffer.
+constexpr uintptr_t kOpaqueBits = uintptr_t{0x7f} << 56;
+
+std::byte* flipped(std::byte* p) {
+  return reinterpret_cast<std::byte*>(reinterpret_cast<uintptr_t>(p) ^ kOpaqueBits);
+}
+
+core::Result<void> size_mismatch(std::string_view op, const Buffer& a, const Buffer& b) {
+  return core::fail({{},
+                     std::string(op) + " of '" + a.what + "' (" + std::to_string(a.bytes) + " B) and '" + b.what +
+                         "' (" + std::to_string(b.bytes) + " B): the sizes do not match (a bug in stowage)",
+                     ""});
+}
+
 }  // namespace
+
+std::byte* CpuBackend::host(const Buffer& b) const {
+  if (b.data == nullptr || b.tier != core::Tier::kGpu || !options_.opaque_device_memory) return b.data;
+  return flipped(b.data);
+}
 
 std::string_view to_string(CallKind kind) {
   switch (kind) {
@@ -85,6 +108,7 @@ core::Result<Buffer> CpuBackend::allocate(core::Tier tier, int64_t bytes, std::s
   if (tier == core::Tier::kCpu && options_.lock_host_memory && locked_.load()) {
     if (mlock(b.data, static_cast<size_t>(rounded)) != 0) locked_.store(false);
   }
+  if (tier == core::Tier::kGpu && options_.opaque_device_memory) b.data = flipped(b.data);
   return b;
 }
 
@@ -93,7 +117,7 @@ void CpuBackend::release(Buffer& buffer) {
     if (buffer.tier == core::Tier::kCpu && options_.lock_host_memory) {
       munlock(buffer.data, static_cast<size_t>(round_up(buffer.bytes, kPage)));
     }
-    std::free(buffer.data);
+    std::free(host(buffer));
   }
   if (buffer.data != nullptr || buffer.bytes > 0)
     in_use_[static_cast<size_t>(buffer.tier)].fetch_sub(buffer.bytes);
@@ -117,29 +141,87 @@ core::Result<void> CpuBackend::copy(core::Lane lane, const Buffer& dst, int64_t 
                            "' is out of bounds (a bug in stowage)",
                        ""});
   }
-  if (bytes > 0) std::memcpy(dst.data + dst_offset, src.data + src_offset, static_cast<size_t>(bytes));
+  if (bytes > 0) std::memcpy(host(dst) + dst_offset, host(src) + src_offset, static_cast<size_t>(bytes));
   moved_[static_cast<size_t>(lane)] += bytes;
   return {};
 }
 
-core::Result<void> CpuBackend::compute(core::Lane, std::string_view, const std::function<void()>& kernel) {
-  kernel();
+core::Result<void> CpuBackend::compute(core::Lane, std::string_view, const Buffer& params32, const Buffer* grads32,
+                                       const std::function<void(const LayerWorkspace&)>& kernel) {
+  kernel({.params32 = view<float>(params32),
+          .grads32 = grads32 != nullptr ? view<float>(*grads32) : std::span<float>()});
   return {};
 }
 
 core::Result<void> CpuBackend::optimizer_step(core::Lane, const OptimizerWork& work) {
+  const std::span<float> states = view<float>(*work.states);
+  const size_t n = states.size() / 3;
+  const std::span<const uint16_t> grad16 = view<const uint16_t>(*work.grad16);
+  if (grad16.size() != n || work.param16_out->bytes != work.grad16->bytes)
+    return size_mismatch("optimizer step", *work.states, *work.grad16);
   // The gradient arrives in 16 bits and is widened exactly (bf16 and fp16
   // both embed in fp32), once per step, in a buffer reused per thread.
   thread_local std::vector<float> grad32;
-  grad32.resize(work.grad16.size());
-  model::from_half(work.precision, work.grad16, grad32);
+  grad32.resize(n);
+  model::from_half(work.precision, grad16, grad32);
   try {
-    adam_step(work.master, grad32, work.m, work.v, work.param16_out, work.precision, work.hyper, work.step,
-              work.grad_scale, {.threads = options_.optimizer_threads});
+    adam_step(states.subspan(0, n), grad32, states.subspan(n, n), states.subspan(2 * n, n),
+              view<uint16_t>(*work.param16_out), work.precision, work.hyper, work.step, work.grad_scale,
+              {.threads = options_.optimizer_threads});
   } catch (const std::exception& e) {
     return core::fail({{}, std::string("optimizer step failed: ") + e.what(), ""});
   }
   return {};
+}
+
+core::Result<void> CpuBackend::widen(core::Lane, const Buffer& src16, const Buffer& dst32, int64_t dst_offset,
+                                     core::Precision precision) {
+  const std::span<const uint16_t> in = view<const uint16_t>(src16);
+  const std::span<float> out = view<float>(dst32);
+  if (dst_offset < 0 || dst_offset + static_cast<int64_t>(in.size()) > static_cast<int64_t>(out.size()))
+    return size_mismatch("widening", src16, dst32);
+  model::from_half(precision, in, out.subspan(static_cast<size_t>(dst_offset), in.size()));
+  return {};
+}
+
+core::Result<void> CpuBackend::narrow(core::Lane, const Buffer& src32, int64_t src_offset, const Buffer& dst16,
+                                      core::Precision precision) {
+  const std::span<const float> in = view<const float>(src32);
+  const std::span<uint16_t> out = view<uint16_t>(dst16);
+  if (src_offset < 0 || src_offset + static_cast<int64_t>(out.size()) > static_cast<int64_t>(in.size()))
+    return size_mismatch("narrowing", src32, dst16);
+  model::to_half(precision, in.subspan(static_cast<size_t>(src_offset), out.size()), out);
+  return {};
+}
+
+core::Result<void> CpuBackend::accumulate(core::Lane, const Buffer& acc16, const Buffer& add16,
+                                          core::Precision precision) {
+  if (acc16.bytes != add16.bytes) return size_mismatch("accumulation", acc16, add16);
+  const std::span<uint16_t> acc = view<uint16_t>(acc16);
+  const std::span<const uint16_t> add = view<const uint16_t>(add16);
+  const bool bf16 = precision == core::Precision::kBf16;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const float sum = bf16 ? model::bf16_to_float(acc[i]) + model::bf16_to_float(add[i])
+                           : model::fp16_to_float(acc[i]) + model::fp16_to_float(add[i]);
+    acc[i] = bf16 ? model::float_to_bf16(sum) : model::float_to_fp16(sum);
+  }
+  return {};
+}
+
+core::Result<void> CpuBackend::zero(core::Lane, const Buffer& buffer) {
+  if (buffer.bytes > 0) std::memset(host(buffer), 0, static_cast<size_t>(buffer.bytes));
+  return {};
+}
+
+core::Result<GradientStats> CpuBackend::gradient_stats(core::Lane, const Buffer& grad16, core::Precision precision) {
+  GradientStats stats;
+  const bool bf16 = precision == core::Precision::kBf16;
+  for (uint16_t x : view<const uint16_t>(grad16)) {
+    const double v = bf16 ? model::bf16_to_float(x) : model::fp16_to_float(x);
+    stats.finite &= std::isfinite(v);
+    stats.squares.add(v);
+  }
+  return stats;
 }
 
 Event CpuBackend::record(core::Lane lane) {

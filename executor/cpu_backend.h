@@ -24,6 +24,11 @@ struct CpuBackendOptions {
   bool lock_host_memory = true;       // mlock host-tier buffers (pinned memory)
   int optimizer_threads = 1;          // threads of each optimizer step
   std::optional<BlockStoreOptions> nvme;  // absent: no NVMe tier
+  // Hand out device buffers whose `data` is not a usable host address (as a
+  // GPU's would not be), so that any dereference outside the backend faults
+  // at once: what the tests run under to show the executor never touches
+  // device memory (backend.h).
+  bool opaque_device_memory = false;
 };
 
 class CpuBackend final : public Backend {
@@ -38,9 +43,19 @@ class CpuBackend final : public Backend {
   [[nodiscard]] int64_t capacity(core::Tier tier) const override;
   [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset, const Buffer& src,
                                         int64_t src_offset, int64_t bytes) override;
-  [[nodiscard]] core::Result<void> compute(core::Lane lane, std::string_view what,
-                                           const std::function<void()>& kernel) override;
+  [[nodiscard]] core::Result<void> compute(core::Lane lane, std::string_view what, const Buffer& params32,
+                                           const Buffer* grads32,
+                                           const std::function<void(const LayerWorkspace&)>& kernel) override;
   [[nodiscard]] core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) override;
+  [[nodiscard]] core::Result<void> widen(core::Lane lane, const Buffer& src16, const Buffer& dst32,
+                                         int64_t dst_offset, core::Precision precision) override;
+  [[nodiscard]] core::Result<void> narrow(core::Lane lane, const Buffer& src32, int64_t src_offset,
+                                          const Buffer& dst16, core::Precision precision) override;
+  [[nodiscard]] core::Result<void> accumulate(core::Lane lane, const Buffer& acc16, const Buffer& add16,
+                                              core::Precision precision) override;
+  [[nodiscard]] core::Result<void> zero(core::Lane lane, const Buffer& buffer) override;
+  [[nodiscard]] core::Result<GradientStats> gradient_stats(core::Lane lane, const Buffer& grad16,
+                                                           core::Precision precision) override;
   [[nodiscard]] Event record(core::Lane lane) override;
   void wait(const Event& event) override;
   [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override;
@@ -54,6 +69,12 @@ class CpuBackend final : public Backend {
 
  private:
   explicit CpuBackend(CpuBackendOptions options) : options_(std::move(options)) {}
+  // Where `b` really is in this process (undoes opaque_device_memory).
+  [[nodiscard]] std::byte* host(const Buffer& b) const;
+  template <class T>
+  [[nodiscard]] std::span<T> view(const Buffer& b) const {
+    return {reinterpret_cast<T*>(host(b)), static_cast<size_t>(b.bytes) / sizeof(T)};
+  }
   core::Result<core::QueueDepth> block_io(core::Lane lane, const BlockIo& io, bool write);
 
   CpuBackendOptions options_;

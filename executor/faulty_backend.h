@@ -1,5 +1,5 @@
 // A backend that fails on purpose: it forwards every call to another
-// backend, except the Nth call of one kind, which fails with a chosen
+// backend (the element-wise ones are never failed), except the Nth call of one kind, which fails with a chosen
 // message (an I/O error, device memory exhausted...) or hangs until the run
 // is cancelled (a stuck driver call). Tests use it to check that a failing
 // op stops the run with a clear message and loses nothing, and that the
@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "executor/backend.h"
+#include "executor/forwarding_backend.h"
 
 namespace stowage::executor {
 
@@ -23,9 +23,9 @@ struct Fault {
   FaultEffect effect = FaultEffect::kFail;
 };
 
-class FaultyBackend final : public Backend {
+class FaultyBackend final : public ForwardingBackend {
  public:
-  FaultyBackend(Backend& inner, Fault fault) : inner_(inner), fault_(std::move(fault)) {}
+  FaultyBackend(Backend& inner, Fault fault) : ForwardingBackend(inner), fault_(std::move(fault)) {}
 
   [[nodiscard]] std::string_view name() const override { return "faulty"; }
   // Calls of each kind so far, failed ones included.
@@ -35,32 +35,24 @@ class FaultyBackend final : public Backend {
     if (auto f = trip(CallKind::kAllocate, what); !f) return std::unexpected(f.error());
     return inner_.allocate(tier, bytes, std::move(what));
   }
-  void release(Buffer& buffer) override { inner_.release(buffer); }
-  [[nodiscard]] int64_t in_use(core::Tier tier) const override { return inner_.in_use(tier); }
-  [[nodiscard]] int64_t capacity(core::Tier tier) const override { return inner_.capacity(tier); }
   [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset, const Buffer& src,
                                         int64_t src_offset, int64_t bytes) override {
     if (auto f = trip(CallKind::kCopy, dst.what); !f) return f;
     return inner_.copy(lane, dst, dst_offset, src, src_offset, bytes);
   }
-  [[nodiscard]] core::Result<void> compute(core::Lane lane, std::string_view what,
-                                           const std::function<void()>& kernel) override {
+  [[nodiscard]] core::Result<void> compute(core::Lane lane, std::string_view what, const Buffer& params32,
+                                           const Buffer* grads32,
+                                           const std::function<void(const LayerWorkspace&)>& kernel) override {
     if (auto f = trip(CallKind::kCompute, what); !f) return f;
-    return inner_.compute(lane, what, kernel);
+    return inner_.compute(lane, what, params32, grads32, kernel);
   }
   [[nodiscard]] core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) override {
     if (auto f = trip(CallKind::kOptimizer, "optimizer"); !f) return f;
     return inner_.optimizer_step(lane, work);
   }
-  [[nodiscard]] Event record(core::Lane lane) override { return inner_.record(lane); }
-  void wait(const Event& event) override { inner_.wait(event); }
-  [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override { return inner_.bytes_moved(lane); }
   void cancel() override {
     cancelled_ = true;
     inner_.cancel();
-  }
-  [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override {
-    return inner_.reserve_region(region, bytes);
   }
   [[nodiscard]] core::Result<core::QueueDepth> block_write(core::Lane lane, const BlockIo& io) override {
     if (auto f = trip(CallKind::kBlockWrite, io.region); !f) return std::unexpected(f.error());
@@ -86,7 +78,6 @@ class FaultyBackend final : public Backend {
                                ", '" + std::string(what) + "')", ""});
   }
 
-  Backend& inner_;
   Fault fault_;
   std::array<std::atomic<int64_t>, kCallKindCount> calls_{};
   std::atomic<bool> cancelled_{false};

@@ -120,13 +120,6 @@ struct OpTally {
 };
 thread_local OpTally* current_tally = nullptr;
 
-uint16_t to_half(float x, core::Precision p) {
-  return p == core::Precision::kBf16 ? model::float_to_bf16(x) : model::float_to_fp16(x);
-}
-float from_half(uint16_t h, core::Precision p) {
-  return p == core::Precision::kBf16 ? model::bf16_to_float(h) : model::fp16_to_float(h);
-}
-
 // A compute op must do the FLOPs lowering declared for it, which the
 // simulator times: the workload and the model count the same products.
 core::Result<void> check_flops(const Op& op, int64_t computed) {
@@ -279,7 +272,7 @@ struct Interpreter::State {
   core::Result<void> snapshot(const Op& op);
   core::Result<void> accept(const Op& op);
   core::Result<void> replay(const Op& op, Speculation& x, bool skip, float divisor);
-  OptimizerWork adam_work(const Op& op, std::span<float> states, const Buffer& grads,
+  OptimizerWork adam_work(const Op& op, const Buffer& states, const Buffer& grads,
                           const Buffer& param16_out, float divisor) const;
   // The divisor a speculative update assumes: no clipping.
   float carried_divisor(int step) const {
@@ -340,9 +333,9 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
   const core::Precision p = options.precision;
   auto params = allocate(Tier::kGpu, 4 * layer_params[layer], "fp32 workspace " + op.name);
   if (!params) return std::unexpected(params.error());
-  std::span<float> p32 = params->as<float>();
   // Widen the layer's 16-bit parameters, partition by partition, from
   // where they rest on the device or from their fetched copies.
+  core::Result<void> result;
   for (size_t j : partitions_of_layer[layer]) {
     PartitionHome& h = homes[j];
     const Buffer* source = nullptr;
@@ -353,19 +346,17 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
       if (!f) return std::unexpected(f.error());
       source = *f;
     }
-    std::span<const uint16_t> half = source->as<const uint16_t>();
-    for (size_t i = 0; i < half.size(); ++i)
-      p32[static_cast<size_t>(h.part.first_param) + i] = from_half(half[i], p);
+    if (result) result = backend.widen(op.lane, *source, *params, h.part.first_param, p);
   }
   const std::tuple key{op.step, op.micro_step, op.layer};
-  core::Result<void> result;
   int64_t computed = 0;  // the model's matrix-product FLOPs (model/matmul.h)
-  if (op.kind == OpKind::kForward || op.kind == OpKind::kRecompute) {
+  if (!result) {
+  } else if (op.kind == OpKind::kForward || op.kind == OpKind::kRecompute) {
     int64_t kept = 0;
-    result = backend.compute(op.lane, op.name, [&] {
+    result = backend.compute(op.lane, op.name, *params, nullptr, [&](const LayerWorkspace& w) {
       const int64_t before = model::matmul_flops_on_this_thread();
-      kept = op.kind == OpKind::kForward ? model.forward(global(op.step), op.micro_step, op.layer, p32)
-                                         : model.recompute(global(op.step), op.micro_step, op.layer, p32);
+      kept = op.kind == OpKind::kForward ? model.forward(global(op.step), op.micro_step, op.layer, w.params32)
+                                         : model.recompute(global(op.step), op.micro_step, op.layer, w.params32);
       computed = model::matmul_flops_on_this_thread() - before;
     });
     if (result) {
@@ -385,14 +376,15 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
       release(*params);
       return std::unexpected(grads.error());
     }
-    std::span<float> g32 = grads->as<float>();
-    std::fill(g32.begin(), g32.end(), 0.0f);
     const float scale = scale_of(op.step);
-    result = backend.compute(op.lane, op.name, [&] {
-      const int64_t before = model::matmul_flops_on_this_thread();
-      model.backward(global(op.step), op.micro_step, op.layer, p32, g32, scale);
-      computed = model::matmul_flops_on_this_thread() - before;
-    });
+    result = backend.zero(op.lane, *grads);
+    if (result) {
+      result = backend.compute(op.lane, op.name, *params, &*grads, [&](const LayerWorkspace& w) {
+        const int64_t before = model::matmul_flops_on_this_thread();
+        model.backward(global(op.step), op.micro_step, op.layer, w.params32, w.grads32, scale);
+        computed = model::matmul_flops_on_this_thread() - before;
+      });
+    }
     {
       std::lock_guard lock(activations_mutex);
       for (Buffer& a : activations[key]) release(a);
@@ -403,26 +395,22 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
     for (size_t j : partitions_of_layer[layer]) {
       if (!result) break;
       PartitionHome& h = homes[j];
-      std::span<const float> slice =
-          g32.subspan(static_cast<size_t>(h.part.first_param), static_cast<size_t>(h.params()));
       auto out = allocate(Tier::kGpu, 2 * h.params(), "grad16 " + h.name);
       if (!out) {
         result = std::unexpected(out.error());
         break;
       }
-      std::span<uint16_t> o = out->as<uint16_t>();
-      for (size_t i = 0; i < slice.size(); ++i) o[i] = to_half(slice[i], p);
+      result = backend.narrow(op.lane, *grads, h.part.first_param, *out, p);
+      if (!result) {
+        release(*out);
+        break;
+      }
       // Later micro-steps' gradients are added into the device accumulator
       // and released, as lowering declares.
       const bool accumulate = h.policy.gradients == Tier::kGpu && op.micro_step > 0;
       if (accumulate) {
         auto acc = flight[j].grads_device.of_step(op.step, "grad16 " + h.name);
-        if (acc) {
-          std::span<uint16_t> a = (*acc)->as<uint16_t>();
-          for (size_t i = 0; i < o.size(); ++i) a[i] = to_half(from_half(a[i], p) + from_half(o[i], p), p);
-        } else {
-          result = std::unexpected(acc.error());
-        }
+        result = acc ? backend.accumulate(op.lane, **acc, *out, p) : std::unexpected(acc.error());
         release(*out);
         continue;
       }
@@ -500,12 +488,8 @@ core::Result<void> Interpreter::State::offload(const Op& op) {
       result = std::unexpected(acc.error());
     else if (!landed)
       result = std::unexpected(landed.error());
-    else if (result = backend.copy(op.lane, *landed, 0, *out, 0, out->bytes); result) {
-      std::span<uint16_t> a = (*acc)->as<uint16_t>();
-      std::span<const uint16_t> n = landed->as<const uint16_t>();
-      const core::Precision p = options.precision;
-      for (size_t i = 0; i < a.size(); ++i) a[i] = to_half(from_half(a[i], p) + from_half(n[i], p), p);
-    }
+    else if (result = backend.copy(op.lane, *landed, 0, *out, 0, out->bytes); result)
+      result = backend.accumulate(op.lane, **acc, *landed, options.precision);
     if (landed) release(*landed);
   }
   release(*out);
@@ -553,8 +537,6 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
     updated = std::move(*u);
     out = &updated;
   }
-  const size_t n = static_cast<size_t>(h.params());
-  std::span<float> all = states->as<float>();
   core::Result<void> result;
   // A speculative update keeps the states it overwrites and assumes no
   // overflow and no clipping until accept() knows.
@@ -570,13 +552,12 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
   }
   if (!result) {
   } else if (speculative) {
-    result = backend.optimizer_step(op.lane, adam_work(op, all, *grads, *out, carried_divisor(op.step)));
+    result = backend.optimizer_step(op.lane, adam_work(op, *states, *grads, *out, carried_divisor(op.step)));
   } else if (overflow[static_cast<size_t>(op.step)].load()) {
     // fp16 overflow: the step is skipped (GradScaler), parameters republished unchanged.
-    std::span<uint16_t> o = out->as<uint16_t>();
-    for (size_t i = 0; i < n; ++i) o[i] = to_half(all[i], options.precision);
+    result = backend.narrow(op.lane, *states, 0, *out, options.precision);
   } else {
-    result = backend.optimizer_step(op.lane, adam_work(op, all, *grads, *out, gradient_divisor_of(op.step)));
+    result = backend.optimizer_step(op.lane, adam_work(op, *states, *grads, *out, gradient_divisor_of(op.step)));
   }
   if (speculative && result) {
     std::lock_guard lock(speculation_mutex);
@@ -597,7 +578,6 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
 core::Result<void> Interpreter::State::check_gradients(const Op& op) {
   // This lane's share of the verdict: the gradients resting on its tier.
   const Tier tier = op.lane == Lane::kCpuOptim ? Tier::kCpu : Tier::kGpu;
-  const core::Precision p = options.precision;
   SquareSum squares;
   bool finite = true;
   for (size_t j = 0; j < homes.all().size(); ++j) {
@@ -606,11 +586,10 @@ core::Result<void> Interpreter::State::check_gradients(const Op& op) {
     BufferQueue& q = tier == Tier::kGpu ? flight[j].grads_device : flight[j].grads_host;
     auto g = q.of_step(op.step, "grad16 " + h.name + " of step " + std::to_string(op.step));
     if (!g) return std::unexpected(g.error());
-    for (uint16_t x : (*g)->as<const uint16_t>()) {
-      const double v = from_half(x, p);
-      finite &= std::isfinite(v);
-      squares.add(v);
-    }
+    auto stats = backend.gradient_stats(op.lane, **g, options.precision);
+    if (!stats) return std::unexpected(stats.error());
+    finite &= stats->finite;
+    squares.add(stats->squares);
   }
   std::lock_guard lock(verdict_mutex);
   sum_squares[static_cast<size_t>(op.step)].add(squares);
@@ -651,14 +630,11 @@ core::Result<void> Interpreter::State::commit_checkpoint(const Op& op) {
   return r;
 }
 
-OptimizerWork Interpreter::State::adam_work(const Op& op, std::span<float> states, const Buffer& grads,
+OptimizerWork Interpreter::State::adam_work(const Op& op, const Buffer& states, const Buffer& grads,
                                             const Buffer& param16_out, float divisor) const {
-  const size_t n = states.size() / 3;
-  return {.master = states.subspan(0, n),
-          .m = states.subspan(n, n),
-          .v = states.subspan(2 * n, n),
-          .grad16 = grads.as<const uint16_t>(),
-          .param16_out = param16_out.as<uint16_t>(),
+  return {.states = &states,
+          .grad16 = &grads,
+          .param16_out = &param16_out,
           .precision = options.precision,
           .hyper = options.hyper,
           .step = global(op.step) + 1 - (options.skipped_before + skipped_before(op.step)),
@@ -707,7 +683,6 @@ core::Result<void> Interpreter::State::accept(const Op& op) {
 // rest. Rare, so its scratch is not in the schedule.
 core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool skip, float divisor) {
   PartitionHome& h = homes[x.partition];
-  const size_t n = static_cast<size_t>(h.params());
   Buffer staged, fresh;
   Buffer* states = &h.states;
   auto cleanup = [&] {
@@ -727,14 +702,12 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
   }
   fresh = std::move(*p);
   core::Result<void> r = backend.copy(op.lane, *states, 0, x.backup, 0, x.backup.bytes);
-  std::span<float> all = states->as<float>();
   if (r && skip) {
-    std::span<uint16_t> o = fresh.as<uint16_t>();
-    for (size_t i = 0; i < n; ++i) o[i] = to_half(all[i], options.precision);
+    r = backend.narrow(op.lane, *states, 0, fresh, options.precision);
   } else if (r) {
     Op as_update = op;
     as_update.partition = static_cast<int>(x.partition);
-    r = backend.optimizer_step(op.lane, adam_work(as_update, all, x.grads, fresh, divisor));
+    r = backend.optimizer_step(op.lane, adam_work(as_update, *states, x.grads, fresh, divisor));
   }
   if (r && h.policy.optimizer_states == Tier::kNvme)
     r = moved_aside(

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "executor/faulty_backend.h"
+#include "executor/forwarding_backend.h"
 #include "tests/executor/tiny_gpt_fixture.h"
 
 namespace stowage::executor {
@@ -20,38 +21,12 @@ using namespace testing;
 // Forwards to another backend; block reads take at least 30 ms, long
 // enough that reads the interpreter issues together overlap, and the most
 // in flight at once is recorded.
-class SlowReads final : public Backend {
+class SlowReads final : public ForwardingBackend {
  public:
-  explicit SlowReads(Backend& inner) : inner_(inner) {}
+  explicit SlowReads(Backend& inner) : ForwardingBackend(inner) {}
   [[nodiscard]] int max_reads_in_flight() const { return max_.load(); }
 
   [[nodiscard]] std::string_view name() const override { return "slow-reads"; }
-  [[nodiscard]] core::Result<Buffer> allocate(core::Tier t, int64_t b, std::string w) override {
-    return inner_.allocate(t, b, std::move(w));
-  }
-  void release(Buffer& b) override { inner_.release(b); }
-  [[nodiscard]] int64_t in_use(core::Tier t) const override { return inner_.in_use(t); }
-  [[nodiscard]] int64_t capacity(core::Tier t) const override { return inner_.capacity(t); }
-  [[nodiscard]] core::Result<void> copy(core::Lane l, const Buffer& d, int64_t doff, const Buffer& s,
-                                        int64_t soff, int64_t n) override {
-    return inner_.copy(l, d, doff, s, soff, n);
-  }
-  [[nodiscard]] core::Result<void> compute(core::Lane l, std::string_view w,
-                                           const std::function<void()>& k) override {
-    return inner_.compute(l, w, k);
-  }
-  [[nodiscard]] core::Result<void> optimizer_step(core::Lane l, const OptimizerWork& w) override {
-    return inner_.optimizer_step(l, w);
-  }
-  [[nodiscard]] Event record(core::Lane l) override { return inner_.record(l); }
-  void wait(const Event& e) override { inner_.wait(e); }
-  [[nodiscard]] int64_t bytes_moved(core::Lane l) const override { return inner_.bytes_moved(l); }
-  [[nodiscard]] core::Result<void> reserve_region(const std::string& r, int64_t b) override {
-    return inner_.reserve_region(r, b);
-  }
-  [[nodiscard]] core::Result<core::QueueDepth> block_write(core::Lane l, const BlockIo& io) override {
-    return inner_.block_write(l, io);
-  }
   [[nodiscard]] core::Result<core::QueueDepth> block_read(core::Lane l, const BlockIo& io) override {
     if (l != core::Lane::kNvmeRead)
       return inner_.block_read(l, io);  // a checkpoint's or the homes' own reads
@@ -66,7 +41,6 @@ class SlowReads final : public Backend {
   }
 
  private:
-  Backend& inner_;
   std::atomic<int> in_flight_{0}, max_{0};
 };
 

@@ -90,6 +90,9 @@ inline std::filesystem::path scratch(const std::string& name) {
 inline std::unique_ptr<CpuBackend> backend(const std::string& name, int64_t device_cap = 0) {
   CpuBackendOptions o{.lock_host_memory = false};
   o.capacity[0] = device_cap;
+  // Device pointers unusable outside the backend, as on a GPU: every run in
+  // the executor's tests shows the executor never touches device memory.
+  o.opaque_device_memory = true;
   o.nvme = BlockStoreOptions{.directories = {scratch(name) / "nvme"},
                              .block_bytes = core::Bytes(64 << 10),
                              .queue_depth = 4,
