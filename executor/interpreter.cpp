@@ -16,7 +16,6 @@
 #include <utility>
 
 #include "executor/gradient_divisor.h"
-#include "executor/model/half_convert.h"
 #include "executor/model/matmul.h"
 #include "executor/square_sum.h"
 

@@ -5,6 +5,12 @@
 // a copy over "PCIe", a block read or write, an Adam step - and reports
 // every op's start and end and every allocation to a TimelineSink, so the
 // measured timeline has the same shape as the simulator's prediction.
+//
+// It holds each op to what the schedule declares: an op that allocates or
+// frees other bytes than its memory effects, or a compute op whose model
+// does other matrix-product FLOPs than the op's (model/matmul.h), fails the
+// run naming the op. It never touches device memory itself: every access
+// is a backend call (docs/backend.md).
 #pragma once
 
 #include <atomic>
