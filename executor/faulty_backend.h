@@ -1,7 +1,7 @@
 // A backend that fails on purpose: it forwards every call to another
-// backend (the element-wise ones are never failed), except the Nth call of one kind, which fails with a chosen
+// backend, except the Nth call of one kind, which fails with a chosen
 // message (an I/O error, device memory exhausted...) or hangs until the run
-// is cancelled (a stuck driver call). Tests use it to check that a failing
+// is cancelled (a stuck driver call). Element-wise calls are never failed. Tests use it to check that a failing
 // op stops the run with a clear message and loses nothing, and that the
 // watchdog reports a hang instead of waiting forever.
 #pragma once
