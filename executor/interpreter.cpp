@@ -342,7 +342,10 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
       source = &h.param16[homes.slot(global(op.step))];
     } else {
       auto f = flight[j].fetched.front("fetched param16 " + h.name);
-      if (!f) return std::unexpected(f.error());
+      if (!f) {
+        release(*params);
+        return std::unexpected(f.error());
+      }
       source = *f;
     }
     if (result) result = backend.widen(op.lane, *source, *params, h.part.first_param, p);
