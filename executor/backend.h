@@ -51,12 +51,12 @@ inline constexpr int kCallKindCount = 6;
 // One optimizer step on a partition, in the backend's memory. The gradient
 // is 16-bit (the partition's grad16) and is widened by the backend.
 struct OptimizerWork {
-  const Buffer* states = nullptr;        // master32 | adam_m | adam_v, 12 B per parameter
-  const Buffer* grad16 = nullptr;        // 2 B per parameter
-  const Buffer* param16_out = nullptr;   // 2 B per parameter, written
+  const Buffer* states = nullptr;       // master32 | adam_m | adam_v, 12 B per parameter
+  const Buffer* grad16 = nullptr;       // 2 B per parameter
+  const Buffer* param16_out = nullptr;  // 2 B per parameter, written
   core::Precision precision = core::Precision::kBf16;
   AdamHyper hyper;
-  int64_t step = 1;        // 1-based, for the bias corrections
+  int64_t step = 1;         // 1-based, for the bias corrections
   float grad_scale = 1.0f;  // the loss scale the gradients still carry
 };
 
@@ -66,12 +66,20 @@ struct BlockIo {
   std::span<std::byte> data;
 };
 
-// What a layer's compute kernel works on: views of the fp32 parameter
-// workspace and, for a backward, the fp32 gradient workspace (else empty),
-// both device buffers that the backend resolves for its kernel.
+// The device buffers of one layer's compute op, and the views of them its
+// kernel gets from the backend: the fp32 parameter workspace; for a
+// backward the fp32 gradient workspace; for a forward or recompute the
+// region for what the layer keeps (its saved activations, as the schedule
+// declares them). Absent buffers give empty views.
+struct LayerBuffers {
+  const Buffer* params32 = nullptr;
+  const Buffer* grads32 = nullptr;
+  const Buffer* kept = nullptr;
+};
 struct LayerWorkspace {
   std::span<float> params32;
   std::span<float> grads32;
+  std::span<float> kept;
 };
 
 // A step's verdict from one tier's gradients: are all finite, and the sum
@@ -103,12 +111,12 @@ class Backend {
   // A copy of `bytes` between buffers on any tiers, on `lane`.
   [[nodiscard]] virtual core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset,
                                                 const Buffer& src, int64_t src_offset, int64_t bytes) = 0;
-  // A compute op (a layer's forward or backward) on `lane`, over the device
-  // buffers `params32` and `grads32` (null for a forward). On the CPU the
-  // kernel runs on the calling thread; `what` names it in errors.
-  [[nodiscard]] virtual core::Result<void> compute(core::Lane lane, std::string_view what, const Buffer& params32,
-                                                   const Buffer* grads32,
-                                                   const std::function<void(const LayerWorkspace&)>& kernel) = 0;
+  // A compute op (a layer's forward, recompute or backward) on `lane`, over
+  // its device buffers. On the CPU the kernel runs on the calling thread; an
+  // exception it throws is a diagnostic naming `what`.
+  [[nodiscard]] virtual core::Result<void> compute(
+      core::Lane lane, std::string_view what, const LayerBuffers& buffers,
+      const std::function<void(const LayerWorkspace&)>& kernel) = 0;
   [[nodiscard]] virtual core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) = 0;
 
   // Element-wise work on buffers of any tier, on `lane`, with the rounding
@@ -121,8 +129,8 @@ class Backend {
   [[nodiscard]] virtual core::Result<void> narrow(core::Lane lane, const Buffer& src32, int64_t src_offset,
                                                   const Buffer& dst16, core::Precision precision) = 0;
   // acc16[i] = round(acc16[i] + add16[i]), the sum in fp32.
-  [[nodiscard]] virtual core::Result<void> accumulate(core::Lane lane, const Buffer& acc16, const Buffer& add16,
-                                                      core::Precision precision) = 0;
+  [[nodiscard]] virtual core::Result<void> accumulate(core::Lane lane, const Buffer& acc16,
+                                                      const Buffer& add16, core::Precision precision) = 0;
   [[nodiscard]] virtual core::Result<void> zero(core::Lane lane, const Buffer& buffer) = 0;
   [[nodiscard]] virtual core::Result<GradientStats> gradient_stats(core::Lane lane, const Buffer& grad16,
                                                                    core::Precision precision) = 0;

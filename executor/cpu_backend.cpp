@@ -32,8 +32,9 @@ std::byte* flipped(std::byte* p) {
 
 core::Result<void> size_mismatch(std::string_view op, const Buffer& a, const Buffer& b) {
   return core::fail({{},
-                     std::string(op) + " of '" + a.what + "' (" + std::to_string(a.bytes) + " B) and '" + b.what +
-                         "' (" + std::to_string(b.bytes) + " B): the sizes do not match (a bug in stowage)",
+                     std::string(op) + " of '" + a.what + "' (" + std::to_string(a.bytes) + " B) and '" +
+                         b.what + "' (" + std::to_string(b.bytes) +
+                         " B): the sizes do not match (a bug in stowage)",
                      ""});
 }
 
@@ -146,10 +147,14 @@ core::Result<void> CpuBackend::copy(core::Lane lane, const Buffer& dst, int64_t 
   return {};
 }
 
-core::Result<void> CpuBackend::compute(core::Lane, std::string_view, const Buffer& params32, const Buffer* grads32,
+core::Result<void> CpuBackend::compute(core::Lane, std::string_view what, const LayerBuffers& buffers,
                                        const std::function<void(const LayerWorkspace&)>& kernel) {
-  kernel({.params32 = view<float>(params32),
-          .grads32 = grads32 != nullptr ? view<float>(*grads32) : std::span<float>()});
+  auto of = [this](const Buffer* b) { return b != nullptr ? view<float>(*b) : std::span<float>(); };
+  try {
+    kernel({.params32 = of(buffers.params32), .grads32 = of(buffers.grads32), .kept = of(buffers.kept)});
+  } catch (const std::exception& e) {
+    return core::fail({{}, "compute '" + std::string(what) + "' failed: " + e.what(), ""});
+  }
   return {};
 }
 
@@ -184,8 +189,8 @@ core::Result<void> CpuBackend::widen(core::Lane, const Buffer& src16, const Buff
   return {};
 }
 
-core::Result<void> CpuBackend::narrow(core::Lane, const Buffer& src32, int64_t src_offset, const Buffer& dst16,
-                                      core::Precision precision) {
+core::Result<void> CpuBackend::narrow(core::Lane, const Buffer& src32, int64_t src_offset,
+                                      const Buffer& dst16, core::Precision precision) {
   const std::span<const float> in = view<const float>(src32);
   const std::span<uint16_t> out = view<uint16_t>(dst16);
   if (src_offset < 0 || src_offset + static_cast<int64_t>(out.size()) > static_cast<int64_t>(in.size()))
@@ -213,7 +218,8 @@ core::Result<void> CpuBackend::zero(core::Lane, const Buffer& buffer) {
   return {};
 }
 
-core::Result<GradientStats> CpuBackend::gradient_stats(core::Lane, const Buffer& grad16, core::Precision precision) {
+core::Result<GradientStats> CpuBackend::gradient_stats(core::Lane, const Buffer& grad16,
+                                                       core::Precision precision) {
   GradientStats stats;
   const bool bf16 = precision == core::Precision::kBf16;
   for (uint16_t x : view<const uint16_t>(grad16)) {

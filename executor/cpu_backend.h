@@ -9,9 +9,9 @@
 
 #include <array>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <map>
 #include <optional>
 
 #include "executor/backend.h"
@@ -20,9 +20,9 @@
 namespace stowage::executor {
 
 struct CpuBackendOptions {
-  std::array<int64_t, 3> capacity{};  // bytes per tier (gpu, cpu, nvme); 0 = no cap
-  bool lock_host_memory = true;       // mlock host-tier buffers (pinned memory)
-  int optimizer_threads = 1;          // threads of each optimizer step
+  std::array<int64_t, 3> capacity{};      // bytes per tier (gpu, cpu, nvme); 0 = no cap
+  bool lock_host_memory = true;           // mlock host-tier buffers (pinned memory)
+  int optimizer_threads = 1;              // threads of each optimizer step
   std::optional<BlockStoreOptions> nvme;  // absent: no NVMe tier
   // Hand out device buffers whose `data` is not a usable host address (as a
   // GPU's would not be), so that any dereference outside the backend faults
@@ -41,10 +41,10 @@ class CpuBackend final : public Backend {
   void release(Buffer& buffer) override;
   [[nodiscard]] int64_t in_use(core::Tier tier) const override;
   [[nodiscard]] int64_t capacity(core::Tier tier) const override;
-  [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset, const Buffer& src,
-                                        int64_t src_offset, int64_t bytes) override;
-  [[nodiscard]] core::Result<void> compute(core::Lane lane, std::string_view what, const Buffer& params32,
-                                           const Buffer* grads32,
+  [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset,
+                                        const Buffer& src, int64_t src_offset, int64_t bytes) override;
+  [[nodiscard]] core::Result<void> compute(core::Lane lane, std::string_view what,
+                                           const LayerBuffers& buffers,
                                            const std::function<void(const LayerWorkspace&)>& kernel) override;
   [[nodiscard]] core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) override;
   [[nodiscard]] core::Result<void> widen(core::Lane lane, const Buffer& src16, const Buffer& dst32,

@@ -1,9 +1,9 @@
 // A backend that fails on purpose: it forwards every call to another
 // backend, except the Nth call of one kind, which fails with a chosen
 // message (an I/O error, device memory exhausted...) or hangs until the run
-// is cancelled (a stuck driver call). Element-wise calls are never failed. Tests use it to check that a failing
-// op stops the run with a clear message and loses nothing, and that the
-// watchdog reports a hang instead of waiting forever.
+// is cancelled (a stuck driver call). Element-wise calls are never failed. Tests use it to check that a
+// failing op stops the run with a clear message and loses nothing, and that the watchdog reports a hang
+// instead of waiting forever.
 #pragma once
 
 #include <atomic>
@@ -35,16 +35,16 @@ class FaultyBackend final : public ForwardingBackend {
     if (auto f = trip(CallKind::kAllocate, what); !f) return std::unexpected(f.error());
     return inner_.allocate(tier, bytes, std::move(what));
   }
-  [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset, const Buffer& src,
-                                        int64_t src_offset, int64_t bytes) override {
+  [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset,
+                                        const Buffer& src, int64_t src_offset, int64_t bytes) override {
     if (auto f = trip(CallKind::kCopy, dst.what); !f) return f;
     return inner_.copy(lane, dst, dst_offset, src, src_offset, bytes);
   }
-  [[nodiscard]] core::Result<void> compute(core::Lane lane, std::string_view what, const Buffer& params32,
-                                           const Buffer* grads32,
-                                           const std::function<void(const LayerWorkspace&)>& kernel) override {
+  [[nodiscard]] core::Result<void> compute(
+      core::Lane lane, std::string_view what, const LayerBuffers& buffers,
+      const std::function<void(const LayerWorkspace&)>& kernel) override {
     if (auto f = trip(CallKind::kCompute, what); !f) return f;
-    return inner_.compute(lane, what, params32, grads32, kernel);
+    return inner_.compute(lane, what, buffers, kernel);
   }
   [[nodiscard]] core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) override {
     if (auto f = trip(CallKind::kOptimizer, "optimizer"); !f) return f;
@@ -74,8 +74,10 @@ class FaultyBackend final : public ForwardingBackend {
                              std::to_string(n) + ", '" + std::string(what) + "')",
                          ""});
     }
-    return core::fail({{}, fault_.message + " (" + std::string(to_string(kind)) + " call " + std::to_string(n) +
-                               ", '" + std::string(what) + "')", ""});
+    return core::fail({{},
+                       fault_.message + " (" + std::string(to_string(kind)) + " call " + std::to_string(n) +
+                           ", '" + std::string(what) + "')",
+                       ""});
   }
 
   Fault fault_;

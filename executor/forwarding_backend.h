@@ -18,14 +18,14 @@ class ForwardingBackend : public Backend {
   void release(Buffer& buffer) override { inner_.release(buffer); }
   [[nodiscard]] int64_t in_use(core::Tier tier) const override { return inner_.in_use(tier); }
   [[nodiscard]] int64_t capacity(core::Tier tier) const override { return inner_.capacity(tier); }
-  [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset, const Buffer& src,
-                                        int64_t src_offset, int64_t bytes) override {
+  [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset,
+                                        const Buffer& src, int64_t src_offset, int64_t bytes) override {
     return inner_.copy(lane, dst, dst_offset, src, src_offset, bytes);
   }
-  [[nodiscard]] core::Result<void> compute(core::Lane lane, std::string_view what, const Buffer& params32,
-                                           const Buffer* grads32,
-                                           const std::function<void(const LayerWorkspace&)>& kernel) override {
-    return inner_.compute(lane, what, params32, grads32, kernel);
+  [[nodiscard]] core::Result<void> compute(
+      core::Lane lane, std::string_view what, const LayerBuffers& buffers,
+      const std::function<void(const LayerWorkspace&)>& kernel) override {
+    return inner_.compute(lane, what, buffers, kernel);
   }
   [[nodiscard]] core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) override {
     return inner_.optimizer_step(lane, work);

@@ -2,28 +2,24 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace stowage::executor {
 
 struct GptCompute::Micro {
   std::vector<int32_t> inputs, targets;
-  std::vector<std::vector<float>> x;  // x[l]: output of layer l (0 = embedding)
+  std::vector<std::span<float>> x;       // x[l]: output of layer l (0 = embedding), in its kept region
   std::vector<model::BlockSaved> saved;  // by layer
   model::FinalSaved final_saved;
-  std::vector<float> tied;    // the token embedding the head uses
+  std::span<float> tied;      // the token embedding the head uses, in the embedding's kept region
   std::vector<float> d_tied;  // the head's gradient for it
   std::vector<float> flow;    // d loss / d (output of the layer being back-propagated)
 };
 
 namespace {
 
-int64_t bytes_of(const std::vector<float>& v) { return static_cast<int64_t>(v.size() * sizeof(float)); }
-
-int64_t bytes_of(const model::BlockSaved& s) {
-  return bytes_of(s.attn_norm_mean) + bytes_of(s.attn_norm_rstd) + bytes_of(s.attn_norm_out) + bytes_of(s.q) +
-         bytes_of(s.k) + bytes_of(s.v) + bytes_of(s.probs) + bytes_of(s.attn_out) + bytes_of(s.mid) +
-         bytes_of(s.mlp_norm_mean) + bytes_of(s.mlp_norm_rstd) + bytes_of(s.mlp_norm_out) + bytes_of(s.hidden_pre) +
-         bytes_of(s.hidden);
+int64_t bytes_of(std::span<const float> v) {
+  return static_cast<int64_t>(v.size() * sizeof(float));
 }
 
 }  // namespace
@@ -48,47 +44,55 @@ GptCompute::Micro& GptCompute::micro_state(int64_t step, int micro) {
   return *m;
 }
 
-int64_t GptCompute::forward(int64_t step, int micro, int layer, std::span<const float> params) {
+int64_t GptCompute::forward(int64_t step, int micro, int layer, std::span<const float> params,
+                            std::span<float> kept) {
   Micro& m = micro_state(step, micro);
   const auto l = static_cast<size_t>(layer);
   const size_t width = static_cast<size_t>(mb_.tokens() * model_.shape().d_model);
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kEmbedding: {
-      m.x[l].resize(width);
-      model_.embedding_forward(params, m.inputs, mb_, m.x[l]);
+      // [output | the tied token table, copied for the head's forward and backward]
       std::span<const float> table = model_.token_embedding(params);
-      m.tied.assign(table.begin(), table.end());
-      return bytes_of(m.x[l]) + bytes_of(m.tied);
+      if (kept.size() != width + table.size())
+        throw std::invalid_argument("the embedding keeps " + std::to_string(4 * (width + table.size())) +
+                                    " B where its region holds " + std::to_string(4 * kept.size()) + " B");
+      m.x[l] = kept.first(width);
+      model_.embedding_forward(params, m.inputs, mb_, m.x[l]);
+      m.tied = kept.subspan(width);
+      std::copy(table.begin(), table.end(), m.tied.begin());
+      return bytes_of(kept);
     }
     case core::LayerKind::kBlock: {
-      m.x[l].resize(width);
+      m.x[l] = kept.first(width);
+      if (!checkpointing_) m.saved[l].storage.provide(kept.subspan(width));
       model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], m.x[l]);
-      if (!checkpointing_) return bytes_of(m.x[l]) + bytes_of(m.saved[l]);
-      m.saved[l] = {};  // rebuilt by recompute
-      return bytes_of(m.x[l]);
+      if (checkpointing_) m.saved[l] = {};  // rebuilt by recompute
+      return bytes_of(kept);
     }
     case core::LayerKind::kFinal: {
+      m.final_saved.storage.provide(kept);
       const float loss = model_.final_forward(params, m.tied, m.x[l - 1], m.targets, mb_, m.final_saved);
       std::lock_guard lock(mutex_);
       losses_[{step, micro}] = loss;
-      return bytes_of(m.final_saved.norm_mean) + bytes_of(m.final_saved.norm_rstd) +
-             bytes_of(m.final_saved.norm_out) + bytes_of(m.final_saved.probs);
+      return bytes_of(kept);
     }
   }
   return 0;
 }
 
-int64_t GptCompute::recompute(int64_t step, int micro, int layer, std::span<const float> params) {
+int64_t GptCompute::recompute(int64_t step, int micro, int layer, std::span<const float> params,
+                              std::span<float> rebuilt) {
   Micro& m = micro_state(step, micro);
   const auto l = static_cast<size_t>(layer);
   if (model_.layer_kind(layer) != core::LayerKind::kBlock) return 0;
   std::vector<float> out(m.x[l].size());
+  m.saved[l].storage.provide(rebuilt);
   model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], out);
-  return bytes_of(m.saved[l]);
+  return bytes_of(rebuilt);
 }
 
-void GptCompute::backward(int64_t step, int micro, int layer, std::span<const float> params, std::span<float> grads,
-                          float loss_scale) {
+void GptCompute::backward(int64_t step, int micro, int layer, std::span<const float> params,
+                          std::span<float> grads, float loss_scale) {
   Micro& m = micro_state(step, micro);
   const auto l = static_cast<size_t>(layer);
   switch (model_.layer_kind(layer)) {
@@ -101,7 +105,8 @@ void GptCompute::backward(int64_t step, int micro, int layer, std::span<const fl
       return;
     }
     case core::LayerKind::kBlock: {
-      if (m.saved[l].batch != mb_) throw std::logic_error("backward of a block before its forward or recompute");
+      if (m.saved[l].batch != mb_)
+        throw std::logic_error("backward of a block before its forward or recompute");
       model_.block_backward(params, m.x[l - 1], m.saved[l], m.flow, m.flow, grads);
       m.saved[l] = {};
       m.x[l] = {};
@@ -119,7 +124,7 @@ void GptCompute::backward(int64_t step, int micro, int layer, std::span<const fl
 }
 
 core::ComputeFootprint GptCompute::footprint(int layer) const {
-  // What forward returns, sized as forward sizes it.
+  // What forward keeps, laid out as forward lays it out.
   const int64_t x = 4 * mb_.tokens() * model_.shape().d_model;  // the layer's output
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kEmbedding: {
@@ -129,13 +134,12 @@ core::ComputeFootprint GptCompute::footprint(int layer) const {
     case core::LayerKind::kBlock: {
       model::BlockSaved s;
       model_.size_saved(s, mb_);
-      return {.saved = core::Bytes(x + bytes_of(s)), .checkpointed = core::Bytes(x)};
+      return {.saved = core::Bytes(x + 4 * s.storage.floats()), .checkpointed = core::Bytes(x)};
     }
     case core::LayerKind::kFinal: {
       model::FinalSaved s;
       model_.size_saved(s, mb_);
-      const core::Bytes kept(bytes_of(s.norm_mean) + bytes_of(s.norm_rstd) + bytes_of(s.norm_out) +
-                             bytes_of(s.probs));
+      const core::Bytes kept(4 * s.storage.floats());
       return {.saved = kept, .checkpointed = kept};
     }
   }
@@ -160,8 +164,8 @@ double GptCompute::evaluate(const std::vector<std::vector<float>>& params, std::
     std::swap(x, y);
   }
   model::FinalSaved final_saved;
-  return model_.final_forward(params[static_cast<size_t>(last)], model_.token_embedding(params[0]), x, targets, mb_,
-                              final_saved);
+  return model_.final_forward(params[static_cast<size_t>(last)], model_.token_embedding(params[0]), x,
+                              targets, mb_, final_saved);
 }
 
 }  // namespace stowage::executor

@@ -23,8 +23,10 @@ class GptCompute final : public ModelCompute {
              bool checkpointing);
   ~GptCompute() override;
 
-  int64_t forward(int64_t step, int micro, int layer, std::span<const float> params) override;
-  int64_t recompute(int64_t step, int micro, int layer, std::span<const float> params) override;
+  int64_t forward(int64_t step, int micro, int layer, std::span<const float> params,
+                  std::span<float> kept) override;
+  int64_t recompute(int64_t step, int micro, int layer, std::span<const float> params,
+                    std::span<float> rebuilt) override;
   void backward(int64_t step, int micro, int layer, std::span<const float> params, std::span<float> grads,
                 float loss_scale) override;
   [[nodiscard]] core::ComputeFootprint footprint(int layer) const override;

@@ -124,7 +124,8 @@ thread_local OpTally* current_tally = nullptr;
 core::Result<void> check_flops(const Op& op, int64_t computed) {
   if (static_cast<double>(computed) == op.flops.count()) return {};
   return core::fail({{},
-                     "computed " + std::to_string(computed) + " matrix-product FLOPs where the schedule declares " +
+                     "computed " + std::to_string(computed) +
+                         " matrix-product FLOPs where the schedule declares " +
                          std::to_string(static_cast<int64_t>(op.flops.count())) +
                          " (a bug: the executor's model and the workload disagree on FLOPs)",
                      ""});
@@ -171,7 +172,7 @@ struct Interpreter::State {
   // Per NVMe op: the device queue depth its I/O kept, for the sink; written
   // and read by the lane thread that runs the op.
   std::vector<std::optional<core::QueueDepth>> queue_depths;
-  int64_t last_progress_ns = 0;     // when an op last finished (or the run began)
+  int64_t last_progress_ns = 0;  // when an op last finished (or the run began)
   int running_threads = 0;
   bool failed = false;
   core::Diagnostics error;
@@ -271,8 +272,8 @@ struct Interpreter::State {
   core::Result<void> snapshot(const Op& op);
   core::Result<void> accept(const Op& op);
   core::Result<void> replay(const Op& op, Speculation& x, bool skip, float divisor);
-  OptimizerWork adam_work(const Op& op, const Buffer& states, const Buffer& grads,
-                          const Buffer& param16_out, float divisor) const;
+  OptimizerWork adam_work(const Op& op, const Buffer& states, const Buffer& grads, const Buffer& param16_out,
+                          float divisor) const;
   // The divisor a speculative update assumes: no clipping.
   float carried_divisor(int step) const {
     return static_cast<float>(gradient_divisor(scale_of(step), options.accumulation, 0, 0));
@@ -354,24 +355,36 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
   int64_t computed = 0;  // the model's matrix-product FLOPs (model/matmul.h)
   if (!result) {
   } else if (op.kind == OpKind::kForward || op.kind == OpKind::kRecompute) {
-    int64_t kept = 0;
-    result = backend.compute(op.lane, op.name, *params, nullptr, [&](const LayerWorkspace& w) {
-      const int64_t before = model::matmul_flops_on_this_thread();
-      kept = op.kind == OpKind::kForward ? model.forward(global(op.step), op.micro_step, op.layer, w.params32)
-                                         : model.recompute(global(op.step), op.micro_step, op.layer, w.params32);
-      computed = model::matmul_flops_on_this_thread() - before;
-    });
-    if (result) {
-      // Activations live in the model's buffers; the device tier counts them.
-      auto a = allocate(Tier::kGpu, kept,
-                        (op.kind == OpKind::kForward ? "activations " : "recomputed ") + op.name);
-      if (!a)
-        result = std::unexpected(a.error());
-      else {
-        std::lock_guard lock(activations_mutex);
-        activations[key].push_back(std::move(*a));
-      }
+    // What the layer keeps goes into a device region of the size the
+    // schedule declares, allocated here and released at its backward.
+    const std::string_view tag = op.kind == OpKind::kForward ? "activations " : "recomputed ";
+    int64_t declared = 0;
+    for (const core::MemoryEffect& e : op.allocs) {
+      if (e.tensor.starts_with(tag)) declared += e.bytes.count();
     }
+    auto region = allocate(Tier::kGpu, declared, std::string(tag) + op.name);
+    if (!region) {
+      release(*params);
+      return std::unexpected(region.error());
+    }
+    int64_t kept = 0;
+    result = backend.compute(
+        op.lane, op.name, {.params32 = &*params, .kept = &*region}, [&](const LayerWorkspace& w) {
+          const int64_t before = model::matmul_flops_on_this_thread();
+          kept = op.kind == OpKind::kForward
+                     ? model.forward(global(op.step), op.micro_step, op.layer, w.params32, w.kept)
+                     : model.recompute(global(op.step), op.micro_step, op.layer, w.params32, w.kept);
+          computed = model::matmul_flops_on_this_thread() - before;
+        });
+    if (result && kept != declared) {
+      result = core::fail({{},
+                           "kept " + std::to_string(kept) + " B where the schedule declares " +
+                               std::to_string(declared) +
+                               " B (a bug: the executor and lowering disagree on memory)",
+                           ""});
+    }
+    std::lock_guard lock(activations_mutex);
+    activations[key].push_back(std::move(*region));
   } else {
     auto grads = allocate(Tier::kGpu, 4 * layer_params[layer], "fp32 gradients " + op.name);
     if (!grads) {
@@ -381,11 +394,12 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
     const float scale = scale_of(op.step);
     result = backend.zero(op.lane, *grads);
     if (result) {
-      result = backend.compute(op.lane, op.name, *params, &*grads, [&](const LayerWorkspace& w) {
-        const int64_t before = model::matmul_flops_on_this_thread();
-        model.backward(global(op.step), op.micro_step, op.layer, w.params32, w.grads32, scale);
-        computed = model::matmul_flops_on_this_thread() - before;
-      });
+      result = backend.compute(
+          op.lane, op.name, {.params32 = &*params, .grads32 = &*grads}, [&](const LayerWorkspace& w) {
+            const int64_t before = model::matmul_flops_on_this_thread();
+            model.backward(global(op.step), op.micro_step, op.layer, w.params32, w.grads32, scale);
+            computed = model::matmul_flops_on_this_thread() - before;
+          });
     }
     {
       std::lock_guard lock(activations_mutex);
@@ -559,7 +573,8 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
     // fp16 overflow: the step is skipped (GradScaler), parameters republished unchanged.
     result = backend.narrow(op.lane, *states, 0, *out, options.precision);
   } else {
-    result = backend.optimizer_step(op.lane, adam_work(op, *states, *grads, *out, gradient_divisor_of(op.step)));
+    result =
+        backend.optimizer_step(op.lane, adam_work(op, *states, *grads, *out, gradient_divisor_of(op.step)));
   }
   if (speculative && result) {
     std::lock_guard lock(speculation_mutex);
@@ -716,8 +731,8 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
         backend.block_write(Lane::kNvmeWrite, {.region = h.states_region, .data = staged.as<std::byte>()}));
   const size_t slot = homes.slot(next_version(op.step));
   if (r && h.policy.param16 == Tier::kNvme)
-    r = moved_aside(
-        backend.block_write(Lane::kNvmeWrite, {.region = h.param16_region[slot], .data = fresh.as<std::byte>()}));
+    r = moved_aside(backend.block_write(Lane::kNvmeWrite,
+                                        {.region = h.param16_region[slot], .data = fresh.as<std::byte>()}));
   else if (r)
     r = backend.copy(op.lane, h.param16[slot], 0, fresh, 0, fresh.bytes);
   cleanup();
@@ -728,7 +743,8 @@ core::Result<void> Interpreter::State::read_states(const Op& op) {
   PartitionHome& h = home(op);
   auto staged = allocate(Tier::kCpu, 12 * h.params(), "staged states " + h.name);
   if (!staged) return std::unexpected(staged.error());
-  auto r = moved(op, backend.block_read(op.lane, {.region = h.states_region, .data = staged->as<std::byte>()}));
+  auto r =
+      moved(op, backend.block_read(op.lane, {.region = h.states_region, .data = staged->as<std::byte>()}));
   if (!r) {
     release(*staged);
     return r;
@@ -741,7 +757,8 @@ core::Result<void> Interpreter::State::write_states(const Op& op) {
   PartitionHome& h = home(op);
   auto staged = in_flight(op).staged_states.pop("staged states " + h.name);
   if (!staged) return std::unexpected(staged.error());
-  auto r = moved(op, backend.block_write(op.lane, {.region = h.states_region, .data = staged->as<std::byte>()}));
+  auto r =
+      moved(op, backend.block_write(op.lane, {.region = h.states_region, .data = staged->as<std::byte>()}));
   release(*staged);
   return r;
 }

@@ -17,16 +17,21 @@ class LayerCompute {
   virtual ~LayerCompute() = default;
 
   // The micro-batch (step, micro) runs through `layer`. The last layer also
-  // computes the loss. Returns the bytes of activations it keeps for the
-  // backward pass, which the caller counts on the device tier.
-  virtual int64_t forward(int64_t step, int micro, int layer, std::span<const float> params) = 0;
+  // computes the loss. What it keeps for the backward pass goes into `kept`,
+  // the device region the caller allocated as the schedule declares
+  // (footprint(layer): saved, or checkpointed); returns the bytes it kept,
+  // all of `kept`.
+  virtual int64_t forward(int64_t step, int micro, int layer, std::span<const float> params,
+                          std::span<float> kept) = 0;
   // Rebuilds what backward needs from the layer's kept input (activation
-  // checkpointing); returns the bytes it rebuilt.
-  virtual int64_t recompute(int64_t step, int micro, int layer, std::span<const float> params) = 0;
+  // checkpointing) into `rebuilt` (saved minus checkpointed); returns the
+  // bytes it rebuilt.
+  virtual int64_t recompute(int64_t step, int micro, int layer, std::span<const float> params,
+                            std::span<float> rebuilt) = 0;
   // Adds d(loss * loss_scale)/d(params) into `grads` and passes the gradient
-  // on to the layer below; releases the layer's activations.
-  virtual void backward(int64_t step, int micro, int layer, std::span<const float> params, std::span<float> grads,
-                        float loss_scale) = 0;
+  // on to the layer below; the caller releases the layer's regions after.
+  virtual void backward(int64_t step, int micro, int layer, std::span<const float> params,
+                        std::span<float> grads, float loss_scale) = 0;
   // What `layer`'s forward keeps (saved, or checkpointed) for one
   // micro-batch: exactly the bytes forward and recompute return, which
   // lowering declares (executor/compute_footprint.h). No scratch: that is

@@ -9,7 +9,7 @@ namespace stowage::executor {
 
 struct LlamaCompute::Micro {
   std::vector<int32_t> inputs, targets;
-  std::vector<std::vector<float>> x;          // x[l]: output of layer l (0 = embedding)
+  std::vector<std::span<float>> x;            // x[l]: output of layer l (0 = embedding), in its kept region
   std::vector<model::LlamaBlockSaved> saved;  // by layer
   model::LlamaFinalSaved final_saved;
   std::vector<float> flow;  // d loss / d (output of the layer being back-propagated)
@@ -17,22 +17,8 @@ struct LlamaCompute::Micro {
 
 namespace {
 
-int64_t bytes_of(const std::vector<float>& v) {
+int64_t bytes_of(std::span<const float> v) {
   return static_cast<int64_t>(v.size() * sizeof(float));
-}
-
-int64_t bytes_of(const model::LlamaBlockSaved& s) {
-  int64_t n = 0;
-  for (const std::vector<float>* v :
-       {&s.attn_norm_rstd, &s.attn_norm_out, &s.q, &s.k, &s.v, &s.probs, &s.attn_out, &s.mid,
-        &s.mlp_norm_rstd, &s.mlp_norm_out, &s.gate, &s.up, &s.hidden}) {
-    n += bytes_of(*v);
-  }
-  return n;
-}
-
-int64_t bytes_of(const model::LlamaFinalSaved& s) {
-  return bytes_of(s.norm_rstd) + bytes_of(s.norm_out) + bytes_of(s.probs);
 }
 
 }  // namespace
@@ -57,38 +43,42 @@ LlamaCompute::Micro& LlamaCompute::micro_state(int64_t step, int micro) {
   return *m;
 }
 
-int64_t LlamaCompute::forward(int64_t step, int micro, int layer, std::span<const float> params) {
+int64_t LlamaCompute::forward(int64_t step, int micro, int layer, std::span<const float> params,
+                              std::span<float> kept) {
   Micro& m = micro_state(step, micro);
   const auto l = static_cast<size_t>(layer);
   const size_t width = static_cast<size_t>(mb_.tokens() * model_.shape().d_model);
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kEmbedding:
-      m.x[l].resize(width);
+      m.x[l] = kept.first(width);
       model_.embedding_forward(params, m.inputs, mb_, m.x[l]);
-      return bytes_of(m.x[l]);
+      return bytes_of(kept);
     case core::LayerKind::kBlock:
-      m.x[l].resize(width);
+      m.x[l] = kept.first(width);
+      if (!checkpointing_) m.saved[l].storage.provide(kept.subspan(width));
       model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], m.x[l]);
-      if (!checkpointing_) return bytes_of(m.x[l]) + bytes_of(m.saved[l]);
-      m.saved[l] = {};  // rebuilt by recompute
-      return bytes_of(m.x[l]);
+      if (checkpointing_) m.saved[l] = {};  // rebuilt by recompute
+      return bytes_of(kept);
     case core::LayerKind::kFinal: {
+      m.final_saved.storage.provide(kept);
       const float loss = model_.final_forward(params, m.x[l - 1], m.targets, mb_, m.final_saved);
       std::lock_guard lock(mutex_);
       losses_[{step, micro}] = loss;
-      return bytes_of(m.final_saved);
+      return bytes_of(kept);
     }
   }
   return 0;
 }
 
-int64_t LlamaCompute::recompute(int64_t step, int micro, int layer, std::span<const float> params) {
+int64_t LlamaCompute::recompute(int64_t step, int micro, int layer, std::span<const float> params,
+                                std::span<float> rebuilt) {
   Micro& m = micro_state(step, micro);
   const auto l = static_cast<size_t>(layer);
   if (model_.layer_kind(layer) != core::LayerKind::kBlock) return 0;
   std::vector<float> out(m.x[l].size());
+  m.saved[l].storage.provide(rebuilt);
   model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], out);
-  return bytes_of(m.saved[l]);
+  return bytes_of(rebuilt);
 }
 
 void LlamaCompute::backward(int64_t step, int micro, int layer, std::span<const float> params,
@@ -118,7 +108,7 @@ void LlamaCompute::backward(int64_t step, int micro, int layer, std::span<const 
 }
 
 core::ComputeFootprint LlamaCompute::footprint(int layer) const {
-  // What forward returns, sized as forward sizes it.
+  // What forward keeps, laid out as forward lays it out.
   const core::Bytes x(4 * mb_.tokens() * model_.shape().d_model);  // the layer's output
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kEmbedding:
@@ -126,12 +116,12 @@ core::ComputeFootprint LlamaCompute::footprint(int layer) const {
     case core::LayerKind::kBlock: {
       model::LlamaBlockSaved s;
       model_.size_saved(s, mb_);
-      return {.saved = x + core::Bytes(bytes_of(s)), .checkpointed = x};
+      return {.saved = x + core::Bytes(4 * s.storage.floats()), .checkpointed = x};
     }
     case core::LayerKind::kFinal: {
       model::LlamaFinalSaved s;
       model_.size_saved(s, mb_);
-      const core::Bytes kept(bytes_of(s));
+      const core::Bytes kept(4 * s.storage.floats());
       return {.saved = kept, .checkpointed = kept};
     }
   }

@@ -21,8 +21,10 @@ class LlamaCompute final : public ModelCompute {
                bool checkpointing);
   ~LlamaCompute() override;
 
-  int64_t forward(int64_t step, int micro, int layer, std::span<const float> params) override;
-  int64_t recompute(int64_t step, int micro, int layer, std::span<const float> params) override;
+  int64_t forward(int64_t step, int micro, int layer, std::span<const float> params,
+                  std::span<float> kept) override;
+  int64_t recompute(int64_t step, int micro, int layer, std::span<const float> params,
+                    std::span<float> rebuilt) override;
   void backward(int64_t step, int micro, int layer, std::span<const float> params, std::span<float> grads,
                 float loss_scale) override;
   [[nodiscard]] core::ComputeFootprint footprint(int layer) const override;

@@ -26,8 +26,6 @@ void require_size(size_t have, int64_t want, const char* what) {
   }
 }
 
-void resize(std::vector<float>& v, int64_t n) { v.resize(static_cast<size_t>(n)); }
-
 std::vector<float> zeros(int64_t n) { return std::vector<float>(static_cast<size_t>(n), 0.0f); }
 
 void add_into(float* y, const float* x, int64_t n) {
@@ -150,20 +148,26 @@ void GptModel::size_saved(BlockSaved& s, MicroBatch mb) const {
   const int64_t a = shape_.attention_width();
   const int64_t f = shape_.ffn;
   s.batch = mb;
-  for (auto* v : {&s.attn_norm_mean, &s.attn_norm_rstd, &s.mlp_norm_mean, &s.mlp_norm_rstd}) resize(*v, n);
-  for (auto* v : {&s.attn_norm_out, &s.mid, &s.mlp_norm_out}) resize(*v, n * d);
-  for (auto* v : {&s.q, &s.k, &s.v, &s.attn_out}) resize(*v, n * a);
-  for (auto* v : {&s.hidden_pre, &s.hidden}) resize(*v, n * f);
-  resize(s.probs, mb.batch * shape_.heads * mb.seq * mb.seq);
+  s.storage.lay_out({{&s.attn_norm_mean, n},
+                     {&s.attn_norm_rstd, n},
+                     {&s.attn_norm_out, n * d},
+                     {&s.q, n * a},
+                     {&s.k, n * a},
+                     {&s.v, n * a},
+                     {&s.probs, mb.batch * shape_.heads * mb.seq * mb.seq},
+                     {&s.attn_out, n * a},
+                     {&s.mid, n * d},
+                     {&s.mlp_norm_mean, n},
+                     {&s.mlp_norm_rstd, n},
+                     {&s.mlp_norm_out, n * d},
+                     {&s.hidden_pre, n * f},
+                     {&s.hidden, n * f}});
 }
 
 void GptModel::size_saved(FinalSaved& s, MicroBatch mb) const {
   const int64_t n = mb.tokens();
   s.batch = mb;
-  resize(s.norm_mean, n);
-  resize(s.norm_rstd, n);
-  resize(s.norm_out, n * shape_.d_model);
-  resize(s.probs, n * shape_.vocab);
+  s.storage.lay_out({{&s.norm_mean, n}, {&s.norm_rstd, n}, {&s.norm_out, n * shape_.d_model}, {&s.probs, n * shape_.vocab}});
 }
 
 void GptModel::block_forward(std::span<const float> params, std::span<const float> in, MicroBatch mb,

@@ -28,10 +28,6 @@ void require_size(size_t have, int64_t want, const char* what) {
   }
 }
 
-void resize(std::vector<float>& v, int64_t n) {
-  v.resize(static_cast<size_t>(n));
-}
-
 std::vector<float> zeros(int64_t n) {
   return std::vector<float>(static_cast<size_t>(n), 0.0f);
 }
@@ -197,20 +193,25 @@ void LlamaModel::size_saved(LlamaBlockSaved& s, MicroBatch mb) const {
   const int64_t d = shape_.d_model;
   const int64_t f = shape_.ffn;
   s.batch = mb;
-  for (auto* v : {&s.attn_norm_rstd, &s.mlp_norm_rstd}) resize(*v, n);
-  for (auto* v : {&s.attn_norm_out, &s.mid, &s.mlp_norm_out}) resize(*v, n * d);
-  for (auto* v : {&s.q, &s.attn_out}) resize(*v, n * shape_.q_width());
-  for (auto* v : {&s.k, &s.v}) resize(*v, n * shape_.kv_width());
-  for (auto* v : {&s.gate, &s.up, &s.hidden}) resize(*v, n * f);
-  resize(s.probs, mb.batch * shape_.heads * mb.seq * mb.seq);
+  s.storage.lay_out({{&s.attn_norm_rstd, n},
+                     {&s.attn_norm_out, n * d},
+                     {&s.q, n * shape_.q_width()},
+                     {&s.k, n * shape_.kv_width()},
+                     {&s.v, n * shape_.kv_width()},
+                     {&s.probs, mb.batch * shape_.heads * mb.seq * mb.seq},
+                     {&s.attn_out, n * shape_.q_width()},
+                     {&s.mid, n * d},
+                     {&s.mlp_norm_rstd, n},
+                     {&s.mlp_norm_out, n * d},
+                     {&s.gate, n * f},
+                     {&s.up, n * f},
+                     {&s.hidden, n * f}});
 }
 
 void LlamaModel::size_saved(LlamaFinalSaved& s, MicroBatch mb) const {
   const int64_t n = mb.tokens();
   s.batch = mb;
-  resize(s.norm_rstd, n);
-  resize(s.norm_out, n * shape_.d_model);
-  resize(s.probs, n * shape_.vocab);
+  s.storage.lay_out({{&s.norm_rstd, n}, {&s.norm_out, n * shape_.d_model}, {&s.probs, n * shape_.vocab}});
 }
 
 void LlamaModel::block_forward(std::span<const float> params, std::span<const float> in, MicroBatch mb,

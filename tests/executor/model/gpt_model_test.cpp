@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "executor/model/rng.h"
@@ -26,7 +27,7 @@ TokenBatch random_batch(uint64_t seed) {
   return b;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+bool same_bits(std::span<const float> a, std::span<const float> b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
@@ -39,11 +40,11 @@ TEST(GptModel, ChangingTokenTLeavesEarlierPositionsUntouched) {
   testing::WholeModel whole(w, 3);
   TokenBatch batch = random_batch(4);
   whole.forward(batch);
-  const std::vector<float> probs_before = whole.final_saved().probs;
+  const std::vector<float> probs_before(whole.final_saved().probs.begin(), whole.final_saved().probs.end());
   const std::vector<float> last_before = whole.output(2);
   batch.inputs[5] = (batch.inputs[5] + 1) % 32;
   whole.forward(batch);
-  const std::vector<float>& probs_after = whole.final_saved().probs;
+  const std::span<const float> probs_after = whole.final_saved().probs;
   const std::vector<float>& last_after = whole.output(2);
   const size_t v = 32;
   const size_t d = 16;
