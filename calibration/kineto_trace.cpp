@@ -265,6 +265,12 @@ core::Result<KinetoTrace> parse_kineto_trace(std::string_view text, const std::s
   return trace;
 }
 
+TraceMetrics kineto_metrics(const KinetoTrace& trace) {
+  TraceMetrics m = trace_metrics(trace.schedule, trace.timeline);
+  m.step_times = trace.step_times;
+  return m;
+}
+
 core::Result<KinetoTrace> load_kineto_trace(const std::filesystem::path& path) {
   core::Result<std::string> text = core::read_text_file(path);
   if (!text) return std::unexpected(text.error());

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "calibration/trace_metrics.h"
 #include "core/diagnostic.h"
 #include "core/schedule.h"
 #include "core/timeline.h"
@@ -52,6 +53,10 @@ struct KinetoTrace {
 // nests 4) and what is not read is skipped, so no nesting exhausts the stack.
 [[nodiscard]] core::Result<KinetoTrace> parse_kineto_trace(std::string_view text, const std::string& file);
 [[nodiscard]] core::Result<KinetoTrace> load_kineto_trace(const std::filesystem::path& path);
+
+// The trace's own metrics (trace_metrics.h), with the profiler's step
+// boundaries as its steps.
+[[nodiscard]] TraceMetrics kineto_metrics(const KinetoTrace& trace);
 
 // The lane a Kineto event belongs to by its category and name alone, or
 // nullopt. (The compute of a trace without kernels needs the nesting too:

@@ -86,8 +86,7 @@ int calibrate_lanes(const Context& context, const CalibrateArgs& a, const core::
   if (!kineto) return report(context, kineto.error());
   auto plan = core::load_recorded_trace(a.schedule);
   if (!plan) return report(context, plan.error());
-  calibration::TraceMetrics measured = calibration::trace_metrics(kineto->schedule, kineto->timeline);
-  measured.step_times = kineto->step_times;
+  const calibration::TraceMetrics measured = calibration::kineto_metrics(*kineto);
   const calibration::FitReport r =
       calibration::fit_lanes(plan->schedule, machine, machine.calibration, measured);
   std::ostream& out = *context.out;

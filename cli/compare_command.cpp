@@ -235,9 +235,7 @@ int run_lane_compare(const Context& context, const CompareArgs& a, const std::st
   if (!measured) return report(context, measured.error());
   auto predicted = core::load_recorded_trace(a.traces.front());
   if (!predicted) return report(context, predicted.error());
-  calibration::TraceMetrics measured_metrics =
-      calibration::trace_metrics(measured->schedule, measured->timeline);
-  measured_metrics.step_times = measured->step_times;  // the profiler's own step boundaries
+  const calibration::TraceMetrics measured_metrics = calibration::kineto_metrics(*measured);
   const calibration::LaneComparison c = calibration::compare_lanes(
       calibration::trace_metrics(predicted->schedule, predicted->timeline), measured_metrics);
   if (a.as_json) {

@@ -135,8 +135,7 @@ TEST(KinetoTrace, ARealDeepSpeedZeroOffloadTraceReadsAsRecorded) {
   EXPECT_NEAR(static_cast<double>(t->step_times[0]) * 1e-9, 1.037044, 1e-6);
   EXPECT_NEAR(static_cast<double>(t->step_times[1]) * 1e-9, 1.076856, 1e-6);
   EXPECT_EQ(t->events_per_lane[static_cast<size_t>(Lane::kCpuOptim)], 2);
-  TraceMetrics m = trace_metrics(t->schedule, t->timeline);
-  m.step_times = t->step_times;
+  const TraceMetrics m = kineto_metrics(*t);
   const double compute = busy_per_step(m, Lane::kGpuCompute),
                step = static_cast<double>(m.steady_step_time());
   EXPECT_GT(compute, 0.8 * step);

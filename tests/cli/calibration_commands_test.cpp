@@ -39,6 +39,16 @@ class CalibrationCommands : public ::testing::Test {
     return t;
   }
 
+  // Stowage's prediction of what the committed PyTorch profiler trace ran:
+  // tiny-llama under ZeRO-Offload's placement.
+  std::string tiny_llama_zero_offload() {
+    const std::string t = path("tiny-llama-predicted.json");
+    const auto r = stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-llama",
+                            "--training", "tiny", "--placement", "zero-offload", "--trace", t});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return t;
+  }
+
   fs::path dir_;
 };
 
@@ -94,11 +104,7 @@ TEST_F(CalibrationCommands, TracesOfDifferentSchedulesAreBadInput) {
 // Stowage's prediction of the same model and placement, in text and JSON;
 // --machine cannot simulate it and says why.
 TEST_F(CalibrationCommands, APytorchProfilerTraceIsComparedLaneByLane) {
-  const std::string predicted = path("predicted.json");
-  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-llama", "--training",
-                     "tiny", "--placement", "zero-offload", "--trace", predicted})
-                .code,
-            0);
+  const std::string predicted = tiny_llama_zero_offload();
   const std::string kineto = STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-cpu.json";
   const auto text = stowage({"compare", predicted, kineto});
   ASSERT_EQ(text.code, 0) << text.err;
@@ -156,11 +162,7 @@ TEST_F(CalibrationCommands, SideBySideHoldsBothTimelinesApart) {
 // DeepSpeed run's step within a few percent where the uncalibrated one was
 // off several-fold; without --schedule it says what to give.
 TEST_F(CalibrationCommands, CalibrateFitsAPytorchProfilerTraceLaneByLane) {
-  const std::string predicted = path("predicted.json");
-  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-llama", "--training",
-                     "tiny", "--placement", "zero-offload", "--trace", predicted})
-                .code,
-            0);
+  const std::string predicted = tiny_llama_zero_offload();
   const std::string kineto = STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-cpu.json";
   const std::string out = path("calibrated.yaml");
   const auto missing = stowage({"calibrate", kineto, "--machine", "workstation-24gb-1nvme", "-o", out});
