@@ -29,6 +29,14 @@ struct PlanArgs {
 };
 
 int run_plan(const Context& context, const PlanArgs& a) {
+  // Outputs checked before the search, so a bad path costs nothing.
+  for (const std::string& path : {a.output, a.trace}) {
+    if (path.empty()) continue;
+    if (auto checked = check_output_path(path); !checked) {
+      report(context, checked.error());
+      return kExitCannotWrite;
+    }
+  }
   const core::ProfileCatalog catalog = context.catalog();
   auto inputs = load_plan_inputs(catalog, a.machine, a.model, a.training);
   if (!inputs) return report(context, inputs.error());
@@ -50,9 +58,7 @@ int run_plan(const Context& context, const PlanArgs& a) {
   }
   if (!result.best) return kExitOk;  // no plan to write: the advice above says why
   if (!a.output.empty()) {
-    const core::PlanFile plan =
-        core::with_references_relative_to(to_plan_file(*inputs, *result.best), a.output);
-    if (core::Diagnostics d = write_file_atomically(a.output, core::write_plan(plan)); !d.empty()) {
+    if (core::Diagnostics d = save_plan(*inputs, *result.best, a.output); !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
     }
