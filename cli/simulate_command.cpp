@@ -211,7 +211,11 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
     }
     const core::PlanFile plan{.machine = setup->machine_name, .model = setup->model_name,
                               .training = setup->training_name, .policy = setup->policy, .predicted = figures};
-    const std::string text = core::write_plan(core::with_references_relative_to(plan, a.save_plan));
+    std::vector<std::string> names;  // each partition's layer, as comments of the plan file
+    for (const core::Partition& part : core::partitions_of(workload, setup->policy.sub_group_params)) {
+      names.push_back(core::partition_name(workload, part));
+    }
+    const std::string text = core::write_plan(core::with_references_relative_to(plan, a.save_plan), names);
     if (core::Diagnostics d = write_file_atomically(a.save_plan, text); !d.empty()) {
       report(context, d);
       return kExitCannotWrite;

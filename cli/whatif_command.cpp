@@ -3,13 +3,16 @@
 // shows the effect beside the plan as it is: step time, memory per tier and
 // NVMe wear before and after, and why the time changed.
 #include <cstdio>
+#include <filesystem>
 #include <ostream>
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "cli/machine_output.h"
 #include "cli/output_file.h"
 #include "cli/plan_report.h"
 #include "cli/text_table.h"
+#include "core/machine_profile_writer.h"
 #include "planner/machine_change.h"
 #include "planner/nvme_wear.h"
 
@@ -80,6 +83,14 @@ std::string why_changed(const planner::Evaluation& before, const planner::Evalua
   return s;
 }
 
+// Where `whatif -o changed.yaml` saves the changed machine the plan names:
+// beside it, changed.machine.yaml.
+std::string machine_path_for(const std::string& plan_path) {
+  std::filesystem::path p(plan_path);
+  p.replace_extension(".machine.yaml");
+  return p.string();
+}
+
 void print_warnings(std::ostream& out, const char* side, const std::vector<std::string>& warnings) {
   for (const std::string& w : warnings) out << "warning (" << side << "): " << w << '\n';
   if (!warnings.empty()) out << '\n';
@@ -90,6 +101,10 @@ int run_whatif(const Context& context, const WhatifArgs& a) {
   if (!a.output.empty()) {
     if (auto checked = check_output_path(a.output); !checked) {
       report(context, checked.error());
+      return kExitCannotWrite;
+    }
+    if (core::Diagnostics d = check_machine_output(machine_path_for(a.output)); !d.empty()) {
+      report(context, d);
       return kExitCannotWrite;
     }
   }
@@ -124,7 +139,19 @@ int run_whatif(const Context& context, const WhatifArgs& a) {
   const planner::PlanResult after = planner::search(changed.machine, changed.model, changed.training);
   std::ostream& out = *context.out;
   if (!a.output.empty() && after.best) {
-    if (core::Diagnostics d = save_plan(changed, *after.best, a.output); !d.empty()) {
+    // The changed machine is in no profile folder: it is saved beside the
+    // plan, which names it.
+    const std::string machine_file = machine_path_for(a.output);
+    core::MachineSpec saved = changed.machine;
+    saved.label = inputs->machine.label + ", " + planner::describe(change);
+    saved.source = "stowage whatif: " + inputs->machine_name + " with " + planner::describe(change);
+    PlanInputs named = changed;
+    named.machine_name = machine_file;
+    if (core::Diagnostics d = write_file_atomically(machine_file, core::write_machine_profile(saved)); !d.empty()) {
+      report(context, d);
+      return kExitCannotWrite;
+    }
+    if (core::Diagnostics d = save_plan(named, *after.best, a.output); !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
     }
@@ -161,7 +188,10 @@ int run_whatif(const Context& context, const WhatifArgs& a) {
   } else if (before.best) {
     out << "\n  => after the change nothing fits\n";
   }
-  if (!a.output.empty() && after.best) out << "\nchanged plan written to " << a.output << '\n';
+  if (!a.output.empty() && after.best) {
+    out << "\nchanged plan written to " << a.output << ", for the changed machine written beside it to "
+        << machine_path_for(a.output) << '\n';
+  }
   return kExitOk;
 }
 
@@ -177,8 +207,8 @@ CommandBody add_whatif_command(CLI::App& app, Context& context) {
   sub->add_option("--ram", a->ram, "Host DRAM, e.g. 512GiB");
   sub->add_option("--gpu", a->gpu, "Replace every GPU with this GPU profile");
   sub->add_option("-o,--output", a->output,
-                  "Write the changed machine's plan to this file (for the same profiles; the machine change is "
-                  "not a profile); without it, none is written");
+                  "Write the changed machine's plan to this file, and the changed machine beside it "
+                  "(NAME.machine.yaml); without it, nothing is written");
   sub->add_flag("--json", a->as_json, "Print JSON (docs/json.md)");
   return [&context, a]() { return run_whatif(context, *a); };
 }

@@ -163,7 +163,7 @@ TEST(FitCommand, WithoutOutputWritesNothing) {
 TEST(WhatifCommand, ShowsMemoryWearAndWhy) {
   const TempDir dir;
   const std::string plan = dir.file("plan.yaml");
-  ASSERT_EQ(stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "-o", plan}).code,
+  ASSERT_EQ(stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-7b", "-o", plan}).code,
             kExitOk);
   const Outcome o = stowage({"whatif", plan, "--add-nvme", "3"});
   ASSERT_EQ(o.code, kExitOk) << o.err;
@@ -173,6 +173,38 @@ TEST(WhatifCommand, ShowsMemoryWearAndWhy) {
   const Outcome j = stowage({"whatif", plan, "--add-nvme", "3", "--json"});
   ASSERT_EQ(j.code, kExitOk) << j.err;
   EXPECT_TRUE(json::parse(j.out)["why"].is_string());
+}
+
+// whatif -o saves the changed machine's plan and, beside it, the changed
+// machine it names: simulating the saved plan gives the step time whatif
+// predicted for the changed side, not the machine as it was.
+TEST(WhatifCommand, OutputSavesThePlanAndTheChangedMachine) {
+  const TempDir dir;
+  const std::string plan = dir.file("plan.yaml");
+  ASSERT_EQ(stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-7b", "-o", plan}).code,
+            kExitOk);
+  const std::string changed = dir.file("changed.yaml");
+  const Outcome o = stowage({"whatif", plan, "--add-nvme", "3", "-o", changed, "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const json after = json::parse(o.out)["after"]["chosen"];
+  ASSERT_TRUE(std::filesystem::exists(dir.file("changed.machine.yaml")));
+  EXPECT_NE(read(changed).find("\nmachine: changed.machine.yaml\n"), std::string::npos) << read(changed);
+  const Outcome s = stowage({"simulate", changed, "--json"});
+  ASSERT_EQ(s.code, kExitOk) << s.err;
+  EXPECT_DOUBLE_EQ(json::parse(s.out)["step_time_s"].get<double>(), after["step_time_s"].get<double>());
+}
+
+// A file of the user's where the machine would go is left as it is.
+TEST(WhatifCommand, OutputNeverOverwritesAUsersFile) {
+  const TempDir dir;
+  const std::string plan = dir.file("plan.yaml");
+  ASSERT_EQ(stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-7b", "-o", plan}).code,
+            kExitOk);
+  std::ofstream(dir.file("changed.machine.yaml")) << "my notes\n";
+  const Outcome o = stowage({"whatif", plan, "--ram", "256GiB", "-o", dir.file("changed.yaml")});
+  EXPECT_EQ(o.code, kExitCannotWrite) << o.out;
+  EXPECT_EQ(read(dir.file("changed.machine.yaml")), "my notes\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("changed.yaml")));
 }
 
 }  // namespace
