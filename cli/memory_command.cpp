@@ -13,6 +13,7 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "cli/placement_option.h"
 #include "cli/profile_inputs.h"
 #include "cli/text_table.h"
 #include "core/lower.h"
@@ -283,11 +284,14 @@ json pools_json(const std::vector<planner::deepspeed::RuntimePool>& pools) {
   return out;
 }
 
+// "all": the three standard placements; "deepspeed": every placement
+// DeepSpeed's configuration can state; else the one named (checked by the
+// option's validator).
 std::vector<core::Placement> chosen_placements(const std::string& which, int gpus) {
-  std::vector<core::Placement> all = core::standard_placements(gpus);
-  if (which == "all") return all;
-  std::erase_if(all, [&](const core::Placement& p) { return p.name != which; });
-  return all;
+  if (which == "all") return core::standard_placements(gpus);
+  if (which == "deepspeed") return core::deepspeed_placements();
+  if (auto p = core::placement_named(which, gpus)) return {*p};
+  return {};
 }
 
 int print_json(const Context& context, const MemoryArgs& args, const ProfileInputs& in, const json& placements) {
@@ -325,12 +329,29 @@ int print_formulas(const Context& context, const MemoryArgs& args, const Profile
                    const core::MemoryOptions& options) {
   const core::Workload workload(in.model, in.training.sequence_length);
   std::vector<core::MemoryEstimate> estimates;
+  std::vector<core::Placement> uncovered;  // placements DeepSpeed's estimator has no formula for
   for (const core::Placement& p : chosen_placements(args.placement, in.machine.gpu_count)) {
+    const bool standard = std::ranges::any_of(core::standard_placements(in.machine.gpu_count),
+                                              [&](const core::Placement& s) { return s.name == p.name; });
+    if (options.convention == core::Convention::kDeepSpeedEstimator && !standard &&
+        !core::deepspeed_estimator_covers(p)) {
+      uncovered.push_back(p);
+      continue;
+    }
     estimates.push_back(core::estimate_memory(workload, in.machine, in.training, p, options));
   }
   std::ostream& out = *context.out;
+  constexpr const char* kUncovered =
+      "DeepSpeed's estimator has no formula for this placement (it covers stages 1 and 2 with or without CPU "
+      "offload, and stage 3 without offload, with the optimizer on the CPU, or with optimizer and parameters on "
+      "the CPU); its simulated figures are what `stowage memory` prints without --convention";
   if (args.as_json) {
     json placements = json::array();
+    for (const core::Placement& p : uncovered) {
+      placements.push_back({{"name", p.name}, {"description", p.description},
+                            {"zero_stage", static_cast<int>(p.stage)}, {"source", "formula"},
+                            {"not_covered", kUncovered}});
+    }
     for (const auto& e : estimates) {
       placements.push_back(to_json(e));
       placements.back()["source"] = "formula";
@@ -342,6 +363,10 @@ int print_formulas(const Context& context, const MemoryArgs& args, const Profile
     return print_json(context, args, in, placements);
   }
   print_header(out, args, in, options);
+  for (const core::Placement& p : uncovered) {
+    print_heading(out, p);
+    out << "  " << kUncovered << '\n';
+  }
   for (const auto& e : estimates) {
     print_estimate(out, e);
     if (args.convention == "deepspeed") {
@@ -390,8 +415,12 @@ CommandBody add_memory_command(CLI::App& app, Context& context) {
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}));
   sub->add_option("--seq", args->seq, "Sequence length (overrides the training profile)")
       ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
-  sub->add_option("--placement", args->placement, "One standard placement, or all")
-      ->check(CLI::IsMember({"all", "all-gpu", "zero-offload", "zero-infinity"}))
+  sub->add_option("--placement", args->placement,
+                  "all (the three standard placements), deepspeed (every DeepSpeed ZeRO placement), or one by "
+                  "name: all-gpu, zero-offload, zero-infinity, zero-0..zero-3, zero-S-optimizer-cpu, "
+                  "zero-3-optimizer-{cpu,nvme}[-params-{cpu,nvme}], zero-3-params-{cpu,nvme}, "
+                  "zero-3-optimizer-cpu[-params-T]-ratio-R (0 < R < 1)")
+      ->check(placement_validator({"all", "deepspeed"}))
       ->capture_default_str();
   sub->add_option("--convention", args->convention,
                   "stowage: what Stowage allocates; deepspeed: DeepSpeed's estimator formulas")

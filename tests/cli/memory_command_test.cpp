@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/exit_codes.h"
+#include "core/placement.h"
 #include "core/profile_catalog.h"
 #include "tests/cli/run_stowage.h"
 
@@ -89,6 +90,83 @@ TEST(CliMemory, TextShowsTheSimulatedPeakAndItsHolders) {
   // 12 B x 13,015,864,320 parameters of states rest in CPU RAM throughout.
   EXPECT_NE(o.out.find("optimizer states (master32 + adam_m + adam_v): 156.2 GB on cpu"), std::string::npos)
       << o.out;
+}
+
+// Every DeepSpeed placement by name (and a partial offload), accepted by
+// memory and simulate, which report the same peak per tier.
+TEST(CliMemory, EveryDeepSpeedPlacementAgreesWithSimulate) {
+  std::vector<std::string> placements;
+  for (const core::Placement& p : core::deepspeed_placements()) placements.push_back(p.name);
+  placements.push_back("zero-3-optimizer-cpu-params-cpu-ratio-0.3");
+  for (const char* machine : {"workstation-24gb-1nvme", "dgx-a100"}) {
+    for (const char* model : {"tiny-gpt", "llama-2-7b", "mixtral-8x7b"}) {
+      for (const std::string& placement : placements) {
+        const std::string what = std::string(model) + " on " + machine + ", " + placement;
+        const Outcome m = stowage({"memory", "--machine", machine, "--model", model, "--placement", placement, "--json"});
+        const Outcome s = stowage({"simulate", "--machine", machine, "--model", model, "--placement", placement, "--json"});
+        ASSERT_EQ(m.code, kExitOk) << what << ": " << m.err;
+        ASSERT_EQ(s.code, kExitOk) << what << ": " << s.err;
+        const json mem = json::parse(m.out)["placements"][0];
+        const json sim = json::parse(s.out);
+        EXPECT_EQ(mem["name"], placement);
+        for (const char* tier : {"gpu", "cpu", "nvme"}) {
+          EXPECT_EQ(mem["tiers"][tier]["used_bytes"].get<int64_t>(), sim["memory"][tier]["peak_bytes"].get<int64_t>())
+              << what << ", " << tier;
+        }
+      }
+    }
+  }
+}
+
+// A partial offload keeps part of the states on the GPU: at ratio 0.3, the
+// CPU holds less of them than with the whole optimizer offloaded, the GPU more.
+TEST(CliMemory, PartialOffloadSplitsTheStates) {
+  auto states_on = [](const json& placement, const char* tier) {
+    int64_t sum = 0;
+    for (const json& l : placement["lines"]) {
+      if (l["tier"] == tier && (l["item"] == "master32" || l["item"] == "adam_m" || l["item"] == "adam_v"))
+        sum += l["bytes"].get<int64_t>();
+    }
+    return sum;
+  };
+  const auto run = [](const char* placement) {
+    const Outcome o = stowage({"memory", "--machine", "dgx-a100", "--model", "llama-2-7b", "--placement", placement,
+                               "--json"});
+    EXPECT_EQ(o.code, kExitOk) << o.err;
+    return json::parse(o.out)["placements"][0];
+  };
+  const json full = run("zero-3-optimizer-cpu");
+  const json part = run("zero-3-optimizer-cpu-ratio-0.3");
+  EXPECT_LT(states_on(part, "cpu"), states_on(full, "cpu"));
+  EXPECT_GT(states_on(part, "gpu"), states_on(full, "gpu"));
+  EXPECT_EQ(states_on(full, "gpu"), 0);
+}
+
+// --placement deepspeed lists every DeepSpeed placement; with --convention
+// deepspeed the ones its estimator has no formula for say so.
+TEST(CliMemory, DeepSpeedConventionSaysWhichPlacementsItsEstimatorCovers) {
+  const Outcome o = stowage({"memory", "--machine", "dgx-a100", "--model", "llama-2-7b", "--placement", "deepspeed",
+                             "--convention", "deepspeed", "--model-states-only", "--json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const json placements = json::parse(o.out)["placements"];
+  EXPECT_EQ(placements.size(), core::deepspeed_placements().size());
+  int uncovered = 0;
+  for (const json& p : placements) {
+    if (p.contains("not_covered")) {
+      ++uncovered;
+      EXPECT_FALSE(p.contains("tiers")) << p.dump();
+    } else {
+      EXPECT_TRUE(p["tiers"].is_object()) << p.dump();
+    }
+  }
+  EXPECT_EQ(uncovered, 7);
+}
+
+TEST(CliMemory, AnUnknownPlacementIsAUsageErrorNamingTheKnownOnes) {
+  const Outcome o = stowage({"memory", "--machine", "dgx-a100", "--model", "llama-2-7b", "--placement", "zero-5"});
+  EXPECT_EQ(o.code, kExitUsage);
+  EXPECT_NE(o.err.find("unknown placement 'zero-5'"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("zero-3-optimizer-nvme-params-nvme"), std::string::npos) << o.err;
 }
 
 }  // namespace
