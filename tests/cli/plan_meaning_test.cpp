@@ -92,6 +92,34 @@ TEST(PlanMeaning, JsonCarriesThePolicyAsFields) {
   EXPECT_FALSE(chosen["terms"].empty());
 }
 
+// Issue 11 item 3: the planner accepts DeepSpeed placements by name; each
+// is compared as a baseline and the chosen plan is never slower than one
+// that fits.
+TEST(PlanMeaning, ComparesNamedDeepSpeedPlacements) {
+  const Outcome o = stowage(with(kLlama7b, {"--placement", "zero-3-optimizer-cpu-params-cpu", "--placement",
+                                            "zero-2-optimizer-cpu", "--placement", "zero-3-optimizer-cpu-ratio-0.2",
+                                            "--json"}));
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const json j = json::parse(o.out);
+  int found = 0, fitting = 0;
+  for (const json& b : j["baselines"]) {
+    const std::string name = b["name"];
+    if (name != "zero-3-optimizer-cpu-params-cpu" && name != "zero-2-optimizer-cpu" &&
+        name != "zero-3-optimizer-cpu-ratio-0.2") {
+      continue;
+    }
+    ++found;
+    if (b["fits"].get<bool>()) {
+      ++fitting;
+      EXPECT_LE(j["chosen"]["step_time_s"].get<double>(), b["step_time_s"].get<double>()) << name;
+    }
+  }
+  EXPECT_EQ(found, 3);
+  EXPECT_GE(fitting, 1);
+  const Outcome bad = stowage(with(kLlama7b, {"--placement", "zero-2-params-cpu"}));
+  EXPECT_EQ(bad.code, kExitUsage);
+}
+
 // plan -o names every partition's layer in a comment, and the file reads
 // back to the same policy the JSON describes.
 TEST(PlanMeaning, PlanFileNamesPartitionsByLayer) {
