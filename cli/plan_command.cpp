@@ -10,6 +10,7 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/output_file.h"
+#include "cli/placement_option.h"
 #include "cli/plan_report.h"
 #include "cli/text_table.h"
 #include "core/plan_file.h"
@@ -23,18 +24,30 @@ struct PlanArgs {
   std::string output;  // no plan file unless asked for: never overwrite a user's ./plan.yaml
   std::string trace;
   std::string target = "stowage";
+  std::vector<std::string> placements;  // also compared, as baselines
   bool explain = false;
   bool fixed_shape = false;
   bool as_json = false;
 };
 
 int run_plan(const Context& context, const PlanArgs& a) {
+  // Outputs checked before the search, so a bad path costs nothing.
+  for (const std::string& path : {a.output, a.trace}) {
+    if (path.empty()) continue;
+    if (auto checked = check_output_path(path); !checked) {
+      report(context, checked.error());
+      return kExitCannotWrite;
+    }
+  }
   const core::ProfileCatalog catalog = context.catalog();
   auto inputs = load_plan_inputs(catalog, a.machine, a.model, a.training);
   if (!inputs) return report(context, inputs.error());
   const planner::Target target = planner::target_named(a.target).value_or(planner::Target::kStowage);
-  const planner::SearchOptions options{
+  planner::SearchOptions options{
       .vary_micro_batch = !a.fixed_shape, .vary_checkpointing = !a.fixed_shape, .target = target};
+  for (const std::string& name : a.placements) {
+    if (auto p = core::placement_named(name, inputs->machine.gpu_count)) options.also_compare.push_back(*p);
+  }
   const planner::PlanResult result = planner::search(inputs->machine, inputs->model, inputs->training, options);
   std::ostream& out = *context.out;
   if (a.as_json) {
@@ -50,9 +63,7 @@ int run_plan(const Context& context, const PlanArgs& a) {
   }
   if (!result.best) return kExitOk;  // no plan to write: the advice above says why
   if (!a.output.empty()) {
-    const core::PlanFile plan =
-        core::with_references_relative_to(to_plan_file(*inputs, *result.best), a.output);
-    if (core::Diagnostics d = write_file_atomically(a.output, core::write_plan(plan)); !d.empty()) {
+    if (core::Diagnostics d = save_plan(*inputs, *result.best, a.output); !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
     }
@@ -82,6 +93,10 @@ CommandBody add_plan_command(CLI::App& app, Context& context) {
   sub->add_option("--target", a->target, "Who runs the plan: stowage (any plan), deepspeed or accelerate")
       ->check(CLI::IsMember({"stowage", "deepspeed", "accelerate"}))
       ->capture_default_str();
+  sub->add_option("--placement", a->placements,
+                  "Also compare this placement (a standard or DeepSpeed one by name, see stowage memory --help); "
+                  "repeatable")
+      ->check(placement_validator());
   sub->add_flag("--explain", a->explain, "List every candidate considered, its predicted time or why it was rejected");
   sub->add_flag("--fixed-shape", a->fixed_shape, "Keep the training profile's micro-batch and checkpointing");
   sub->add_flag("--json", a->as_json, "Print JSON (docs/json.md)");

@@ -12,6 +12,7 @@
 #include "planner/memory_floor.h"
 #include "planner/nvme_wear.h"
 #include "planner/pinned_memory.h"
+#include "planner/plan_terms.h"
 #include "sim/simulator.h"
 
 namespace stowage::cli {
@@ -108,7 +109,70 @@ void print_explain(std::ostream& out, const planner::PlanResult& r) {
   t.print(out, 2);
 }
 
+std::string tier_word(Tier t) { return std::string(core::to_string(t)); }
+std::string optimizer_word(core::OptimizerDevice d) { return d == core::OptimizerDevice::kGpu ? "gpu" : "cpu"; }
+
+// The chosen plan's placement as a table of layer runs, then what each of
+// its terms means.
+void print_meaning(std::ostream& out, const PlanInputs& in, const Evaluation& chosen) {
+  const core::Workload w(in.model, chosen.candidate.training.sequence_length);
+  out << "\nplacement by layer:\n";
+  TextTable t({Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft});
+  t.row({"layers", "param16", "optimizer states", "optimizer", "gradients"});
+  for (const planner::LayerRun& run : planner::runs_by_layer(chosen.candidate.policy, w)) {
+    t.row({planner::run_name(run), tier_word(run.placement.param16), tier_word(run.placement.optimizer_states),
+           optimizer_word(run.placement.optimizer), tier_word(run.placement.gradients)});
+  }
+  t.print(out, 2);
+  out << "\nwhat the plan means (every term is defined in docs/formats/plan.md):\n";
+  for (const std::string& line : planner::plan_terms(chosen.candidate, w, in.machine.gpu_count)) out << "  - " << line << '\n';
+}
+
 }  // namespace
+
+json policy_json(const PlanInputs& in, const planner::Candidate& c) {
+  const core::Policy& p = c.policy;
+  const core::Workload w(in.model, c.training.sequence_length);
+  json runs = json::array();
+  for (const planner::LayerRun& run : planner::runs_by_layer(p, w)) {
+    runs.push_back({{"first", run.first}, {"last", run.last}, {"partitions", run.partitions}, {"layers", run.layers},
+                    {"param16", tier_word(run.placement.param16)},
+                    {"optimizer_states", tier_word(run.placement.optimizer_states)},
+                    {"optimizer", optimizer_word(run.placement.optimizer)},
+                    {"gradients", tier_word(run.placement.gradients)}});
+  }
+  json partitions = json::array();
+  const std::vector<core::Partition> parts = core::partitions_of(w, p.sub_group_params);
+  for (size_t j = 0; j < parts.size() && j < p.partitions.size(); ++j) {
+    const core::PartitionPolicy& x = p.partitions[j];
+    partitions.push_back({{"name", core::partition_name(w, parts[j])}, {"params", parts[j].params},
+                          {"param16", tier_word(x.param16)}, {"optimizer_states", tier_word(x.optimizer_states)},
+                          {"optimizer", optimizer_word(x.optimizer)}, {"gradients", tier_word(x.gradients)}});
+  }
+  return {{"zero_stage", static_cast<int>(p.stage)},
+          {"micro_batch", c.training.micro_batch},
+          {"gradient_accumulation", c.training.gradient_accumulation},
+          {"sequence_length", c.training.sequence_length},
+          {"activation_checkpointing", p.activation_checkpointing},
+          {"delayed_update", p.delayed_update},
+          {"speculative_update", p.speculative_update},
+          {"h2d_prefetch_depth", p.h2d_prefetch_depth},
+          {"nvme_prefetch_depth", p.nvme_prefetch_depth},
+          {"staging_buffers", p.staging_buffers},
+          {"sub_group_params", p.sub_group_params},
+          {"pinned_memory", p.pinned_memory},
+          {"placement_by_layer", runs},
+          {"partitions", partitions}};
+}
+
+std::vector<std::string> partition_names(const PlanInputs& in, const planner::Candidate& c) {
+  const core::Workload w(in.model, c.training.sequence_length);
+  std::vector<std::string> out;
+  for (const core::Partition& part : core::partitions_of(w, c.policy.sub_group_params)) {
+    out.push_back(core::partition_name(w, part));
+  }
+  return out;
+}
 
 core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
                                           const std::string& model, const std::string& training) {
@@ -161,6 +225,7 @@ void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResu
       t.row({"nvme writes", buf});
     }
     t.print(out, 2);
+    print_meaning(out, in, b);
   } else {
     out << "NOTHING FITS.";
     if (const Evaluation* c = planner::closest(r)) {
@@ -207,6 +272,9 @@ json plan_json(const PlanInputs& in, const planner::PlanResult& r) {
   json out = {{"machine", in.machine_name}, {"model", in.model_name}, {"training", in.training_name}};
   out["chosen"] = r.best ? eval(*r.best) : json(nullptr);
   if (r.best) {
+    out["chosen"]["policy"] = policy_json(in, r.best->candidate);
+    out["chosen"]["terms"] = planner::plan_terms(
+        r.best->candidate, core::Workload(in.model, r.best->candidate.training.sequence_length), in.machine.gpu_count);
     const planner::NvmeWear w = planner::nvme_wear(r.best->nvme_bytes_written, r.best->summary->step_time, in.machine);
     out["nvme_bytes_written_per_step"] = w.written_per_step.count();
     out["nvme_days_to_rated_endurance"] = w.days_to_rated ? json(*w.days_to_rated) : json(nullptr);
@@ -231,6 +299,11 @@ core::PlanFile to_plan_file(const PlanInputs& in, const Evaluation& chosen) {
   // records checkpointing; the training shape goes with the profile name.
   return {.machine = in.machine_name, .model = in.model_name, .training = in.training_name,
           .policy = chosen.candidate.policy, .predicted = f};
+}
+
+core::Diagnostics save_plan(const PlanInputs& in, const Evaluation& chosen, const std::string& path) {
+  const core::PlanFile plan = core::with_references_relative_to(to_plan_file(in, chosen), path);
+  return write_file_atomically(path, core::write_plan(plan, partition_names(in, chosen.candidate)));
 }
 
 core::Diagnostics write_plan_trace(const PlanInputs& in, const Evaluation& chosen, const std::filesystem::path& path) {

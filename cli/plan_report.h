@@ -33,7 +33,21 @@ std::vector<std::string> plan_warnings(const PlanInputs& inputs, const planner::
 void print_plan(std::ostream& out, const PlanInputs& inputs, const planner::PlanResult& result, bool explain);
 nlohmann::json plan_json(const PlanInputs& inputs, const planner::PlanResult& result);
 
+// The candidate's decisions as fields: stage, training shape, prefetch
+// depths, the placement by layer run and partition by partition (named by
+// layer); `plan --json` carries it as chosen.policy (docs/json.md).
+nlohmann::json policy_json(const PlanInputs& inputs, const planner::Candidate& candidate);
+
+// The names of the candidate's partitions, in order ("embedding",
+// "layers.3"), for the comments of a written plan (core::write_plan).
+std::vector<std::string> partition_names(const PlanInputs& inputs, const planner::Candidate& candidate);
+
 core::PlanFile to_plan_file(const PlanInputs& inputs, const planner::Evaluation& chosen);
+
+// Writes `chosen` as a plan file at `path`: references to profile files
+// relative to its folder, each partition named by layer, written atomically
+// (cli/output_file.h). The caller checked `path` before the search.
+core::Diagnostics save_plan(const PlanInputs& inputs, const planner::Evaluation& chosen, const std::string& path);
 
 // Re-simulates the chosen plan to its steady state and writes its trace.
 core::Diagnostics write_plan_trace(const PlanInputs& inputs, const planner::Evaluation& chosen,

@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/output_file.h"
+#include "cli/placement_option.h"
 #include "cli/profile_inputs.h"
 #include "cli/text_table.h"
 #include "core/chrome_trace.h"
@@ -67,9 +68,7 @@ core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const Simula
     s.policy = plan->policy;
     s.what = a.plan;
   } else {
-    for (const core::Placement& p : core::standard_placements(s.machine.gpu_count)) {
-      if (p.name == a.placement) s.policy = core::policy_for(p, workload, s.training);
-    }
+    if (auto p = core::placement_named(a.placement, s.machine.gpu_count)) s.policy = core::policy_for(*p, workload, s.training);
     s.what = a.placement;
   }
   return s;
@@ -211,7 +210,11 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
     }
     const core::PlanFile plan{.machine = setup->machine_name, .model = setup->model_name,
                               .training = setup->training_name, .policy = setup->policy, .predicted = figures};
-    const std::string text = core::write_plan(core::with_references_relative_to(plan, a.save_plan));
+    std::vector<std::string> names;  // each partition's layer, as comments of the plan file
+    for (const core::Partition& part : core::partitions_of(workload, setup->policy.sub_group_params)) {
+      names.push_back(core::partition_name(workload, part));
+    }
+    const std::string text = core::write_plan(core::with_references_relative_to(plan, a.save_plan), names);
     if (core::Diagnostics d = write_file_atomically(a.save_plan, text); !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
@@ -235,8 +238,10 @@ CommandBody add_simulate_command(CLI::App& app, Context& context) {
   sub->add_option("--machine", a->machine, "Machine profile name or YAML file");
   sub->add_option("--model", a->model, "Model profile name or YAML file");
   sub->add_option("--training", a->training, "Training profile name or YAML file")->capture_default_str();
-  sub->add_option("--placement", a->placement, "A standard placement instead of a plan")
-      ->check(CLI::IsMember({"all-gpu", "zero-offload", "zero-infinity"}));
+  sub->add_option("--placement", a->placement,
+                  "A placement instead of a plan: all-gpu, zero-offload, zero-infinity, or a DeepSpeed ZeRO "
+                  "placement by name (stowage memory --help lists the names)")
+      ->check(placement_validator());
   sub->add_option("--trace", a->trace, "Write the predicted timeline as Chrome trace JSON");
   sub->add_option("--save-plan", a->save_plan, "Write the policy and its predicted figures as a plan file");
   sub->add_option("--steps", a->steps,

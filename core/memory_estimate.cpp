@@ -155,6 +155,13 @@ Bytes MemoryEstimate::bytes_of(Tier t, TensorClass c) const {
   return s;
 }
 
+bool deepspeed_estimator_covers(const Placement& p) {
+  if (p.offload_ratio < 1 || p.stage == ZeroStage::k0) return false;
+  if (p.optimizer_states == Tier::kNvme || p.param16 == Tier::kNvme) return false;
+  if (p.stage != ZeroStage::k3) return p.param16 == Tier::kGpu;
+  return p.param16 == Tier::kGpu || p.optimizer_states == Tier::kCpu;
+}
+
 MemoryEstimate estimate_memory(const Workload& w, const MachineSpec& m, const TrainingSpec& t,
                                const Placement& p, const MemoryOptions& o) {
   const int gpus = m.gpu_count;

@@ -72,6 +72,14 @@ struct MemoryEstimate {
   [[nodiscard]] Bytes bytes_of(Tier t, TensorClass c) const;
 };
 
+// Whether DeepSpeed's estimator has a formula for the placement:
+// estimate_zero2_model_states_mem_needs covers stages 1 and 2 with or
+// without CPU offload; estimate_zero3_model_states_mem_needs covers stage 3
+// without offload, with the optimizer on the CPU, and with both optimizer
+// and parameters on the CPU. Neither covers stage 0, NVMe, parameters
+// offloaded without the optimizer, or a partial offload ratio.
+[[nodiscard]] bool deepspeed_estimator_covers(const Placement& placement);
+
 [[nodiscard]] MemoryEstimate estimate_memory(const Workload& workload, const MachineSpec& machine,
                                              const TrainingSpec& training, const Placement& placement,
                                              const MemoryOptions& options = {});

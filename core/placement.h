@@ -4,7 +4,9 @@
 // planner refines this; a placement is the whole-model summary.)
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/tensor_class.h"
@@ -22,6 +24,11 @@ struct Placement {
   ZeroStage stage = ZeroStage::k0;
   Tier param16 = Tier::kGpu;           // where the 16-bit weights rest between uses
   Tier optimizer_states = Tier::kGpu;  // master32, adam_m, adam_v (and grad32)
+  // Share of the optimizer states kept on `optimizer_states` when that is
+  // not the GPU; the first (lowest) partitions hold the rest on the GPU
+  // with their optimizer there: DeepSpeed's offload_optimizer.ratio
+  // (ZeRO-Offload++ Twin-Flow, stage 3 with CPU offload only). 1: all.
+  double offload_ratio = 1;
 };
 
 enum class StandardPlacement { kAllGpu, kZeroOffload, kZeroInfinity };
@@ -34,5 +41,20 @@ enum class StandardPlacement { kAllGpu, kZeroOffload, kZeroInfinity };
 //   (Rajbhandari et al. 2021, arXiv:2104.07857).
 [[nodiscard]] Placement standard_placement(StandardPlacement which, int gpu_count);
 [[nodiscard]] std::vector<Placement> standard_placements(int gpu_count);
+
+// Every placement DeepSpeed's ZeRO configuration can state, by name: ZeRO
+// stage 0 (nothing offloaded); stages 1 and 2 with offload_optimizer none
+// or cpu; stage 3 with offload_optimizer {none, cpu, nvme} x offload_param
+// {none, cpu, nvme}. DeepSpeed offloads only from stage 1, to NVMe and
+// parameters only at stage 3 (runtime/zero/config.py, stage3.py;
+// planner/deepspeed_export.cpp states the same rules for the exporter).
+// Names: "zero-2", "zero-2-optimizer-cpu", "zero-3-optimizer-nvme-params-cpu".
+[[nodiscard]] std::vector<Placement> deepspeed_placements();
+
+// A placement by name: a standard one (for `gpu_count` GPUs), a DeepSpeed
+// one, or a DeepSpeed stage-3 CPU offload with a partial ratio appended,
+// "zero-3-optimizer-cpu-ratio-0.4" (0 < ratio < 1, DeepSpeed's
+// offload_optimizer.ratio). None for anything else.
+[[nodiscard]] std::optional<Placement> placement_named(std::string_view name, int gpu_count);
 
 }  // namespace stowage::core

@@ -132,7 +132,7 @@ std::string partition_line(const PartitionPolicy& p) {
          ", gradients: " + word_of(kTierWords, p.gradients) + "}";
 }
 
-void write_policy(std::string& out, const Policy& p) {
+void write_policy(std::string& out, const Policy& p, const std::vector<std::string>& names) {
   constexpr std::string_view kIn = "  ";
   out += "policy:\n";
   write_line(out, kIn, "zero_stage", std::to_string(static_cast<int>(p.stage)));
@@ -154,7 +154,12 @@ void write_policy(std::string& out, const Policy& p) {
     return;
   }
   out += "  partitions:\n";
-  for (const PartitionPolicy& each : p.partitions) out += "    - " + partition_line(each) + "\n";
+  for (size_t j = 0; j < p.partitions.size(); ++j) {
+    out += "    - " + partition_line(p.partitions[j]);
+    // A name that YAML could read as more than a comment is not written.
+    if (j < names.size() && names[j].find('\n') == std::string::npos) out += "  # " + names[j];
+    out += "\n";
+  }
 }
 
 void write_predicted(std::string& out, const PredictedFigures& f) {
@@ -253,12 +258,12 @@ Result<PlanFile> plan_from_yaml(const YAML::Node& root, const std::string& file)
 
 }  // namespace
 
-std::string write_plan(const PlanFile& plan) {
+std::string write_plan(const PlanFile& plan, const std::vector<std::string>& partition_names) {
   std::string out = "format: stowage/" + std::string(kFormatWord) + "/v1\n";
   write_line(out, "", "machine", yaml_scalar(plan.machine));
   write_line(out, "", "model", yaml_scalar(plan.model));
   write_line(out, "", "training", yaml_scalar(plan.training));
-  write_policy(out, plan.policy);
+  write_policy(out, plan.policy, partition_names);
   if (plan.predicted) write_predicted(out, *plan.predicted);
   return out;
 }

@@ -41,7 +41,10 @@ struct PlanFile {
 // written in their shortest round-trip form and sizes as exact byte counts,
 // so read_plan(write_plan(p)) == p. Precondition: the predicted figures are
 // finite and not negative, and sizes are not negative (as read_plan requires).
-[[nodiscard]] std::string write_plan(const PlanFile& plan);
+// With `partition_names` (one per partition, "embedding", "layers.3"),
+// each partition's line ends in a comment naming it, so a reader sees which
+// layer each line places; comments are not read back.
+[[nodiscard]] std::string write_plan(const PlanFile& plan, const std::vector<std::string>& partition_names = {});
 
 // Reads a plan from `text`; `file` names it in diagnostics. Every problem in
 // the text is reported at once, as file:line:column with the field's path

@@ -38,7 +38,18 @@ Policy policy_for(const Placement& placement, const Workload& workload, const Tr
       .gradients = offloaded ? Tier::kCpu : Tier::kGpu,
   };
   Policy p{.stage = placement.stage, .activation_checkpointing = training.activation_checkpointing};
-  p.partitions.assign(partitions_of(workload, p.sub_group_params).size(), each);
+  const size_t n = partitions_of(workload, p.sub_group_params).size();
+  p.partitions.assign(n, each);
+  // A partial offload keeps the first int((1 - ratio) x n) partitions'
+  // states on the GPU, as DeepSpeed keeps its first sub-groups
+  // (planner/deepspeed_rules.h, partial_offload).
+  if (offloaded && placement.offload_ratio < 1) {
+    const auto on_gpu = static_cast<size_t>((1 - placement.offload_ratio) * static_cast<double>(n));
+    for (size_t j = 0; j < on_gpu && j < n; ++j) {
+      p.partitions[j] = {.param16 = placement.param16, .optimizer_states = Tier::kGpu,
+                         .optimizer = OptimizerDevice::kGpu, .gradients = Tier::kGpu};
+    }
+  }
   return p;
 }
 

@@ -296,6 +296,9 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
   {
     const core::Workload w(model, training.sequence_length);
     std::vector<Candidate> baselines = baseline_candidates(machine, w, training);
+    for (const core::Placement& p : options.also_compare) {
+      baselines.push_back({p.name, core::policy_for(p, w, training), training});
+    }
     // DeepSpeed has no delayed update: that baseline is zero-offload again.
     if (options.target != Target::kStowage) {
       std::erase_if(baselines, [](const Candidate& c) { return c.policy.delayed_update; });

@@ -32,11 +32,17 @@ struct SearchOptions {
   // pools, planner/deepspeed_target.h), so the chosen plan exports as it
   // was predicted; variants it cannot express are not tried.
   Target target = Target::kStowage;
+  // Placements to evaluate beside the standard baselines (`plan
+  // --placement`, any of core::placement_named's): each is a baseline of
+  // the result, compared in its table, and a candidate, so the chosen plan
+  // is never slower than one of them that fits.
+  std::vector<core::Placement> also_compare;
 };
 
 struct PlanResult {
   std::optional<Evaluation> best;      // the fastest candidate that fits
-  std::vector<Evaluation> baselines;   // all-gpu, zero-offload, zero-infinity, zero-offload + delayed update
+  std::vector<Evaluation> baselines;   // all-gpu, zero-offload, zero-infinity, zero-offload + delayed update,
+                                       // then SearchOptions::also_compare
   std::vector<Evaluation> considered;  // every candidate in the order considered (for --explain)
   bool cancelled = false;              // options.progress stopped the search early
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 
 #include "tests/core/test_profiles.h"
 
@@ -106,6 +107,36 @@ TEST_P(DeepSpeedAgreement, Zero3ModelStatesMatchTheEstimator) {
 INSTANTIATE_TEST_SUITE_P(Models, DeepSpeedAgreement,
                          ::testing::Combine(::testing::Values("llama-2-13b", "opt-66b", "gpt2-xl", "mixtral-8x7b"),
                                             ::testing::Values(1, 8)));
+
+// --convention deepspeed for every DeepSpeed placement its estimator has a
+// formula for (stage 1 shares the ZeRO-2 estimator, stage_1_and_2.py)
+// gives that formula; the rest are exactly the ones it has none for.
+TEST(DeepSpeedAgreement, EveryCoveredDeepSpeedPlacementMatchesItsFormula) {
+  const Workload w(must(bundled().model("llama-2-13b")), 2048);
+  const double n = static_cast<double>(w.total_params());
+  const double largest = static_cast<double>(w.largest_module_params());
+  const MemoryOptions ds{.convention = Convention::kDeepSpeedEstimator, .scope = Scope::kModelStates};
+  std::set<std::string> uncovered;
+  for (int gpus : {1, 8}) {
+    for (const Placement& p : deepspeed_placements()) {
+      if (!deepspeed_estimator_covers(p)) {
+        uncovered.insert(p.name);
+        continue;
+      }
+      const bool offload = p.optimizer_states == Tier::kCpu;
+      const DeepSpeedFigures want = p.stage == ZeroStage::k3
+                                        ? deepspeed_zero3(n, largest, gpus, offload, p.param16 == Tier::kCpu, true)
+                                        : deepspeed_zero2(n, gpus, offload);
+      const MemoryEstimate e = estimate_memory(w, machine_with(gpus), TrainingSpec{}, p, ds);
+      EXPECT_LE(std::llabs(e.tier(Tier::kGpu).used.count() - want.gpu), kFloorSlack) << p.name << " x" << gpus;
+      EXPECT_LE(std::llabs(e.tier(Tier::kCpu).used.count() - want.cpu), kFloorSlack) << p.name << " x" << gpus;
+    }
+  }
+  EXPECT_EQ(uncovered, (std::set<std::string>{"zero-0", "zero-3-params-cpu", "zero-3-params-nvme",
+                                              "zero-3-optimizer-cpu-params-nvme", "zero-3-optimizer-nvme",
+                                              "zero-3-optimizer-nvme-params-cpu", "zero-3-optimizer-nvme-params-nvme"}));
+  EXPECT_FALSE(deepspeed_estimator_covers(*placement_named("zero-3-optimizer-cpu-ratio-0.5", 1)));
+}
 
 // Worked numbers for Llama-2-13B, N = 13,015,864,320, on one GPU:
 // ZeRO-2 + CPU offload: GPU 2N = 26,031,728,640 B; CPU 16N x 1.5 = 312,380,743,680 B.
