@@ -26,7 +26,7 @@ struct Fd {
 
 }  // namespace
 
-Result<std::string> read_text_file(const std::filesystem::path& path, Bytes max_bytes) {
+Result<std::string> read_text_file(const std::filesystem::path& path, Bytes max_bytes, size_t spare_capacity) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
   const Fd file{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
   if (file.fd < 0) return refuse(path, std::string("cannot read file: ") + std::strerror(errno));
@@ -39,7 +39,9 @@ Result<std::string> read_text_file(const std::filesystem::path& path, Bytes max_
     return refuse(path, "cannot read file: it has " + std::to_string(st.st_size) + " bytes, more than the " +
                             std::to_string(max_bytes.count()) + " this kind of input may have");
   }
-  std::string text(static_cast<size_t>(st.st_size), '\0');
+  std::string text;
+  text.reserve(static_cast<size_t>(st.st_size) + spare_capacity);
+  text.resize(static_cast<size_t>(st.st_size));
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::read(file.fd, text.data() + done, text.size() - done);
