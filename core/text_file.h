@@ -20,9 +20,8 @@ inline constexpr Bytes kMaxTextFileBytes{int64_t{4} << 30};
 
 // The whole of `path`, or one diagnostic naming it: cannot be opened, is
 // not a regular file (says what it is), is over `max_bytes` (gives both
-// sizes), or a read failed. The string's capacity leaves `spare_capacity`
-// bytes after the text (parsers such as simdjson read past the end).
+// sizes), or a read failed.
 [[nodiscard]] Result<std::string> read_text_file(const std::filesystem::path& path,
-                                                 Bytes max_bytes = kMaxTextFileBytes, size_t spare_capacity = 0);
+                                                 Bytes max_bytes = kMaxTextFileBytes);
 
 }  // namespace stowage::core

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "core/text_file.h"
 
@@ -47,6 +48,19 @@ struct Walk {
   bool fail_json(error_code error, Located& where) {
     return fail_at(offset_of(where.current_location()), std::string("not JSON: ") + simdjson::error_message(error),
                    "Chrome Trace Event JSON");
+  }
+
+  // A field's key as written, viewing the text itself when it has no
+  // escapes (every key Stowage writes); an escaped key is unescaped.
+  static bool key_of(od::field& field, std::string_view& key) {
+    const char* const raw = field.key().raw();
+    for (const char* c = raw;; ++c) {
+      if (*c == '"') {
+        key = std::string_view(raw, static_cast<size_t>(c - raw));
+        return true;
+      }
+      if (*c == '\\') return field.unescaped_key().get(key) == simdjson::SUCCESS;
+    }
   }
 
   bool too_deep(od::value& v) {
@@ -88,12 +102,12 @@ struct Walk {
     od::object object;
     if (depth > max_depth) return too_deep(v);
     if (const error_code e = v.get_object().get(object)) return fail_json(e, v);
-    for (auto field : object) {
+    for (auto result : object) {
+      od::field field;
+      if (const error_code e = std::move(result).get(field)) return fail_json(e, v);
       std::string_view key;
-      if (const error_code e = field.unescaped_key().get(key)) return fail_json(e, v);
-      od::value value;
-      if (const error_code e = field.value().get(value)) return fail_json(e, v);
-      if (!on_field(key, value, depth + 1)) return false;
+      if (!key_of(field, key)) return fail_json(simdjson::STRING_ERROR, v);
+      if (!on_field(key, field.value(), depth + 1)) return false;
     }
     return true;
   }
@@ -110,6 +124,15 @@ struct Walk {
     bool yes = false;
     if (!is(v, od::json_type::string, yes)) return false;
     if (!yes) return skip(v, depth);
+    // As with keys: the text itself when it holds no escape. The token is
+    // peeked, not consumed; the walk moves past it.
+    std::string_view token = v.raw_json_token();
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' || token.back() == '\r'))
+      token.remove_suffix(1);
+    if (token.size() >= 2 && token.back() == '"' && token.find('\\') == std::string_view::npos) {
+      out = token.substr(1, token.size() - 2);
+      return true;
+    }
     if (const error_code e = v.get_string().get(out)) return fail_json(e, v);
     return true;
   }
@@ -278,11 +301,12 @@ struct Walk {
       return fail_json(e, doc);
     }
     if (1 > max_depth) return fail_at(0, "JSON nested deeper than " + std::to_string(max_depth) + " levels", "");
-    for (auto field : object) {
+    for (auto result : object) {
+      od::field field;
+      if (const error_code e = std::move(result).get(field)) return fail_json(e, doc);
       std::string_view key;
-      if (const error_code e = field.unescaped_key().get(key)) return fail_json(e, doc);
-      od::value v;
-      if (const error_code e = field.value().get(v)) return fail_json(e, doc);
+      if (!key_of(field, key)) return fail_json(simdjson::STRING_ERROR, doc);
+      od::value v = field.value();
       bool ok = true;
       if (key == "traceEvents") {
         bool array = false;
@@ -339,17 +363,12 @@ Result<void> walk_trace(std::string_view text, const std::string& file, TraceEve
   return {};
 }
 
-Result<TraceText> read_trace_text(const std::string& path) {
-  Result<std::string> text = read_text_file(path, kMaxTextFileBytes, kTracePadding);
-  if (!text) return std::unexpected(text.error());
-  return TraceText{std::move(*text)};
+Result<PaddedText> read_trace_text(const std::string& path) {
+  return map_text_file(path, kMaxTextFileBytes, kTracePadding);
 }
 
-TraceText padded_trace_text(std::string_view text) {
-  TraceText out;
-  out.buffer.reserve(text.size() + kTracePadding);
-  out.buffer.assign(text);
-  return out;
+PaddedText padded_trace_text(std::string_view text) {
+  return PaddedText::copy_of(text, kTracePadding);
 }
 
 }  // namespace stowage::core

@@ -19,6 +19,7 @@
 
 #include "core/diagnostic.h"
 #include "core/json_depth.h"
+#include "core/padded_file.h"
 
 namespace stowage::core {
 
@@ -85,14 +86,10 @@ inline constexpr size_t kTracePadding = 64;
 [[nodiscard]] Result<void> walk_trace(std::string_view text, const std::string& file,
                                       TraceEventVisitor& visitor, int max_depth = kMaxJsonDepth);
 
-// A trace file's text with kTracePadding spare bytes after it, read with
-// read_text_file()'s checks (a regular file, at most `max_bytes`).
-struct TraceText {
-  std::string buffer;  // size() is the file's; capacity() leaves the padding
-  [[nodiscard]] std::string_view text() const { return buffer; }
-};
-[[nodiscard]] Result<TraceText> read_trace_text(const std::string& path);
+// A trace file mapped with kTracePadding zero bytes after it, with
+// read_text_file()'s checks (a regular file, at most kMaxTextFileBytes).
+[[nodiscard]] Result<PaddedText> read_trace_text(const std::string& path);
 // `text` copied into a padded buffer, for callers holding text in memory.
-[[nodiscard]] TraceText padded_trace_text(std::string_view text);
+[[nodiscard]] PaddedText padded_trace_text(std::string_view text);
 
 }  // namespace stowage::core

@@ -148,12 +148,12 @@ Result<RecordedTrace> parse_padded(std::string_view text, const std::string& fil
 }  // namespace
 
 Result<RecordedTrace> parse_recorded_trace(std::string_view text, const std::string& file) {
-  const TraceText padded = padded_trace_text(text);
+  const PaddedText padded = padded_trace_text(text);
   return parse_padded(padded.text(), file);
 }
 
 Result<RecordedTrace> load_recorded_trace(const std::filesystem::path& path) {
-  Result<TraceText> text = read_trace_text(path.string());
+  Result<PaddedText> text = read_trace_text(path.string());
   if (!text) return std::unexpected(text.error());
   return parse_padded(text->text(), path.string());
 }

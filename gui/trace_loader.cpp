@@ -108,12 +108,12 @@ core::Result<TraceModel> parse_padded(std::string_view text, const std::string& 
 }  // namespace
 
 core::Result<TraceModel> parse_trace(std::string_view text, const std::string& file) {
-  const core::TraceText padded = core::padded_trace_text(text);
+  const core::PaddedText padded = core::padded_trace_text(text);
   return parse_padded(padded.text(), file);
 }
 
 core::Result<TraceModel> load_trace(const std::filesystem::path& path) {
-  core::Result<core::TraceText> text = core::read_trace_text(path.string());
+  core::Result<core::PaddedText> text = core::read_trace_text(path.string());
   if (!text) return std::unexpected(text.error());
   return parse_padded(text->text(), path.string());
 }

@@ -23,7 +23,7 @@ struct Seen final : TraceEventVisitor {
 };
 
 Result<void> walk(std::string_view text, Seen& seen) {
-  const TraceText padded = padded_trace_text(text);
+  const PaddedText padded = padded_trace_text(text);
   return walk_trace(padded.text(), "t.json", seen);
 }
 
