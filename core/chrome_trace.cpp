@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/memory_by_class.h"
+
 namespace stowage::core {
 namespace {
 
@@ -264,6 +266,41 @@ void write_memory(const Timeline& timeline, SimTime end, EventList& events) {
   }
 }
 
+// Each tier's bytes by memory class (core/memory_by_class.h), replayed from
+// the schedule's effects over the spans: a stacked chart in chrome://tracing,
+// one track per class in Perfetto. Every event of a tier names the same
+// classes, those it ever holds, so the stack never loses a layer. Only for
+// tiers the timeline samples; the last value again at the end of the trace.
+void write_memory_classes(const Schedule& schedule, const Timeline& timeline, SimTime end, EventList& events) {
+  std::array<bool, kAllTiers.size()> sampled{};
+  for (const MemorySample& sample : timeline.memory) sampled[static_cast<size_t>(sample.tier)] = true;
+  std::vector<ClassSample> samples = memory_by_class(schedule, timeline);
+  std::erase_if(samples, [&](const ClassSample& c) { return !sampled[static_cast<size_t>(c.tier)]; });
+  std::array<std::array<bool, kMemoryClassCount>, kAllTiers.size()> held{};
+  for (const ClassSample& c : samples) {
+    for (size_t k = 0; k < kMemoryClassCount; ++k) held[static_cast<size_t>(c.tier)][k] |= c.bytes[k].count() != 0;
+  }
+  const auto event = [&](const ClassSample& c, SimTime at) {
+    std::string args;
+    for (size_t k = 0; k < kMemoryClassCount; ++k) {
+      if (!held[static_cast<size_t>(c.tier)][k]) continue;
+      args += (args.empty() ? "\"" : ",\"") + std::string(to_string(static_cast<MemoryClass>(k))) + "\":" +
+              std::to_string(c.bytes[k].count());
+    }
+    if (args.empty()) return;
+    events.add(R"({"ph":"C","pid":)" + std::to_string(kMemoryPid) + R"(,"name":"classes in )" +
+               std::string(to_string(c.tier)) + R"( memory","ts":)" + micros(at) + R"(,"args":{)" + args + "}}");
+  };
+  std::array<const ClassSample*, kAllTiers.size()> last{};
+  for (const ClassSample& c : samples) {
+    event(c, c.time);
+    last[static_cast<size_t>(c.tier)] = &c;
+  }
+  for (const ClassSample* c : last) {
+    if (c != nullptr) event(*c, end);
+  }
+}
+
 std::string flow_event(char phase, int64_t id, int tid, SimTime at) {
   return R"({"ph":")" + std::string(1, phase) + R"(","pid":)" + std::to_string(kRankPid) + R"(,"tid":)" +
          std::to_string(tid) + R"(,"name":"data","cat":"flow","id":)" + std::to_string(id) + R"(,"ts":)" +
@@ -304,6 +341,7 @@ void write_chrome_trace(const Schedule& schedule, const Timeline& timeline, cons
     if (layout.slices[i]) events.add(op_event(schedule.ops[i], *layout.slices[i]));
   }
   write_memory(timeline, layout.end, events);
+  write_memory_classes(schedule, timeline, layout.end, events);
   write_flows(schedule, layout, events);
   out << "\n]}\n";
 }

@@ -2,17 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <charconv>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 
-#include "core/json_depth.h"
-#include "core/text_file.h"
+#include "core/trace_events.h"
 
 namespace stowage::core {
-namespace {
 
-using nlohmann::json;
+namespace {
 
 std::optional<Lane> lane_named(std::string_view s) {
   for (Lane lane : kAllLanes) {
@@ -36,112 +34,92 @@ std::optional<TensorClass> class_named(std::string_view s) {
 }
 
 // Microseconds with three decimals (docs/formats/trace.md) to whole ns.
-SimTime nanos(const json& us) { return static_cast<SimTime>(std::llround(us.get<double>() * 1000.0)); }
+SimTime nanos(double us) { return static_cast<SimTime>(std::llround(us * 1000.0)); }
 
 template <class T>
-T number_or(const json& args, const char* key, T fallback) {
-  const auto it = args.find(key);
-  return it != args.end() && it->is_number() ? it->get<T>() : fallback;
+T int_or(const std::optional<int64_t>& v, T fallback) {
+  return v ? static_cast<T>(*v) : fallback;
 }
 
 // Slot of a thread named "nvme.read #3" (2), or of "nvme.read" (0).
-int slot_of(const std::string& thread_name) {
+int slot_of(std::string_view thread_name) {
   const auto hash = thread_name.rfind(" #");
-  if (hash == std::string::npos) return 0;
-  try {
-    return std::max(0, std::stoi(thread_name.substr(hash + 2)) - 1);
-  } catch (const std::exception&) {
-    return 0;
-  }
+  if (hash == std::string_view::npos) return 0;
+  int slot = 0;
+  const std::string_view digits = thread_name.substr(hash + 2);
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), slot);
+  return error == std::errc() ? std::max(0, slot - 1) : 0;
 }
 
-struct Reader {
+struct PendingOp {
+  Op op;
+  SimTime start = 0, end = 0;
+  int64_t tid = 0;
+};
+
+// Ops and thread names as the walk finds them; slots are resolved after it
+// (a thread's name may come after its ops).
+struct Reader final : TraceEventVisitor {
   const std::string& file;
+  explicit Reader(const std::string& f) : file(f) {}
   Diagnostics problems;
   std::map<int64_t, int> slot_by_tid;
-  std::vector<std::optional<std::pair<Op, OpSpan>>> ops;
+  std::vector<std::optional<PendingOp>> ops;
+  TraceHeader head;
 
-  void bad(size_t index, const std::string& what, const std::string& expected) {
-    problems.push_back({{file, 0, 0}, "traceEvents[" + std::to_string(index) + "]: " + what, expected});
+  void bad(const TraceEvent& e, const std::string& what, const std::string& expected) {
+    problems.push_back({{file, e.line(), 0}, "traceEvents[" + std::to_string(e.index) + "]: " + what, expected});
   }
 
-  void op_event(size_t index, const json& e) {
-    const json& args = e.contains("args") && e["args"].is_object() ? e["args"] : json::object();
-    const auto id = number_or<int64_t>(args, "id", -1);
-    const std::optional<Lane> lane = e.contains("cat") && e["cat"].is_string()
-                                         ? lane_named(e["cat"].get<std::string>()) : std::nullopt;
-    const std::optional<OpKind> kind = args.contains("kind") && args["kind"].is_string()
-                                           ? kind_named(args["kind"].get<std::string>()) : std::nullopt;
-    if (id < 0 || id > 100'000'000 || !lane || !kind || !e.contains("ts") || !e["ts"].is_number() ||
-        !e.contains("dur") || !e["dur"].is_number()) {
-      bad(index, "an op without a usable id, kind, lane (cat), ts or dur",
+  void header(const TraceHeader& h) override { head = h; }
+
+  void event(const TraceEvent& e) override {
+    if (!e.is_object) return;
+    if (e.ph == "M" && e.name == "thread_name" && e.tid) slot_by_tid[*e.tid] = slot_of(e.arg_name);
+    if (e.ph == "X" && e.pid.value_or(0) == 1) op_event(e);
+  }
+
+  void op_event(const TraceEvent& e) {
+    const int64_t id = e.id.value_or(-1);
+    const std::optional<Lane> lane = lane_named(e.cat);
+    const std::optional<OpKind> kind = kind_named(e.kind);
+    if (id < 0 || id > 100'000'000 || !lane || !kind || !e.ts || !e.dur) {
+      bad(e, "an op without a usable id, kind, lane (cat), ts or dur",
           "a Stowage op event: args.id >= 0, args.kind, cat a lane name, numeric ts and dur");
       return;
     }
     Op op{.id = static_cast<OpId>(id), .kind = *kind, .lane = *lane};
-    op.name = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
-    op.partition = number_or<int>(args, "partition", -1);
-    op.layer = number_or<int>(args, "layer", -1);
-    op.step = number_or<int>(args, "step", 0);
-    op.micro_step = number_or<int>(args, "micro_step", 0);
-    if (args.contains("tensor_class") && args["tensor_class"].is_string())
-      op.tensor_class = class_named(args["tensor_class"].get<std::string>());
-    op.bytes = Bytes(number_or<int64_t>(args, "bytes", 0));
-    op.flops = Flops(number_or<double>(args, "flops", 0));
-    op.params = number_or<int64_t>(args, "params", 0);
-    if (args.contains("deps") && args["deps"].is_array()) {
-      for (const json& d : args["deps"]) {
-        if (d.is_number_integer()) op.deps.push_back(d.get<OpId>());
-      }
-    }
-    const SimTime start = nanos(e["ts"]);
-    const int64_t tid = e.contains("tid") && e["tid"].is_number_integer() ? e["tid"].get<int64_t>() : 0;
-    const auto slot = slot_by_tid.find(tid);
-    const OpSpan span{.start = start, .end = start + nanos(e["dur"]),
-                      .slot = slot == slot_by_tid.end() ? 0 : slot->second};
+    op.name = std::string(e.name);
+    op.partition = int_or<int>(e.partition, -1);
+    op.layer = int_or<int>(e.layer, -1);
+    op.step = int_or<int>(e.step, 0);
+    op.micro_step = int_or<int>(e.micro_step, 0);
+    if (!e.tensor_class.empty()) op.tensor_class = class_named(e.tensor_class);
+    op.bytes = Bytes(e.bytes.value_or(0));
+    op.flops = Flops(e.flops.value_or(0));
+    op.params = e.params.value_or(0);
+    for (const int64_t d : e.deps) op.deps.push_back(static_cast<OpId>(d));
+    const SimTime start = nanos(*e.ts);
     if (ops.size() <= static_cast<size_t>(id)) ops.resize(static_cast<size_t>(id) + 1);
     if (ops[static_cast<size_t>(id)]) {
-      bad(index, "op id " + std::to_string(id) + " given twice", "each op id once");
+      bad(e, "op id " + std::to_string(id) + " given twice", "each op id once");
       return;
     }
-    ops[static_cast<size_t>(id)] = std::pair{std::move(op), span};
+    ops[static_cast<size_t>(id)] =
+        PendingOp{.op = std::move(op), .start = start, .end = start + nanos(*e.dur), .tid = e.tid.value_or(0)};
   }
 };
 
-}  // namespace
-
-Result<RecordedTrace> parse_recorded_trace(std::string_view text, const std::string& file) {
-  if (std::optional<Diagnostic> deep = check_json_depth(text, file)) return fail(*deep);
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return fail({{file, 0, 0}, std::string("not JSON: ") + e.what(), "a Chrome trace JSON object"});
-  }
-  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array()) {
-    return fail({{file, 0, 0}, "no traceEvents list", "a Chrome trace: {\"traceEvents\": [...]}"});
-  }
+// `text` is followed by kTracePadding readable bytes.
+Result<RecordedTrace> parse_padded(std::string_view text, const std::string& file) {
+  Reader reader(file);
+  if (Result<void> walked = walk_trace(text, file, reader); !walked) return std::unexpected(walked.error());
   RecordedTrace trace;
-  if (root.contains("otherData") && root["otherData"].is_object()) {
-    const json& other = root["otherData"];
-    if (other.contains("title") && other["title"].is_string()) trace.title = other["title"].get<std::string>();
-    if (other.contains("source") && other["source"].is_string()) trace.source = other["source"].get<std::string>();
-    trace.schedule.ranks = std::max(1, number_or<int>(other, "ranks", 1));
-    trace.schedule.steps = std::max(1, number_or<int>(other, "steps", 1));
-    trace.schedule.tokens_per_step = number_or<int64_t>(other, "tokens_per_step", 0);
-  }
-  Reader reader{.file = file, .problems = {}, .slot_by_tid = {}, .ops = {}};
-  const json& events = root["traceEvents"];
-  for (const json& e : events) {  // thread names first: op events refer to them
-    if (e.is_object() && e.value("ph", "") == "M" && e.value("name", "") == "thread_name" &&
-        e.contains("tid") && e["tid"].is_number_integer() && e.contains("args") && e["args"].is_object()) {
-      reader.slot_by_tid[e["tid"].get<int64_t>()] = slot_of(e["args"].value("name", ""));
-    }
-  }
-  for (size_t i = 0; i < events.size(); ++i) {
-    const json& e = events[i];
-    if (e.is_object() && e.value("ph", "") == "X" && e.value("pid", 0) == 1) reader.op_event(i, e);
-  }
+  trace.title = reader.head.title;
+  trace.source = reader.head.source;
+  trace.schedule.ranks = std::max(1, int_or<int>(reader.head.ranks, 1));
+  trace.schedule.steps = std::max(1, int_or<int>(reader.head.steps, 1));
+  trace.schedule.tokens_per_step = reader.head.tokens_per_step.value_or(0);
   for (size_t id = 0; id < reader.ops.size(); ++id) {
     if (!reader.ops[id]) reader.problems.push_back({{file, 0, 0}, "op id " + std::to_string(id) + " is missing",
                                                     "ops numbered 0..n-1, as Stowage writes them"});
@@ -149,13 +127,16 @@ Result<RecordedTrace> parse_recorded_trace(std::string_view text, const std::str
   if (reader.ops.empty()) reader.problems.push_back({{file, 0, 0}, "no ops", "op events (\"ph\":\"X\") on pid 1"});
   if (!reader.problems.empty()) return std::unexpected(reader.problems);
   for (auto& entry : reader.ops) {
-    auto& [op, span] = *entry;
+    Op& op = entry->op;
     for (OpId d : op.deps) {
       if (d < 0 || static_cast<size_t>(d) >= reader.ops.size() || d == op.id) {
         return fail({{file, 0, 0}, "op " + std::to_string(op.id) + " depends on op " + std::to_string(d),
                      "dependencies on other ops of the trace"});
       }
     }
+    const auto slot = reader.slot_by_tid.find(entry->tid);
+    const OpSpan span{.start = entry->start, .end = entry->end,
+                      .slot = slot == reader.slot_by_tid.end() ? 0 : slot->second};
     int& slots = trace.schedule.lane_slots[static_cast<size_t>(op.lane)];
     slots = std::max(slots, span.slot + 1);
     trace.schedule.ops.push_back(std::move(op));
@@ -164,10 +145,17 @@ Result<RecordedTrace> parse_recorded_trace(std::string_view text, const std::str
   return trace;
 }
 
+}  // namespace
+
+Result<RecordedTrace> parse_recorded_trace(std::string_view text, const std::string& file) {
+  const PaddedText padded = padded_trace_text(text);
+  return parse_padded(padded.text(), file);
+}
+
 Result<RecordedTrace> load_recorded_trace(const std::filesystem::path& path) {
-  Result<std::string> text = read_text_file(path);
+  Result<PaddedText> text = read_trace_text(path.string());
   if (!text) return std::unexpected(text.error());
-  return parse_recorded_trace(*text, path.string());
+  return parse_padded(text->text(), path.string());
 }
 
 }  // namespace stowage::core

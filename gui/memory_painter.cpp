@@ -230,6 +230,24 @@ void MemoryPainter::paint_label(QPainter& painter, const MemoryRow& row) const {
   painter.setFont(plain);
 }
 
+namespace {
+
+// "\nlargest: master32 1.26 GB, adam_m 1.26 GB, adam_v 1.26 GB": the
+// classes holding the most at `t`, at most kTopClasses; "" when the trace
+// has no breakdown for the tier.
+QString top_classes(const ClassMemory& classes, SimTime t, int64_t factor) {
+  constexpr size_t kTopClasses = 3;
+  const std::vector<ClassMemory::Share> shares = classes.at(t);
+  if (shares.empty()) return {};
+  QStringList parts;
+  for (size_t i = 0; i < shares.size() && i < kTopClasses; ++i)
+    parts << QStringLiteral("%1 %2").arg(QString::fromUtf8(shares[i].name.data(), static_cast<qsizetype>(shares[i].name.size())),
+                                         bytes_text(shares[i].bytes * factor));
+  return QStringLiteral("\nlargest: ") + parts.join(QStringLiteral(", "));
+}
+
+}  // namespace
+
 QString MemoryPainter::readout(QPointF at, int width, int height) const {
   for (const MemoryRow& row : rows(width, height)) {
     if (!row.row.contains(at) || at.x() < row.plot.left()) continue;
@@ -246,6 +264,7 @@ QString MemoryPainter::readout(QPointF at, int width, int height) const {
       text += QStringLiteral(" (%1 % of %2)")
                   .arg(std::lround(100 * (*now / *row.capacity)))
                   .arg(bytes_text(*row.capacity));
+    text += top_classes(model_.class_memory[static_cast<size_t>(row.tier)], t, row.per_rank_factor);
     if (measured_) {
       if (const auto m = bytes_at(measured_->memory[static_cast<size_t>(row.tier)], t))
         text += QStringLiteral("\nmeasured: %1 in use").arg(bytes_text(*m * row.per_rank_factor));

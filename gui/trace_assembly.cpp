@@ -3,28 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <tuple>
 #include <utility>
 
 namespace stowage::gui {
 namespace {
 
-using nlohmann::json;
 constexpr std::string_view kFormat = "stowage/trace/v1";
-
-template <class T>
-T number_or(const json& object, const char* key, T fallback) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return fallback;
-  return it->get<T>();
-}
-
-std::string string_or(const json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return {};
-  return it->get<std::string>();
-}
 
 // The rank a process shows: "rank 3" is rank 3; other processes with ops
 // are numbered after the named ranks in pid order.
@@ -68,17 +53,23 @@ SimTime micros_to_ns(double micros) {
 }
 
 std::optional<core::Tier> tier_of_counter(std::string_view name) {
-  const std::string_view tier_name = name.substr(0, name.find(' '));
   for (const core::Tier tier : core::kAllTiers) {
-    if (core::to_string(tier) == tier_name) return tier;
+    if (name == std::string(core::to_string(tier)) + " memory") return tier;
   }
   return std::nullopt;
 }
 
-std::string json_parse_message(const std::string& what) {
-  const size_t column = what.find("column ");
-  const size_t colon = what.find(": ", column == std::string::npos ? 0 : column);
-  return colon == std::string::npos ? what : what.substr(colon + 2);
+std::optional<core::Tier> tier_of_class_counter(std::string_view name) {
+  constexpr std::string_view kPrefix = "classes in ";
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  return tier_of_counter(name.substr(kPrefix.size()));
+}
+
+void read_class_sample(TraceAssembly& a, core::Tier tier, SimTime at,
+                       std::span<const std::pair<std::string_view, int64_t>> values) {
+  ClassMemory& m = a.model.class_memory[static_cast<size_t>(tier)];
+  m.begin_sample(at);
+  for (const auto& [name, bytes] : values) m.add(name, core::Bytes(bytes));
 }
 
 void TraceAssembly::problem(size_t event, std::string what, std::string expected, int line) {
@@ -88,18 +79,16 @@ void TraceAssembly::problem(size_t event, std::string what, std::string expected
                       .expected = std::move(expected)});
 }
 
-void read_header(TraceAssembly& a, const json& root) {
-  const json other = root.value("otherData", json::object());
-  if (!other.is_object()) return;
-  if (const std::string format = string_or(other, "format"); !format.empty() && format != kFormat) {
+void read_header(TraceAssembly& a, const core::TraceHeader& other) {
+  if (!other.format.empty() && other.format != kFormat) {
     a.problems.push_back({.where = {.file = a.file},
-                          .what = "otherData.format: unknown format '" + format + "'",
+                          .what = "otherData.format: unknown format '" + other.format + "'",
                           .expected = "one of: " + std::string(kFormat)});
   }
-  a.model.info.title = string_or(other, "title");
-  a.model.info.source = string_or(other, "source");
-  a.model.info.ranks = number_or<int>(other, "ranks", 1);
-  a.model.info.steps = number_or<int>(other, "steps", 1);
+  a.model.info.title = other.title;
+  a.model.info.source = other.source;
+  a.model.info.ranks = static_cast<int>(other.ranks.value_or(1));
+  a.model.info.steps = static_cast<int>(other.steps.value_or(1));
 }
 
 core::Result<TraceModel> finish_assembly(TraceAssembly&& a) {

@@ -6,13 +6,14 @@
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "core/trace_events.h"
 #include "gui/trace_model.h"
 
 namespace stowage::gui {
@@ -45,13 +46,16 @@ struct TraceAssembly {
 [[nodiscard]] SimTime micros_to_ns(double micros);
 // The tier a counter event samples: "gpu memory" -> gpu; nullopt for others.
 [[nodiscard]] std::optional<core::Tier> tier_of_counter(std::string_view name);
-// nlohmann's parse_error message without its "[json.exception...] parse
-// error at line 1, column 2:" prefix (the diagnostic carries line and column).
-[[nodiscard]] std::string json_parse_message(const std::string& what);
+// The tier whose bytes by class a counter breaks down: "classes in gpu
+// memory" -> gpu; nullopt for others (docs/formats/trace.md).
+[[nodiscard]] std::optional<core::Tier> tier_of_class_counter(std::string_view name);
+// One such counter event: each numeric arg is a class's bytes.
+void read_class_sample(TraceAssembly& a, core::Tier tier, SimTime at,
+                       std::span<const std::pair<std::string_view, int64_t>> values);
 
 // Reads otherData: the format version (an unknown one is a problem), title,
 // source, ranks and steps.
-void read_header(TraceAssembly& a, const nlohmann::json& root);
+void read_header(TraceAssembly& a, const core::TraceHeader& header);
 
 // Threads with ops become tracks (ranks, then sort index, then tid); memory
 // is put in time order and the model finished. Returns the problems instead

@@ -3,6 +3,8 @@
 // lane's largest slot.
 #include "gui/trace_from_timeline.h"
 
+#include "core/memory_by_class.h"
+
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -82,8 +84,19 @@ TraceModel trace_from_timeline(const core::Schedule& schedule, const core::Timel
       model.tracks.push_back({.name = std::move(name), .rank = 0, .lane = lane, .ops = std::move(ops)});
     }
   }
+  std::array<bool, 3> sampled{};
   for (const core::MemorySample& s : timeline.memory) {
     model.memory[static_cast<size_t>(s.tier)].push_back({.time = s.time, .bytes = s.bytes});
+    sampled[static_cast<size_t>(s.tier)] = true;
+  }
+  // The breakdown a trace of this timeline would carry (core/chrome_trace.cpp).
+  for (const core::ClassSample& c : core::memory_by_class(schedule, timeline)) {
+    if (!sampled[static_cast<size_t>(c.tier)]) continue;
+    ClassMemory& m = model.class_memory[static_cast<size_t>(c.tier)];
+    m.begin_sample(c.time);
+    for (size_t k = 0; k < core::kMemoryClassCount; ++k) {
+      if (c.bytes[k].count() != 0) m.add(core::to_string(static_cast<core::MemoryClass>(k)), c.bytes[k]);
+    }
   }
   for (const core::Tier tier : core::kAllTiers) {
     const core::Bytes cap = schedule.capacity[static_cast<size_t>(tier)];

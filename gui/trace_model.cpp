@@ -4,6 +4,7 @@
 #include "gui/trace_model.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -195,6 +196,37 @@ std::optional<core::TensorClass> tensor_class_from_name(std::string_view name) {
     if (core::to_string(c) == name) return c;
   }
   return std::nullopt;
+}
+
+void ClassMemory::begin_sample(SimTime time) {
+  times_.push_back(time);
+  first_.push_back(static_cast<uint32_t>(values_.size()));
+}
+
+void ClassMemory::add(std::string_view name, core::Bytes bytes) {
+  if (times_.empty()) begin_sample(0);
+  auto it = std::ranges::find(names_, name);
+  if (it == names_.end()) {
+    if (names_.size() > std::numeric_limits<uint16_t>::max()) return;  // more classes than any trace names
+    names_.emplace_back(name);
+    it = names_.end() - 1;
+  }
+  values_.push_back({.name = static_cast<uint16_t>(it - names_.begin()), .bytes = bytes});
+}
+
+std::vector<ClassMemory::Share> ClassMemory::at(SimTime time) const {
+  const auto after = std::ranges::upper_bound(times_, time);
+  if (after == times_.begin()) return {};
+  const auto k = static_cast<size_t>(after - times_.begin()) - 1;
+  const size_t end = k + 1 < first_.size() ? first_[k + 1] : values_.size();
+  std::vector<Share> shares;
+  for (size_t i = first_[k]; i < end; ++i) {
+    if (values_[i].bytes.count() > 0) shares.push_back({.name = names_[values_[i].name], .bytes = values_[i].bytes});
+  }
+  std::ranges::sort(shares, [](const Share& x, const Share& y) {
+    return x.bytes != y.bytes ? x.bytes > y.bytes : x.name < y.name;
+  });
+  return shares;
 }
 
 }  // namespace stowage::gui

@@ -71,6 +71,35 @@ struct MemoryPoint {
   core::Bytes bytes;  // in use from `time` on, per rank
 };
 
+// What holds a tier's bytes over time, by class (tensor classes and the
+// buffers that are none: docs/formats/trace.md, "classes in gpu memory").
+// Each sample gives every class's bytes from its time on.
+class ClassMemory {
+ public:
+  struct Share {
+    std::string_view name;  // "adam_m"
+    core::Bytes bytes;
+  };
+  // Starts a sample at `time` (samples come in time order); add() fills it.
+  void begin_sample(SimTime time);
+  void add(std::string_view name, core::Bytes bytes);
+  // The last sample at or before `time`, classes with bytes only, largest
+  // first (ties by name); empty before the first sample or with none.
+  [[nodiscard]] std::vector<Share> at(SimTime time) const;
+  [[nodiscard]] bool empty() const { return times_.empty(); }
+  [[nodiscard]] size_t size() const { return times_.size(); }
+
+ private:
+  struct Value {
+    uint16_t name = 0;  // into names_
+    core::Bytes bytes;
+  };
+  std::vector<std::string> names_;
+  std::vector<SimTime> times_;
+  std::vector<uint32_t> first_;  // sample k's values are values_[first_[k], first_[k + 1])
+  std::vector<Value> values_;
+};
+
 struct TraceInfo {
   std::string file;    // where it was loaded from; empty when built in memory
   std::string title;   // "predicted: llama-2-13b on workstation-24gb-1nvme"
@@ -87,6 +116,7 @@ class TraceModel {
   std::vector<Track> tracks;                           // in display order
   std::array<std::vector<MemoryPoint>, 3> memory;      // by core::Tier, in time order
   std::array<std::optional<core::Bytes>, 3> capacity;  // by core::Tier, per rank; absent when unknown
+  std::array<ClassMemory, 3> class_memory;             // by core::Tier; empty when the trace has none
 
   // Keeps `text` in the model's arena; the reference stays valid when the
   // model is moved or copied.

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <tuple>
 #include <set>
 #include <sstream>
 #include <string>
@@ -252,6 +253,39 @@ TEST(ChromeTrace, OneCounterPerTierWithASingleBytesKeyAndAFinalSample) {
   EXPECT_EQ(series["cpu memory"], (Samples{{0, 16000}, {5000, 8000}, {1239567, 8000}}));
   EXPECT_EQ(series["nvme memory"], (Samples{{0, 8000}, {1239567, 8000}}));
   EXPECT_EQ(series.size(), 3u);
+}
+
+TEST(ChromeTrace, MemoryByClassIsASecondCounterPerTierThatSumsToItsBytes) {
+  // The small schedule with memory effects: 1000 B of param16 resident on
+  // the GPU; upload 2 (2000..3500 ns) fetches 4000 B of param16 there,
+  // forward 4 (3500..4700 ns) holds 2000 B of activations and frees the
+  // fetched copy at its end.
+  Schedule s = small_schedule();
+  s.resident = {Bytes(1000), Bytes(0), Bytes(0)};
+  s.resident_items = {{Tier::kGpu, Bytes(1000), "param16 at rest"}};
+  s.ops[2].allocs = {{Tier::kGpu, Bytes(4000), "fetched param16 layers.0"}};
+  s.ops[4].allocs = {{Tier::kGpu, Bytes(2000), "activations layers.0 s0 m0"}};
+  s.ops[4].frees = {{Tier::kGpu, Bytes(4000), "fetched param16 layers.0"}};
+  Timeline t = small_timeline();
+  t.memory = {{.time = 0, .tier = Tier::kGpu, .bytes = Bytes(1000)},
+              {.time = 2000, .tier = Tier::kGpu, .bytes = Bytes(5000)},
+              {.time = 3500, .tier = Tier::kGpu, .bytes = Bytes(7000)},
+              {.time = 4700, .tier = Tier::kGpu, .bytes = Bytes(3000)}};
+  const json doc = json::parse(write(s, t));
+  using Sample = std::tuple<int64_t, int64_t, int64_t>;  // ns, param16, activation
+  std::vector<Sample> classes;
+  for (const json& e : events(doc, "C")) {
+    if (e.at("name") != "classes in gpu memory") {
+      EXPECT_EQ(e.at("name"), "gpu memory");  // no other tier is sampled, so none gets classes
+      continue;
+    }
+    ASSERT_EQ(e.at("args").size(), 2u) << e.dump();  // the classes the tier ever holds, in every event
+    classes.emplace_back(ns(e.at("ts")), e.at("args").at("param16"), e.at("args").at("activation"));
+  }
+  // Resident at 0; the upload's fetch at 2000; the forward's activations at
+  // 3500; its free at 4700; the last value again at the end (1239567 ns).
+  EXPECT_EQ(classes, (std::vector<Sample>{{0, 1000, 0}, {2000, 5000, 0}, {3500, 5000, 2000}, {4700, 1000, 2000},
+                                          {1239567, 1000, 2000}}));
 }
 
 TEST(ChromeTrace, FlowsRunFromEachTransferToTheOpsThatWaitForIt) {

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/core/memory_by_class_check.h"
 #include "core/chrome_trace.h"
 #include "core/memory_replay.h"
 #include "sim/simulator.h"
@@ -111,6 +112,9 @@ Outcome run_case(const Case& c, const std::string& tag) {
   const std::array<core::Bytes, 3> measured_replay = core::replay_peak(run->schedule, run->timeline);
   const std::array<core::Bytes, 3> predicted_replay = core::replay_peak(run->schedule, predicted.timeline);
   o.memory_as_scheduled = true;
+  // The trace's memory by class (the same replay the simulator's trace
+  // uses) sums to what this run measured at every instant.
+  EXPECT_EQ(core::testing::classes_mismatch(run->schedule, run->timeline), "") << c.name();
   for (size_t t = 0; t < 3; ++t) {
     EXPECT_EQ(measured_replay[t].count(), o.measured_peak[t]) << c.name() << " tier " << t;
     EXPECT_EQ(predicted_replay[t].count(), o.predicted_peak[t]) << c.name() << " tier " << t;

@@ -8,9 +8,11 @@
 #include <QImage>
 #include <QSignalSpy>
 #include <QTest>
+#include <algorithm>
 
 #include "gui/memory_view.h"
 #include "gui/palette.h"
+#include "gui/trace_loader.h"
 #include "gui_test_data.h"
 
 namespace stowage::gui {
@@ -124,6 +126,61 @@ TEST(MemoryPainter, HoverReadsTheBytesInUseThen) {
   const QString host =
       d.painter().readout(QPointF(d.x_of(15 * kMs), rows[1].plot.center().y()), kWidth, kHeight);
   EXPECT_TRUE(host.contains("50 GB in use")) << host.toStdString();
+}
+
+TEST(MemoryPainter, HoverNamesTheLargestClassesResidentThen) {
+  Drawn d;
+  const auto gb = [](int64_t n) { return core::Bytes(n * 1'000'000'000); };
+  // From 10 ms: 16 GB as 6 activation + 5 param16 + 3 grad16 + 2 workspace.
+  ClassMemory& gpu = d.model.class_memory[0];
+  gpu.begin_sample(0);
+  gpu.add("param16", gb(4));
+  gpu.begin_sample(10 * kMs);
+  for (const auto& [name, n] : {std::pair{"param16", 5}, {"grad16", 3}, {"activation", 6}, {"workspace", 2}})
+    gpu.add(name, gb(n));
+  const std::vector<MemoryRow> rows = d.painter().rows(kWidth, kHeight);
+  const QString text =
+      d.painter().readout(QPointF(d.x_of(15 * kMs), rows[0].plot.center().y()), kWidth, kHeight);
+  EXPECT_TRUE(text.contains("16 GB in use")) << text.toStdString();
+  EXPECT_TRUE(text.contains("largest: activation 6 GB, param16 5 GB, grad16 3 GB")) << text.toStdString();
+  EXPECT_FALSE(text.contains("workspace")) << text.toStdString();  // the top three only
+  const QString early = d.painter().readout(QPointF(d.x_of(5 * kMs), rows[0].plot.center().y()), kWidth, kHeight);
+  EXPECT_TRUE(early.contains("largest: param16 4 GB")) << early.toStdString();
+  // A tier without a breakdown says nothing of classes.
+  const QString host = d.painter().readout(QPointF(d.x_of(15 * kMs), rows[1].plot.center().y()), kWidth, kHeight);
+  EXPECT_FALSE(host.contains("largest")) << host.toStdString();
+}
+
+TEST(MemoryPainter, HoverOnASimulatedTraceNamesTheClassesItsScheduleHolds) {
+  // The tiny plan's trace, loaded as the GUI loads it: the readout at the
+  // GPU peak names the classes core::memory_by_class gives for that time.
+  const testing::Simulated s = testing::tiny_simulated();
+  const core::Result<TraceModel> loaded = parse_trace(testing::trace_text(s), "tiny.json");
+  ASSERT_TRUE(loaded.has_value()) << core::to_string(loaded.error());
+  const TraceModel& m = *loaded;
+  const auto& gpu = m.memory[0];
+  ASSERT_FALSE(gpu.empty());
+  const auto peak = std::ranges::max_element(gpu, {}, &MemoryPoint::bytes);
+  const std::vector<ClassMemory::Share> shares = m.class_memory[0].at(peak->time);
+  ASSERT_FALSE(shares.empty());
+  core::Bytes sum;
+  for (const ClassMemory::Share& c : shares) sum += c.bytes;
+  EXPECT_EQ(sum, peak->bytes);  // the classes make up the whole, at the peak
+  TimeAxis axis;
+  axis.set_width(kWidth - kLabels);
+  axis.set_bounds(m.begin_time(), m.end_time());
+  axis.fit_all();
+  const MemoryPainter painter(m, axis, kLabels, m.capacity, nullptr);
+  const MemoryRow row = painter.rows(kWidth, kHeight)[0];
+  // The pixel column whose time is at or after the peak sample and before the next.
+  const double x = std::ceil(axis.to_pixel(peak->time)) + kLabels + 0.5;
+  const QString text = painter.readout(QPointF(x, row.plot.center().y()), kWidth, kHeight);
+  const SimTime t = axis.to_time(std::floor(x - kLabels));
+  const std::vector<ClassMemory::Share> then = m.class_memory[0].at(t);
+  ASSERT_FALSE(then.empty());
+  EXPECT_TRUE(text.contains(QStringLiteral("largest: ") + QString::fromUtf8(then[0].name.data(),
+                                                                              static_cast<qsizetype>(then[0].name.size()))))
+      << text.toStdString();
 }
 
 TEST(MemoryPainter, MeasuredMemoryIsALineOverThePredicted) {

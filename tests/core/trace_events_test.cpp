@@ -1,0 +1,95 @@
+// core's trace walker (simdjson On-Demand): fields in any order, the depth
+// limit anywhere in the file at the bracket's line and column, syntax errors
+// at their line, and the cases that are no trace.
+#include "core/trace_events.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace stowage::core {
+namespace {
+
+struct Seen final : TraceEventVisitor {
+  TraceHeader head;
+  int headers = 0;
+  std::vector<TraceEvent> events;  // string views copied out below
+  std::vector<std::string> names;
+  void header(const TraceHeader& h) override { head = h, ++headers; }
+  void event(const TraceEvent& e) override {
+    events.push_back(e);
+    names.emplace_back(e.name);
+  }
+};
+
+Result<void> walk(std::string_view text, Seen& seen) {
+  const PaddedText padded = padded_trace_text(text);
+  return walk_trace(padded.text(), "t.json", seen);
+}
+
+TEST(TraceEvents, FieldsComeInAnyOrderAndOtherDataMayFollowTheEvents) {
+  Seen seen;
+  const auto r = walk(R"({"traceEvents":[{"args":{"deps":[2,"x",3.5,4],"id":7,"kind":"forward","q":9},)"
+                      R"("dur":1.5,"name":"a\"b","ph":"X","ts":2,"tid":1002,"pid":1}],)"
+                      R"("otherData":{"steps":3,"format":"stowage/trace/v1","source":"measured"}})",
+                      seen);
+  ASSERT_TRUE(r.has_value()) << to_string(r.error());
+  ASSERT_EQ(seen.events.size(), 1u);
+  const TraceEvent& e = seen.events[0];
+  EXPECT_EQ(seen.names[0], "a\"b");
+  EXPECT_EQ(e.ts, 2.0);
+  EXPECT_EQ(e.dur, 1.5);
+  EXPECT_EQ(e.id, 7);
+  EXPECT_EQ(e.tid, 1002);
+  EXPECT_EQ(e.deps, (std::vector<int64_t>{2, 4}));  // integers only, as both readers took them before
+  ASSERT_EQ(e.other_args.size(), 1u);
+  EXPECT_EQ(e.other_args[0].second, 9);
+  EXPECT_EQ(seen.headers, 1);
+  EXPECT_EQ(seen.head.steps, 3);
+  EXPECT_EQ(seen.head.source, "measured");
+}
+
+TEST(TraceEvents, NestingPastTheLimitInsideAnIgnoredFieldIsADiagnosticAtItsBracket) {
+  // Level 1 the root, 2 traceEvents, 3 the event, 4 args (line 2, column
+  // 1), 5 the array of "x" (column 6); 60 more arrays in it, the last
+  // opening level 65 at column 6 + 60.
+  const std::string text = "{\"traceEvents\":[{\"ph\":\"X\",\"args\":\n{\"x\":[" + std::string(60, '[') +
+                           std::string(61, ']') + "}}]}";
+  Seen seen;
+  const auto r = walk(text, seen);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error()[0].what.find("nested deeper than 64"), std::string::npos) << to_string(r.error());
+  EXPECT_EQ(r.error()[0].where.line, 2);
+  EXPECT_EQ(r.error()[0].where.column, 6 + 60);
+  // One level less is fine.
+  const std::string ok = "{\"traceEvents\":[{\"ph\":\"X\",\"args\":\n{\"x\":[" + std::string(59, '[') +
+                         std::string(60, ']') + "}}]}";
+  Seen fine;
+  EXPECT_TRUE(walk(ok, fine).has_value());
+}
+
+TEST(TraceEvents, DeepTextThatIsNoObjectNeverRecurses) {
+  Seen seen;
+  EXPECT_FALSE(walk(std::string(100'000, '['), seen).has_value());
+  EXPECT_FALSE(walk("{\"traceEvents\":" + std::string(100'000, '['), seen).has_value());
+}
+
+TEST(TraceEvents, SyntaxErrorIsReportedAtItsLine) {
+  Seen seen;
+  const auto r = walk("{\"traceEvents\":[\n{\"ph\":\"X\",\"ts\":1},\n{\"ph\":\"X\",,\"ts\":1}\n]}", seen);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error()[0].where.line, 3) << to_string(r.error());
+  EXPECT_EQ(seen.events.size(), 1u);  // the first event was visited before the error
+}
+
+TEST(TraceEvents, NoTraceObjectAndTrailingTextAreDiagnostics) {
+  Seen a, b, c;
+  EXPECT_FALSE(walk("[1, 2]", a).has_value());
+  EXPECT_FALSE(walk(R"({"otherData":{}})", b).has_value());
+  const auto r = walk("{\"traceEvents\":[]}\n{}", c);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error()[0].where.line, 2) << to_string(r.error());
+}
+
+}  // namespace
+}  // namespace stowage::core
