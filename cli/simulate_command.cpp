@@ -42,6 +42,7 @@ struct Setup {
   std::string machine_name, model_name, training_name;  // as a plan file names them
   std::optional<std::string> assumed_nvme_write;        // ProfileInputs::assumed_nvme_write
   std::vector<std::string> warnings;                    // about this simulation (run_simulate)
+  core::PlanPlaces places;                              // of the plan file, when one was given
 };
 
 core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const SimulateArgs& a) {
@@ -65,6 +66,7 @@ core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const Simula
   const core::Workload workload(s.model, s.training.sequence_length);
   if (plan) {
     s.policy = plan->policy;
+    s.places = plan->places;
     s.what = a.plan;
   } else {
     for (const core::Placement& p : core::standard_placements(s.machine.gpu_count)) {
@@ -180,7 +182,11 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
   const core::Workload workload(setup->model, setup->training.sequence_length);
   const int steps = a.steps > 0 ? a.steps : core::steady_state_steps(setup->policy);
   auto schedule = core::lower(setup->policy, setup->machine, workload, setup->training, {.steps = steps});
-  if (!schedule) return report(context, schedule.error());
+  if (!schedule) {
+    core::Diagnostics problems = schedule.error();
+    core::locate_in_plan(problems, setup->places);  // a plan's field at fault gets its line and column
+    return report(context, problems);
+  }
   const sim::Prediction p = sim::simulate(*schedule, setup->machine);
   const core::Bytes cpu_peak = p.summary.peak_memory[static_cast<size_t>(Tier::kCpu)] *
                                core::ranks_in_scope(Tier::kCpu, schedule->ranks);

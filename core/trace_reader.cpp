@@ -165,7 +165,7 @@ Result<RecordedTrace> parse_recorded_trace(std::string_view text, const std::str
 }
 
 Result<RecordedTrace> load_recorded_trace(const std::filesystem::path& path) {
-  Result<std::string> text = read_text_file(path);
+  Result<std::string> text = read_input_file(path, InputKind::kTrace);
   if (!text) return std::unexpected(text.error());
   return parse_recorded_trace(*text, path.string());
 }

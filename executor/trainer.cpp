@@ -269,7 +269,8 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   }
   if (core::Diagnostics d = identity_problems(meta, dir, plan_.model); !d.empty()) return std::unexpected(d);
   const std::string where = (dir / "manifest.json").string();
-  if (!meta.contains("partitions") || meta["partitions"].get<std::vector<std::string>>() != names_ ||
+  // Compared as JSON: a list of other than strings is another plan, not a throw.
+  if (!meta.contains("partitions") || meta["partitions"] != nlohmann::json(names_) ||
       meta.value("param16_versions", 0) != homes_->versions() ||
       meta.value("seed", uint64_t{0}) != options_.seed) {
     return core::fail(
@@ -507,7 +508,7 @@ core::Diagnostics check_runnable(const core::PlanFile& plan, const core::Machine
   core::Diagnostics problems;
   if (machine.gpu_count != 1) {
     problems.push_back({{},
-                        "the plan is for " + std::to_string(machine.gpu_count) + " GPUs (" + machine.name +
+                        "machine: the plan is for " + std::to_string(machine.gpu_count) + " GPUs (" + machine.name +
                             ") but the executor runs one rank",
                         "a plan for a single-GPU machine, e.g. workstation-24gb-1nvme"});
   }
@@ -518,6 +519,7 @@ core::Diagnostics check_runnable(const core::PlanFile& plan, const core::Machine
   if (auto schedule = core::lower(plan.policy, machine, workload, training, {.steps = 1}); !schedule) {
     problems.insert(problems.end(), schedule.error().begin(), schedule.error().end());
   }
+  core::locate_in_plan(problems, plan.places);
   return problems;
 }
 

@@ -115,7 +115,13 @@ core::Result<PlannerOutcome> run_planner(const PlannerRequest& request, std::sto
 core::Result<TraceModel> simulate_plan(const core::PlanFile& plan, const core::ProfileCatalog& catalog) {
   auto in = load_inputs(catalog, plan.machine, plan.model, plan.training);
   if (!in) return std::unexpected(in.error());
-  return simulate_policy(plan.policy, *in, in->training, "plan");
+  auto model = simulate_policy(plan.policy, *in, in->training, "plan");
+  if (!model) {
+    core::Diagnostics problems = model.error();
+    core::locate_in_plan(problems, plan.places);  // the plan's field at fault, with its line
+    return std::unexpected(std::move(problems));
+  }
+  return model;
 }
 
 std::array<std::optional<core::Bytes>, 3> capacity_of(const core::MachineSpec& machine) {

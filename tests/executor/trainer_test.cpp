@@ -15,6 +15,7 @@
 #include "core/profile_catalog.h"
 #include "core/workload.h"
 #include "executor/checkpoint/checkpoint_reader.h"
+#include "executor/checkpoint/manifest.h"
 #include "executor/cpu_backend.h"
 #include "executor/faulty_backend.h"
 #include "executor/trainer.h"
@@ -169,7 +170,7 @@ TEST(Trainer, ACheckpointOfAnotherStepOrModelIsRefused) {
   const std::string model = "\"model\": \"" + plan_where(kCpuOffload).model + "\"";
   ASSERT_NE(text.find(model), std::string::npos) << text;
   text.replace(text.find(model), model.size(), "\"model\": \"gpt2\"");
-  std::ofstream(manifest, std::ios::trunc) << text;
+  std::ofstream(manifest, std::ios::trunc) << seal_manifest_text(text);  // as if saved so: the model is checked
   auto d = backend("identity-c");
   auto other =
       train_plan(plan_where(kCpuOffload), *d, {.steps = 3, .seed = 7, .resume = root / "step-000001"});
