@@ -54,7 +54,7 @@ core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const Simula
     plan = std::move(*p);
     machine = plan->machine, model = plan->model, training = plan->training;
   }
-  auto in = load_inputs(catalog, machine, model, training);
+  auto in = load_inputs(catalog, machine, model, training, plan ? &plan->places : nullptr);
   if (!in) return std::unexpected(in.error());
   Setup s{.machine = in->machine,
           .model = in->model,

@@ -335,6 +335,14 @@ void locate_in_plan(Diagnostics& diagnostics, const PlanPlaces& places) {
   }
 }
 
+void locate_reference_problems(Diagnostics& diagnostics, std::string_view field, const PlanPlaces& places) {
+  if (places.file.empty()) return;
+  for (Diagnostic& d : diagnostics) {
+    if (d.where.file.empty()) d.what = std::string(field) + ": " + d.what;
+  }
+  locate_in_plan(diagnostics, places);
+}
+
 PlanFile with_references_relative_to(PlanFile plan, const std::filesystem::path& plan_path) {
   namespace fs = std::filesystem;
   const fs::path folder = fs::absolute(plan_path).parent_path().lexically_normal();

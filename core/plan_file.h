@@ -58,6 +58,11 @@ struct PlanFile {
 // at least the plan file. Diagnostics of other problems are left alone.
 void locate_in_plan(Diagnostics& diagnostics, const PlanPlaces& places);
 
+// The problems of loading the profile a plan's `field` ("machine", "model",
+// "training") names: each that has no place of its own (an unknown profile
+// name) becomes "field: what" at that field's line in the plan.
+void locate_reference_problems(Diagnostics& diagnostics, std::string_view field, const PlanPlaces& places);
+
 // The plan as YAML text, starting with `format: stowage/plan/v1`. Doubles are
 // written in their shortest round-trip form and sizes as exact byte counts,
 // so read_plan(write_plan(p)) == p. Precondition: the predicted figures are

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <type_traits>
 
 #include "core/json_depth.h"
 #include "core/text_file.h"
@@ -38,10 +42,43 @@ std::optional<TensorClass> class_named(std::string_view s) {
 // Microseconds with three decimals (docs/formats/trace.md) to whole ns.
 SimTime nanos(const json& us) { return static_cast<SimTime>(std::llround(us.get<double>() * 1000.0)); }
 
+// A time in µs that converts to int64 ns: finite and within ±4e15 µs (126
+// years; a start plus a duration still fits). `ts: 1e308` overflowed the conversion (issue 12).
+bool usable_time(const json& v, bool non_negative) {
+  if (!v.is_number()) return false;
+  const double us = v.get<double>();
+  return std::isfinite(us) && std::abs(us) < 4e15 && (!non_negative || us >= 0);
+}
+
+// The number at `key` when it is one that T holds exactly, else `fallback`:
+// a count given as 1e308, -1 for an unsigned field or 3.5 for an id is not
+// converted (that conversion overflowed, issue 12).
 template <class T>
 T number_or(const json& args, const char* key, T fallback) {
   const auto it = args.find(key);
-  return it != args.end() && it->is_number() ? it->get<T>() : fallback;
+  if (it == args.end() || !it->is_number()) return fallback;
+  if constexpr (std::is_floating_point_v<T>) {
+    const double v = it->get<double>();
+    return std::isfinite(v) ? static_cast<T>(v) : fallback;
+  } else {
+    if (it->is_number_unsigned()) {
+      const auto v = it->get<uint64_t>();
+      return v <= static_cast<uint64_t>(std::numeric_limits<T>::max()) ? static_cast<T>(v) : fallback;
+    }
+    if (!it->is_number_integer()) return fallback;
+    const auto v = it->get<int64_t>();
+    return v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                   v <= static_cast<int64_t>(std::numeric_limits<T>::max())
+               ? static_cast<T>(v)
+               : fallback;
+  }
+}
+
+// The string at `key`, or "" when it is absent or not a string (nlohmann's
+// value() throws for a number there, issue 12: exit 70).
+std::string text_or_empty(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 // Slot of a thread named "nvme.read #3" (2), or of "nvme.read" (0).
@@ -72,10 +109,11 @@ struct Reader {
                                          ? lane_named(e["cat"].get<std::string>()) : std::nullopt;
     const std::optional<OpKind> kind = args.contains("kind") && args["kind"].is_string()
                                            ? kind_named(args["kind"].get<std::string>()) : std::nullopt;
-    if (id < 0 || id > 100'000'000 || !lane || !kind || !e.contains("ts") || !e["ts"].is_number() ||
-        !e.contains("dur") || !e["dur"].is_number()) {
+    if (id < 0 || id > 100'000'000 || !lane || !kind || !e.contains("ts") || !usable_time(e["ts"], false) ||
+        !e.contains("dur") || !usable_time(e["dur"], true)) {
       bad(index, "an op without a usable id, kind, lane (cat), ts or dur",
-          "a Stowage op event: args.id >= 0, args.kind, cat a lane name, numeric ts and dur");
+          "a Stowage op event: args.id >= 0, args.kind, cat a lane name, ts and dur in microseconds below 4e15, "
+          "dur not negative");
       return;
     }
     Op op{.id = static_cast<OpId>(id), .kind = *kind, .lane = *lane};
@@ -95,7 +133,7 @@ struct Reader {
       }
     }
     const SimTime start = nanos(e["ts"]);
-    const int64_t tid = e.contains("tid") && e["tid"].is_number_integer() ? e["tid"].get<int64_t>() : 0;
+    const int64_t tid = number_or<int64_t>(e, "tid", 0);
     const auto slot = slot_by_tid.find(tid);
     const OpSpan span{.start = start, .end = start + nanos(e["dur"]),
                       .slot = slot == slot_by_tid.end() ? 0 : slot->second};
@@ -133,14 +171,14 @@ Result<RecordedTrace> parse_recorded_trace(std::string_view text, const std::str
   Reader reader{.file = file, .problems = {}, .slot_by_tid = {}, .ops = {}};
   const json& events = root["traceEvents"];
   for (const json& e : events) {  // thread names first: op events refer to them
-    if (e.is_object() && e.value("ph", "") == "M" && e.value("name", "") == "thread_name" &&
+    if (e.is_object() && text_or_empty(e, "ph") == "M" && text_or_empty(e, "name") == "thread_name" &&
         e.contains("tid") && e["tid"].is_number_integer() && e.contains("args") && e["args"].is_object()) {
-      reader.slot_by_tid[e["tid"].get<int64_t>()] = slot_of(e["args"].value("name", ""));
+      reader.slot_by_tid[number_or<int64_t>(e, "tid", 0)] = slot_of(text_or_empty(e["args"], "name"));
     }
   }
   for (size_t i = 0; i < events.size(); ++i) {
     const json& e = events[i];
-    if (e.is_object() && e.value("ph", "") == "X" && e.value("pid", 0) == 1) reader.op_event(i, e);
+    if (e.is_object() && text_or_empty(e, "ph") == "X" && number_or<int64_t>(e, "pid", 0) == 1) reader.op_event(i, e);
   }
   for (size_t id = 0; id < reader.ops.size(); ++id) {
     if (!reader.ops[id]) reader.problems.push_back({{file, 0, 0}, "op id " + std::to_string(id) + " is missing",
@@ -151,9 +189,15 @@ Result<RecordedTrace> parse_recorded_trace(std::string_view text, const std::str
   for (auto& entry : reader.ops) {
     auto& [op, span] = *entry;
     for (OpId d : op.deps) {
-      if (d < 0 || static_cast<size_t>(d) >= reader.ops.size() || d == op.id) {
-        return fail({{file, 0, 0}, "op " + std::to_string(op.id) + " depends on op " + std::to_string(d),
-                     "dependencies on other ops of the trace"});
+      // A schedule lists each op after those it waits for: a dependency on
+      // a later op (a cycle, or one out of order) stalled the simulation
+      // of the trace, "internal error" (issue 12).
+      if (d < 0 || d >= op.id) {
+        return fail({{file, 0, 0},
+                     "op " + std::to_string(op.id) + " depends on op " + std::to_string(d) +
+                         (d >= 0 && static_cast<size_t>(d) < reader.ops.size() ? ", which is not an earlier op"
+                                                                                : ", which the trace lacks"),
+                     "dependencies on earlier ops of the trace, as a Stowage schedule lists them"});
       }
     }
     int& slots = trace.schedule.lane_slots[static_cast<size_t>(op.lane)];

@@ -303,10 +303,32 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   }
   state_.step = meta.value("step", int64_t{0});
   state_.scaler = LossScaler::for_precision(training_.precision, training_.loss_scaling);
-  state_.scaler.scale = meta.value("loss_scale", state_.scaler.scale);
-  state_.scaler.good_steps = meta.value("good_steps", int64_t{0});
-  state_.scaler.hysteresis_left = meta.value("hysteresis_left", state_.scaler.hysteresis_left);
-  state_.skipped = meta.value("skipped_steps", int64_t{0});
+  // The loss scaler's state, checked before it is used: a count near
+  // INT64_MAX would overflow at the next step, a scale of 0 or inf would
+  // make every gradient zero or infinite (found by tests/adversarial).
+  const auto count_at = [&](const char* key, int64_t fallback) -> std::optional<int64_t> {
+    if (!meta.contains(key)) return fallback;
+    const nlohmann::json& v = meta[key];
+    if (v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= (int64_t{1} << 40))
+      return v.get<int64_t>();
+    return std::nullopt;
+  };
+  const auto good = count_at("good_steps", 0);
+  const auto hysteresis = count_at("hysteresis_left", state_.scaler.hysteresis_left);
+  const auto skipped = count_at("skipped_steps", 0);
+  const double scale = meta.contains("loss_scale") && meta["loss_scale"].is_number()
+                           ? meta["loss_scale"].get<double>()
+                           : state_.scaler.scale;
+  if (!good || !hysteresis || !skipped || !std::isfinite(scale) || scale <= 0) {
+    return core::fail({{where},
+                       "metadata: the loss scaler's state (loss_scale, good_steps, hysteresis_left, "
+                       "skipped_steps) is out of range",
+                       "a finite positive loss_scale and counts from 0 to 2^40, as the trainer saves them"});
+  }
+  state_.scaler.scale = scale;
+  state_.scaler.good_steps = *good;
+  state_.scaler.hysteresis_left = static_cast<decltype(state_.scaler.hysteresis_left)>(*hysteresis);
+  state_.skipped = *skipped;
   return {};
 }
 

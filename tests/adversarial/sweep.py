@@ -40,6 +40,9 @@ VALUES = [("empty", ""), ("negative", "-1"), ("zero", "0"), ("huge", "1e308"),
           ("overflow", "99999999999999999999999"), ("word", "bogus"), ("list", "[1, 2]"),
           ("map", "{a: 1}"), ("nan", ".nan"), ("unterminated", '"oops')]
 QT_NOISE = re.compile(r"^(QStandardPaths|qt\.|This plugin|QFont|propagateSizeHints|Fontconfig)")
+# Mutations no reader may accept: whatever the file kind, these are refused.
+MUST_REFUSE = {"empty", "garbage", "deep", "truncated", "format-only", "directory", "fifo", "dev-zero",
+               "symlink-loop", "over-limit", "not-an-object", "events-not-a-list", "v1"}
 LOCATION = re.compile(r"^(?P<file>[^\s:][^:]*?)(?::\d+(?::\d+)?)?: \S")
 
 
@@ -85,8 +88,8 @@ def seal(text):
 
 # --- inputs
 class Case:
-    def __init__(self, kind, name, files, command, timeout=30, env=None, gui=False, control=False):
-        self.kind, self.name, self.files, self.command = kind, name, files, command
+    def __init__(self, kind, name, files, command, timeout=30, env=None, gui=False, control=False, cwd=None):
+        self.kind, self.name, self.files, self.command, self.cwd = kind, name, files, command, cwd
         self.timeout, self.env, self.gui, self.control = timeout, env or {}, gui, control
         self.verdict, self.code, self.detail, self.seconds = None, None, "", 0.0
 
@@ -122,6 +125,8 @@ def yaml_line_mutations(text):
             yield f"{key}@{i + 1}-scalar", variant([f"{head} 1"])
             continue
         for tag, bad in VALUES:
+            if bad == value.strip():
+                continue  # no change: not a mutation
             yield f"{key}@{i + 1}-{tag}", variant([f"{head} {bad}"])
 
 
@@ -149,6 +154,12 @@ def special_files(path):
         os.symlink(path, path)
 
     return [("directory", directory), ("fifo", fifo), ("dev-zero", dev_zero), ("symlink-loop", loop)]
+
+
+def must_refuse(name):
+    """Whole-file damage, and a manifest changed without its checksum being made right."""
+    base = name.rsplit(":", 1)[-1]
+    return base in MUST_REFUSE or base.endswith("-unsealed")
 
 
 def writer(text, env=None):
@@ -242,7 +253,8 @@ class Sweep:
         env = mutate(path)
         return Case("profile", f"{target}:{name}", [d],
                     ["memory", "--machine", os.path.join(d, "machine.yaml"), "--model", os.path.join(d, "model.yaml"),
-                     "--training", os.path.join(d, "training.yaml")], env=env)
+                     "--training", os.path.join(d, "training.yaml")], env=env,
+                    cwd=d)  # a machine profile's `gpu: ./gpu.yaml` is found from the working directory
 
     def profiles(self):
         self.add(self.memory_case("control", "model.yaml", writer(self.profile_texts["model.yaml"])))
@@ -389,6 +401,8 @@ class Sweep:
                 continue
             for tag, value in (("huge", "9223372036854775807"), ("negative", "-1"), ("string", '"x"'),
                                ("zero", "0"), ("other", "12345")):
+                if value == m.group(3):
+                    continue  # no change: not a mutation
                 text = "\n".join(lines[:i] + [m.group(1) + value + m.group(4)] + lines[i + 1:])
                 yield f"{m.group(2)}@{i + 1}-{tag}-unsealed", text
                 sealed = seal(text)
@@ -424,7 +438,7 @@ class Sweep:
         started = time.monotonic()
         try:
             out = subprocess.run([binary, *case.command], capture_output=True, timeout=case.timeout, env=env,
-                                 stdin=subprocess.DEVNULL)
+                                 stdin=subprocess.DEVNULL, cwd=case.cwd)
             case.code = out.returncode
             err = out.stderr.decode(errors="replace")
         except subprocess.TimeoutExpired:
@@ -439,8 +453,8 @@ class Sweep:
         m = LOCATION.match(line)
         if not m:
             return False
-        file = m.group("file")
-        return any(file.startswith(d) for d in case.files) or os.path.exists(file)
+        file = os.path.join(case.cwd or os.getcwd(), m.group("file"))  # relative to where the case ran
+        return any(os.path.normpath(file).startswith(d) for d in case.files) or os.path.exists(file)
 
     def judge(self, case, err):
         sanitizer = re.search(r"ERROR: (Address|Leak|Thread)Sanitizer|runtime error:", err)
@@ -462,6 +476,8 @@ class Sweep:
                 case.verdict, case.detail = "unlocated", unlocated[0][:300]
             elif case.gui and case.code == 0 and lines:
                 case.verdict, case.detail = "silent", f"exit 0 after: {lines[0][:300]}"
+            elif case.code == 0 and must_refuse(case.name):
+                case.verdict, case.detail = "accepted-bad", "exit 0 for an input no reader may accept"
             elif case.control and case.code != 0:
                 case.verdict, case.detail = "control", f"a working input failed: exit {case.code}: {err[-400:]}"
             else:
@@ -495,11 +511,14 @@ def main():
     parser.add_argument("--work", required=True, help="scratch folder (emptied first)")
     parser.add_argument("--budget", type=float, default=240, help="seconds for running the cases")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--gui-plans", type=int, default=12, help="plan mutations also opened in the GUI")
-    parser.add_argument("--gui-traces", type=int, default=12, help="trace mutations also opened in the GUI")
-    parser.add_argument("--run-plans", type=int, default=15, help="plan mutations also given to `run`")
-    parser.add_argument("--manifests", type=int, default=40, help="manifest mutations resumed from")
+    parser.add_argument("--gui-plans", type=int, default=40, help="plan mutations also opened in the GUI")
+    parser.add_argument("--gui-traces", type=int, default=40, help="trace mutations also opened in the GUI")
+    parser.add_argument("--run-plans", type=int, default=40, help="plan mutations also given to `run`")
+    parser.add_argument("--manifests", type=int, default=1000, help="manifest mutations resumed from")
     args = parser.parse_args()
+    args.stowage = os.path.abspath(args.stowage)  # cases run in their own folders
+    args.gui = os.path.abspath(args.gui) if args.gui else None
+    args.profiles = os.path.abspath(args.profiles)
     sweep = Sweep(args)
     sweep.prepare()
     sweep.profiles()
@@ -525,6 +544,7 @@ def main():
     with open(os.path.join(sweep.work, "summary.json"), "w") as f:
         json.dump({"cases": len(done), "skipped": skipped, "seconds": elapsed,
                    "counts": {k: dict(v) for k, v in counts.items()},
+                   "accepted": [f"{c.kind} {c.name}" for c in done if c.verdict == "accepted"],
                    "failures": [{"kind": c.kind, "name": c.name, "verdict": c.verdict, "command": c.command,
                                  "detail": c.detail} for c in failures]}, f, indent=1)
     return 1 if failures else 0
