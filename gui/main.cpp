@@ -7,7 +7,6 @@
 #include <QTimer>
 #include <iostream>
 
-#include "cli/exit_codes.h"
 #include "core/profile_catalog.h"
 #include "gui/command_line.h"
 #include "gui/main_window.h"
@@ -18,6 +17,13 @@ using stowage::gui::GuiOptions;
 using stowage::gui::MainWindow;
 
 constexpr int kLoadTimeoutMs = 120'000;
+
+// The README's exit codes, as cli/exit_codes.h gives them to the command
+// (the GUI may not include cli/: tests/layering_test.cpp).
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 2;
+constexpr int kExitBadInput = 65;
+constexpr int kExitCannotWrite = 73;
 
 // Waits until every file (and a planner run, if asked for) has loaded.
 void wait_until_loaded(MainWindow& window, bool planner_running) {
@@ -74,10 +80,10 @@ int take_screenshot(MainWindow& window, const GuiOptions& options) {
   for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
   if (!window.grab().save(options.screenshot, screenshot_format(options.screenshot).constData())) {
     std::cerr << "stowage-gui: cannot write " << options.screenshot.toStdString() << '\n';
-    return stowage::cli::kExitCannotWrite;
+    return kExitCannotWrite;
   }
-  if (unfinished || window.failed_inputs() > 0) return stowage::cli::kExitBadInput;
-  return stowage::cli::kExitOk;
+  if (unfinished || window.failed_inputs() > 0) return kExitBadInput;
+  return kExitOk;
 }
 
 }  // namespace
@@ -99,7 +105,7 @@ int main(int argc, char** argv) {
     std::cerr << "stowage-gui: --screenshot " << options.screenshot.toStdString()
               << ": its suffix names no image format this build writes (expected one of "
               << known.join(", ").toStdString() << ")\n";
-    return stowage::cli::kExitUsage;
+    return kExitUsage;
   }
   MainWindow window(stowage::core::ProfileCatalog::default_root(),
                     batch ? stowage::gui::ErrorReporting::kStderr : stowage::gui::ErrorReporting::kDialog);
