@@ -179,6 +179,26 @@ TEST(Trainer, ACheckpointOfAnotherStepOrModelIsRefused) {
       << core::to_string(other.error());
 }
 
+// Found by tests/adversarial/sweep.py: a manifest (sealed as if saved so)
+// whose loss-scaler count is INT64_MAX resumed, and the count overflowed at
+// the next step. The scaler's state is checked before it is used.
+TEST(Trainer, ALossScalerStateOutOfRangeIsRefused) {
+  const fs::path root = scratch("scaler") / "checkpoints";
+  auto b = backend("scaler-a");
+  ASSERT_TRUE(train_plan(plan_where(kCpuOffload), *b, {.steps = 1, .seed = 7, .checkpoint_root = root}));
+  const fs::path manifest = root / "step-000001" / "manifest.json";
+  std::string text = core::read_text_file(manifest).value();
+  const size_t at = text.find("\"good_steps\": ");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, text.find_first_of(",\n}", at) - at, "\"good_steps\": 9223372036854775807");
+  std::ofstream(manifest, std::ios::trunc) << seal_manifest_text(text);
+  auto c = backend("scaler-b");
+  auto r = train_plan(plan_where(kCpuOffload), *c, {.steps = 2, .seed = 7, .resume = root / "step-000001"});
+  ASSERT_FALSE(r);
+  EXPECT_NE(core::to_string(r.error()).find("the loss scaler's state"), std::string::npos)
+      << core::to_string(r.error());
+}
+
 TEST(Trainer, AFailingWriteStopsTheRunAndKeepsTheLastCheckpoint) {
   const fs::path root = scratch("fault") / "checkpoints";
   auto inner = backend("fault");
