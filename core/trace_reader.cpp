@@ -153,7 +153,7 @@ Result<RecordedTrace> parse_recorded_trace(std::string_view text, const std::str
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     return fail({{file, 0, 0}, std::string("not JSON: ") + e.what(), "a Chrome trace JSON object"});
   }
   if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array()) {

@@ -171,6 +171,11 @@ std::optional<Json> parse_json(std::string_view text, const std::string& path, c
     problems.push_back({location_of_byte(text, e.byte, path), "not valid JSON: " + syntax_message(e),
                         "a manifest written by save_checkpoint"});
     return std::nullopt;
+  } catch (const nlohmann::json::exception& e) {
+    // A number past double's range ("1e999") is out_of_range, not a
+    // parse_error: it escaped as an internal error (found by manifest_fuzzer).
+    problems.push_back({{path, 1, 1}, std::string("not valid JSON: ") + e.what(), "a manifest written by save_checkpoint"});
+    return std::nullopt;
   }
 }
 

@@ -162,6 +162,15 @@ TEST(Manifest, AMissingOrMisplacedChecksumIsRefused) {
       << core::to_string(misplaced.error());
 }
 
+// Found by manifest_fuzzer: a number past double's range threw
+// out_of_range, which escaped parse_manifest.
+TEST(Manifest, ANumberPastDoublesRangeIsRefused) {
+  const auto parsed = parse_manifest("1e999", "m.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(core::to_string(parsed.error()).find("m.json:1:1: not valid JSON"), std::string::npos)
+      << core::to_string(parsed.error());
+}
+
 // A manifest of the format before the checksum is refused, saying why.
 TEST(Manifest, AVersionOneManifestIsRefusedSayingWhy) {
   const auto parsed = parse_manifest(
