@@ -113,7 +113,7 @@ int run_calibrate(const Context& context, const CalibrateArgs& a) {
   planner::assume_sustained_write(*machine);  // as `stowage run` predicts (profile_inputs.cpp)
   auto machine_path = catalog.locate(core::ProfileKind::kMachine, a.machine);
   if (!machine_path) return report(context, machine_path.error());
-  auto machine_text = core::read_text_file(*machine_path, core::kMaxProfileBytes);
+  auto machine_text = core::read_input_file(*machine_path, core::InputKind::kProfile);
   if (!machine_text) return report(context, machine_text.error());
   if (a.fit.size() == 1) {
     auto text = core::read_text_file(a.fit.front());

@@ -159,7 +159,7 @@ int run_export(const Context& context, const ExportArgs& a) {
   const core::ProfileCatalog catalog = context.catalog();
   auto plan = core::load_plan(a.plan);
   if (!plan) return report(context, plan.error());
-  auto in = load_inputs(catalog, plan->machine, plan->model, plan->training);
+  auto in = load_inputs(catalog, plan->machine, plan->model, plan->training, &plan->places);
   if (!in) return report(context, in.error());
   if (!a.output.empty()) {
     for (const std::string& path : {a.output, a.format == "accelerate" ? deepspeed_json_path(a) : a.output}) {

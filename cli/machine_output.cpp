@@ -12,7 +12,7 @@ core::Diagnostics check_machine_output(const std::string& path) {
   if (auto checked = check_output_path(path); !checked) return checked.error();
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return {};
-  auto text = core::read_text_file(path, core::kMaxProfileBytes);
+  auto text = core::read_input_file(path, core::InputKind::kProfile);
   if (text && text->starts_with("format: stowage/machine/v1")) return {};
   return {{{path, 1, 1}, "exists and is not a machine profile Stowage wrote; left as it is",
            "a new file's name, or a profile an earlier `stowage profile` or `stowage calibrate` wrote"}};

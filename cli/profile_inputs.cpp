@@ -1,5 +1,7 @@
 #include "cli/profile_inputs.h"
 
+#include <utility>
+
 #include "core/yaml_reader.h"
 #include "planner/sustained_write.h"
 
@@ -42,13 +44,17 @@ std::optional<core::Diagnostic> unsupported_precision(const core::ProfileCatalog
 }  // namespace
 
 core::Result<ProfileInputs> load_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
-                                        const std::string& model, const std::string& training) {
+                                        const std::string& model, const std::string& training,
+                                        const core::PlanPlaces* plan) {
   auto m = catalog.machine(machine);
   auto x = catalog.model(model);
   auto t = catalog.training(training);
   core::Diagnostics problems;
-  for (const core::Diagnostics* d : {m ? nullptr : &m.error(), x ? nullptr : &x.error(), t ? nullptr : &t.error()}) {
-    if (d != nullptr) problems.insert(problems.end(), d->begin(), d->end());
+  for (auto [d, field] : {std::pair{m ? nullptr : &m.error(), "machine"}, std::pair{x ? nullptr : &x.error(), "model"},
+                          std::pair{t ? nullptr : &t.error(), "training"}}) {
+    if (d == nullptr) continue;
+    if (plan != nullptr) core::locate_reference_problems(*d, field, *plan);
+    problems.insert(problems.end(), d->begin(), d->end());
   }
   if (!problems.empty()) return std::unexpected(problems);
   ProfileInputs in{*m, *x, *t, machine, model, training, std::nullopt};

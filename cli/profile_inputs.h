@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/diagnostic.h"
+#include "core/plan_file.h"
 #include "core/profile_catalog.h"
 
 namespace stowage::cli {
@@ -25,7 +26,10 @@ struct ProfileInputs {
   std::optional<std::string> assumed_nvme_write;
 };
 
+// `plan`: where the names come from, when a plan file gives them, so that a
+// name no profile has is reported at the plan's line (issue 12).
 core::Result<ProfileInputs> load_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
-                                        const std::string& model, const std::string& training);
+                                        const std::string& model, const std::string& training,
+                                        const core::PlanPlaces* plan = nullptr);
 
 }  // namespace stowage::cli

@@ -213,13 +213,35 @@ std::optional<int> check_resume(const Context& context, const RunArgs& a, const 
   return kExitOk;
 }
 
+// Whether every problem of a failed run lies in an input the user gave: the
+// --data corpus (too small for the sequence length), the checkpoint resumed
+// from (made with another plan, seed or corpus; a damaged blob) or the plan.
+// Those are bad input (65, README), found before a step was trained;
+// anything else is a run that failed (74).
+bool lies_in_given_inputs(const core::Diagnostics& problems, const RunArgs& a,
+                          const std::optional<std::filesystem::path>& resume) {
+  namespace fs = std::filesystem;
+  const auto inside = [](const fs::path& file, const fs::path& dir) {
+    const std::string folder = (dir / "").lexically_normal().string();
+    return file.lexically_normal().string().starts_with(folder);
+  };
+  return !problems.empty() && std::ranges::all_of(problems, [&](const core::Diagnostic& d) {
+    if (d.where.file.empty()) return false;
+    const fs::path file = d.where.file;
+    return (!a.data.empty() && file.lexically_normal() == fs::path(a.data).lexically_normal()) ||
+           file.lexically_normal() == fs::path(a.plan).lexically_normal() || (resume && inside(file, *resume));
+  });
+}
+
 int run_run(const Context& context, const RunArgs& a) {
   auto plan = core::load_plan(a.plan);
   if (!plan) return report(context, plan.error());
-  auto in = load_inputs(context.catalog(), plan->machine, plan->model, plan->training);
+  auto in = load_inputs(context.catalog(), plan->machine, plan->model, plan->training, &plan->places);
   if (!in) return report(context, in.error());
   if (core::Diagnostics d = executor::check_runnable(*plan, in->machine, in->model, in->training); !d.empty()) {
-    for (core::Diagnostic& x : d) x.where.file = a.plan;  // the plan asks for what cannot run
+    for (core::Diagnostic& x : d) {
+      if (x.where.file.empty()) x.where.file = a.plan;  // the plan asks for what cannot run
+    }
     return report(context, d);
   }
   std::optional<executor::DirectoryLock> checkpoint_lock;  // held until the run ends
@@ -309,6 +331,17 @@ int run_run(const Context& context, const RunArgs& a) {
     }
     backend_options.nvme = std::move(nvme);
   }
+  // --fault is an argument: a wrong one is a bad command line (2), found
+  // before the backend sets up its NVMe files.
+  std::optional<executor::Fault> fault;
+  if (!a.fault.empty()) {
+    auto parsed = parse_fault(a.fault);
+    if (!parsed) {
+      report(context, parsed.error());
+      return kExitUsage;
+    }
+    fault = *parsed;
+  }
   core::Result<std::unique_ptr<executor::CpuBackend>> cpu = std::unexpected(core::Diagnostics{});
   try {
     cpu = executor::CpuBackend::create(std::move(backend_options));
@@ -326,9 +359,7 @@ int run_run(const Context& context, const RunArgs& a) {
   if (!cpu) return report(context, cpu.error());
   executor::Backend* backend = cpu->get();
   std::unique_ptr<executor::FaultyBackend> faulty;
-  if (!a.fault.empty()) {
-    auto fault = parse_fault(a.fault);
-    if (!fault) return report(context, fault.error());
+  if (fault) {
     faulty = std::make_unique<executor::FaultyBackend>(*backend, *fault);
     backend = faulty.get();
   }
@@ -356,7 +387,8 @@ int run_run(const Context& context, const RunArgs& a) {
   const int signal_number = StopSignals::received().load();
   if (!run) {
     report(context, run.error());
-    return signal_number != 0 ? 128 + signal_number : kExitIoError;
+    if (signal_number != 0) return 128 + signal_number;
+    return lies_in_given_inputs(run.error(), a, options.resume) ? kExitBadInput : kExitIoError;
   }
   if (run->interrupted) {
     *context.err << "stowage run: stopped by signal " << signal_number << " after step "
@@ -367,8 +399,16 @@ int run_run(const Context& context, const RunArgs& a) {
     return 128 + signal_number;
   }
   if (run->losses.empty()) {  // nothing was trained; check_resume() normally says so first
-    *context.out << "nothing to do: training starts at step " << run->first_step << ", --steps is " << a.steps
-                 << '\n';
+    if (a.as_json) {
+      *context.out << nlohmann::json{{"first_step", run->first_step},
+                                     {"losses", nlohmann::json::array()},
+                                     {"nothing_to_do", true}}
+                          .dump(2)
+                   << '\n';
+    } else {
+      *context.out << "nothing to do: training starts at step " << run->first_step << ", --steps is " << a.steps
+                   << '\n';
+    }
     return kExitOk;
   }
   if (!cpu->get()->host_memory_locked() && !a.as_json) {

@@ -43,6 +43,7 @@ struct Setup {
   std::string machine_name, model_name, training_name;  // as a plan file names them
   std::optional<std::string> assumed_nvme_write;        // ProfileInputs::assumed_nvme_write
   std::vector<std::string> warnings;                    // about this simulation (run_simulate)
+  core::PlanPlaces places;                              // of the plan file, when one was given
 };
 
 core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const SimulateArgs& a) {
@@ -54,7 +55,7 @@ core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const Simula
     plan = std::move(*p);
     machine = plan->machine, model = plan->model, training = plan->training;
   }
-  auto in = load_inputs(catalog, machine, model, training);
+  auto in = load_inputs(catalog, machine, model, training, plan ? &plan->places : nullptr);
   if (!in) return std::unexpected(in.error());
   Setup s{.machine = in->machine,
           .model = in->model,
@@ -66,6 +67,7 @@ core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const Simula
   const core::Workload workload(s.model, s.training.sequence_length);
   if (plan) {
     s.policy = plan->policy;
+    s.places = plan->places;
     s.what = a.plan;
   } else {
     if (auto p = core::placement_named(a.placement, s.machine.gpu_count)) s.policy = core::policy_for(*p, workload, s.training);
@@ -179,7 +181,11 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
   const core::Workload workload(setup->model, setup->training.sequence_length);
   const int steps = a.steps > 0 ? a.steps : core::steady_state_steps(setup->policy);
   auto schedule = core::lower(setup->policy, setup->machine, workload, setup->training, {.steps = steps});
-  if (!schedule) return report(context, schedule.error());
+  if (!schedule) {
+    core::Diagnostics problems = schedule.error();
+    core::locate_in_plan(problems, setup->places);  // a plan's field at fault gets its line and column
+    return report(context, problems);
+  }
   const sim::Prediction p = sim::simulate(*schedule, setup->machine);
   const core::Bytes cpu_peak = p.summary.peak_memory[static_cast<size_t>(Tier::kCpu)] *
                                core::ranks_in_scope(Tier::kCpu, schedule->ranks);

@@ -665,25 +665,31 @@ void Lowering::lower_step(int step) {
 }
 
 Result<Schedule> Lowering::run() {
+  // Each message starts with the plan field at fault, so that a caller
+  // holding the plan file gives it a line and column (locate_in_plan).
   if (policy_.partitions.size() != partitions_.size()) {
-    return fail({{}, "the policy has " + std::to_string(policy_.partitions.size()) + " partitions but " +
-                         workload_.model().name + " splits into " + std::to_string(partitions_.size()),
+    return fail({{}, "policy.partitions: the policy has " + std::to_string(policy_.partitions.size()) +
+                         " partitions but " + workload_.model().name + " splits into " +
+                         std::to_string(partitions_.size()),
                  "one partition policy per layer or sub-group"});
   }
-  for (const PartitionPolicy& p : policy_.partitions) {
+  for (size_t i = 0; i < policy_.partitions.size(); ++i) {
+    const PartitionPolicy& p = policy_.partitions[i];
+    const std::string field = "policy.partitions[" + std::to_string(i) + "].";
     const bool nvme = p.param16 == Tier::kNvme || p.optimizer_states == Tier::kNvme;
     if (nvme && machine_.nvme_count == 0) {
-      return fail({{}, "the policy puts data on NVMe but " + machine_.name + " has no NVMe drives",
+      return fail({{}, field + (p.param16 == Tier::kNvme ? "param16" : "optimizer_states") +
+                           ": the policy puts data on NVMe but " + machine_.name + " has no NVMe drives",
                    "a machine with nvme_count > 0, or no NVMe tier"});
     }
     if (p.optimizer == OptimizerDevice::kGpu && (p.optimizer_states != Tier::kGpu || p.gradients != Tier::kGpu)) {
-      return fail({{}, "a GPU optimizer needs its states and gradients on the GPU",
+      return fail({{}, field + "optimizer: a GPU optimizer needs its states and gradients on the GPU",
                    "optimizer: cpu, or optimizer_states and gradients on gpu"});
     }
     // Lowering has no gradient swap to NVMe: such gradients would be
     // allocated in CPU RAM and never freed (issue 11).
     if (p.gradients == Tier::kNvme) {
-      return fail({{}, "gradients on NVMe are not supported", "gradients: gpu or cpu"});
+      return fail({{}, field + "gradients: gradients on NVMe are not supported", "gradients: gpu or cpu"});
     }
   }
   for (auto& buffer : grads_consumed_) buffer.assign(partitions_.size(), std::nullopt);
@@ -769,8 +775,46 @@ Result<Schedule> Lowering::finish() {
 
 }  // namespace
 
+namespace {
+
+// Micro-steps a Key can order (its micro field is 4096 wide), and the ops a
+// schedule may hold: each op is a few hundred bytes with its name and
+// effects, so 20 million is several GB. Past either, lowering is refused
+// with the field at fault instead of failing to allocate (issue 12: a plan
+// with gradient_accumulation: 1000000 ended in "internal error:
+// std::bad_alloc").
+constexpr int64_t kMaxMicroSteps = 4096;
+constexpr int64_t kMaxScheduleOps = 20'000'000;
+
+std::optional<Diagnostic> too_big(const Policy& policy, const Workload& workload, const TrainingSpec& training,
+                                  const LowerOptions& options) {
+  const int64_t micro = std::max<int64_t>(1, effective_training(training, policy).gradient_accumulation);
+  const std::string field = policy.gradient_accumulation > 0 ? "policy.gradient_accumulation: "
+                                                             : "the training profile's gradient_accumulation: ";
+  if (micro > kMaxMicroSteps) {
+    return Diagnostic{{}, field + std::to_string(micro) + " micro-steps per step",
+                      "at most " + std::to_string(kMaxMicroSteps) + " (a larger micro_batch instead)"};
+  }
+  const auto partitions = static_cast<int64_t>(partitions_of(workload, policy.sub_group_params).size());
+  const auto layers = static_cast<int64_t>(workload.layers().size());
+  const int64_t steps = std::max<int64_t>(1, options.steps);
+  // The estimate the lowering reserves for; each factor is bounded (micro
+  // here, steps an int), so the product fits in 64 bits.
+  const int64_t ops = 10 * (partitions + layers) * steps * micro;
+  if (ops > kMaxScheduleOps) {
+    return Diagnostic{{}, field + std::to_string(micro) + " micro-steps per step over " + std::to_string(steps) +
+                              " steps make about " + std::to_string(ops) + " ops",
+                      "a schedule of at most " + std::to_string(kMaxScheduleOps) +
+                          " ops: fewer micro-steps or steps"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<Schedule> lower(const Policy& policy, const MachineSpec& machine, const Workload& workload,
                        const TrainingSpec& training, const LowerOptions& options) {
+  if (std::optional<Diagnostic> d = too_big(policy, workload, training, options)) return fail(std::move(*d));
   return Lowering(policy, machine, workload, training, options).run();
 }
 

@@ -195,8 +195,9 @@ PartitionPolicy read_partition(YamlMap& m) {
 
 // Every policy field is required: a plan records decisions, and a default
 // filled in by whichever Stowage reads it could change between versions.
-Policy read_policy(YamlMap& m) {
+Policy read_policy(YamlMap& m, PlanPlaces& places) {
   Policy p;
+  m.record_places(places.fields);
   assign(p.stage, m.integer("zero_stage", Need::kRequired, kZeroStage));
   assign(p.sub_group_params, m.integer("sub_group_params", Need::kRequired, kSubGroupParams));
   assign(p.nvme_prefetch_depth, m.integer("nvme_prefetch_depth", Need::kRequired, kPrefetchDepth));
@@ -217,7 +218,10 @@ Policy read_policy(YamlMap& m) {
   assign(p.micro_batch, m.integer("micro_batch", Need::kRequired, {0, 1'000'000}));
   assign(p.gradient_accumulation, m.integer("gradient_accumulation", Need::kRequired, {0, 1'000'000}));
   if (std::optional<std::vector<YamlMap>> list = m.list_of_maps("partitions", Need::kRequired)) {
-    for (YamlMap& element : *list) p.partitions.push_back(read_partition(element));
+    for (YamlMap& element : *list) {
+      element.record_places(places.fields);
+      p.partitions.push_back(read_partition(element));
+    }
   }
   m.finish();
   return p;
@@ -244,10 +248,12 @@ Result<PlanFile> plan_from_yaml(const YAML::Node& root, const std::string& file)
   YamlMap map(root, file, diagnostics);
   if (!check_format(map, root, kFormatWord)) return std::unexpected(diagnostics);
   PlanFile plan;
+  plan.places.file = file;
+  map.record_places(plan.places.fields);
   assign(plan.machine, map.text("machine", Need::kRequired));
   assign(plan.model, map.text("model", Need::kRequired));
   assign(plan.training, map.text("training", Need::kRequired));
-  if (std::optional<YamlMap> policy = map.map("policy", Need::kRequired)) plan.policy = read_policy(*policy);
+  if (std::optional<YamlMap> policy = map.map("policy", Need::kRequired)) plan.policy = read_policy(*policy, plan.places);
   if (std::optional<YamlMap> predicted = map.map("predicted", Need::kOptional)) {
     plan.predicted = read_predicted(*predicted);
   }
@@ -298,6 +304,48 @@ Result<PlanFile> load_plan(const std::filesystem::path& path) {
     }
   }
   return plan;
+}
+
+namespace {
+
+// "policy.partitions[3].optimizer" -> "policy.partitions[3]" ->
+// "policy.partitions" -> "policy" -> "".
+std::string_view enclosing_field(std::string_view field) {
+  const size_t cut = field.find_last_of(".[");
+  return cut == std::string_view::npos ? std::string_view() : field.substr(0, cut);
+}
+
+bool starts_with_a_field(std::string_view what) {
+  for (const std::string_view top : {"policy", "machine", "model", "training", "predicted"}) {
+    if (what.starts_with(top) && what.size() > top.size() && (what[top.size()] == '.' || what[top.size()] == ':'))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void locate_in_plan(Diagnostics& diagnostics, const PlanPlaces& places) {
+  if (places.file.empty()) return;
+  for (Diagnostic& d : diagnostics) {
+    if (!d.where.file.empty() || !starts_with_a_field(d.what)) continue;
+    d.where = {places.file, 0, 0};
+    for (std::string_view field = std::string_view(d.what).substr(0, d.what.find(": ")); !field.empty();
+         field = enclosing_field(field)) {
+      if (const auto at = places.fields.find(field); at != places.fields.end()) {
+        d.where = at->second;
+        break;
+      }
+    }
+  }
+}
+
+void locate_reference_problems(Diagnostics& diagnostics, std::string_view field, const PlanPlaces& places) {
+  if (places.file.empty()) return;
+  for (Diagnostic& d : diagnostics) {
+    if (d.where.file.empty()) d.what = std::string(field) + ": " + d.what;
+  }
+  locate_in_plan(diagnostics, places);
 }
 
 PlanFile with_references_relative_to(PlanFile plan, const std::filesystem::path& plan_path) {

@@ -6,6 +6,8 @@
 
 #include <array>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,14 +30,38 @@ struct PredictedFigures {
   bool operator==(const PredictedFigures&) const = default;
 };
 
+// Where each field of a plan file was read, by qualified name
+// ("policy.partitions", "policy.partitions[3].optimizer"), so that a problem
+// found after reading (lowering finds too few partitions for the model)
+// still names file:line:column. Not part of what the plan means: two plans
+// are equal whatever their places, and a plan not read from a file has none.
+struct PlanPlaces {
+  std::string file;
+  std::map<std::string, SourceLocation, std::less<>> fields;
+  bool operator==(const PlanPlaces&) const { return true; }
+};
+
 struct PlanFile {
   std::string machine;   // profile names, e.g. "workstation-24gb-1nvme"
   std::string model;     // "llama-2-7b"
   std::string training;  // "default"
   Policy policy;
   std::optional<PredictedFigures> predicted;
+  PlanPlaces places;  // filled by read_plan and load_plan
   bool operator==(const PlanFile&) const = default;
 };
+
+// Gives a place to each diagnostic that has none and whose message starts
+// with a plan field ("policy.partitions[3].optimizer: a GPU optimizer
+// needs..."): that field's line and column in the plan file, or the nearest
+// enclosing field's ("policy.partitions[3]", then "policy.partitions"), or
+// at least the plan file. Diagnostics of other problems are left alone.
+void locate_in_plan(Diagnostics& diagnostics, const PlanPlaces& places);
+
+// The problems of loading the profile a plan's `field` ("machine", "model",
+// "training") names: each that has no place of its own (an unknown profile
+// name) becomes "field: what" at that field's line in the plan.
+void locate_reference_problems(Diagnostics& diagnostics, std::string_view field, const PlanPlaces& places);
 
 // The plan as YAML text, starting with `format: stowage/plan/v1`. Doubles are
 // written in their shortest round-trip form and sizes as exact byte counts,

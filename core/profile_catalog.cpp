@@ -51,7 +51,7 @@ Result<Spec> load(const ProfileCatalog& catalog, ProfileKind kind, std::string_v
                   Reader reader) {
   Result<fs::path> path = catalog.locate(kind, name_or_path);
   if (!path) return std::unexpected(path.error());
-  Result<std::string> text = read_text_file(*path, kMaxProfileBytes);
+  Result<std::string> text = read_input_file(*path, InputKind::kProfile);
   if (!text) return std::unexpected(text.error());
   return reader(*text, path->string(), profile_name(*path));
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -34,14 +35,17 @@ struct OpenFile {
 };
 
 // Opens `path` for reading after the checks issue 12 asks for: a regular
-// file of at most `max_bytes`.
-Result<OpenFile> open_checked(const std::filesystem::path& path, Bytes max_bytes);
+// file of at most `max_bytes`; `over` is the expected part of the message
+// for a file over the limit.
+Result<OpenFile> open_checked(const std::filesystem::path& path, Bytes max_bytes, const std::string& over);
+
+constexpr std::string_view kReadable = "an existing, readable regular file";
 
 }  // namespace
 
 namespace {
 
-Result<OpenFile> open_checked(const std::filesystem::path& path, Bytes max_bytes) {
+Result<OpenFile> open_checked(const std::filesystem::path& path, Bytes max_bytes, const std::string& over) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
   const int opened = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (opened < 0) return refuse(path, std::string("cannot read file: ") + std::strerror(errno));
@@ -52,22 +56,21 @@ Result<OpenFile> open_checked(const std::filesystem::path& path, Bytes max_bytes
   if (!S_ISREG(st.st_mode))
     return refuse(path, std::string("cannot read file: it is ") + file_kind_name(st.st_mode));
   if (st.st_size > max_bytes.count()) {
-    return refuse(path, "cannot read file: it has " + std::to_string(st.st_size) + " bytes, more than the " +
-                            std::to_string(max_bytes.count()) + " this kind of input may have");
+    return fail({{path.string(), 0, 0},
+                 "cannot read file: it has " + std::to_string(st.st_size) + " bytes, more than the " +
+                     std::to_string(max_bytes.count()) + " this kind of input may have",
+                 over});
   }
   const int fd = ::dup(file.fd);
   if (fd < 0) return refuse(path, std::string("cannot read file: ") + std::strerror(errno));
   return OpenFile{.fd = fd, .size = static_cast<size_t>(st.st_size)};
 }
 
-}  // namespace
-
-Result<std::string> read_text_file(const std::filesystem::path& path, Bytes max_bytes) {
-  const Result<OpenFile> opened = open_checked(path, max_bytes);
+Result<std::string> read_bounded(const std::filesystem::path& path, Bytes max_bytes, const std::string& over) {
+  const Result<OpenFile> opened = open_checked(path, max_bytes, over);
   if (!opened) return std::unexpected(opened.error());
   const Fd file{opened->fd};
-  const size_t size = opened->size;
-  std::string text(size, '\0');
+  std::string text(opened->size, '\0');
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::read(file.fd, text.data() + done, text.size() - done);
@@ -78,6 +81,12 @@ Result<std::string> read_text_file(const std::filesystem::path& path, Bytes max_
   }
   text.resize(done);
   return text;
+}
+
+}  // namespace
+
+Result<std::string> read_text_file(const std::filesystem::path& path, Bytes max_bytes) {
+  return read_bounded(path, max_bytes, std::string(kReadable));
 }
 
 PaddedText::PaddedText(PaddedText&& other) noexcept
@@ -121,7 +130,7 @@ PaddedText PaddedText::copy_of(std::string_view text, size_t padding) {
 }
 
 Result<PaddedText> map_text_file(const std::filesystem::path& path, Bytes max_bytes, size_t padding) {
-  const Result<OpenFile> opened = open_checked(path, max_bytes);
+  const Result<OpenFile> opened = open_checked(path, max_bytes, std::string(kReadable));
   if (!opened) return std::unexpected(opened.error());
   const Fd file{opened->fd};
   const size_t size = opened->size;
@@ -138,6 +147,44 @@ Result<PaddedText> map_text_file(const std::filesystem::path& path, Bytes max_by
     ::madvise(out.base_, size, MADV_SEQUENTIAL);
   }
   return out;
+}
+
+const InputLimit& input_limit_of(InputKind kind) {
+  // Profiles and plans are a few KiB; traces of long runs reach hundreds of
+  // MB; a manifest lists a few entries per partition; a corpus is held in
+  // memory whole; safetensors weights of the models the executor trains.
+  static const InputLimit kLimits[] = {
+      {"a profile or plan", "STOWAGE_MAX_PROFILE_BYTES", kMaxProfileBytes},
+      {"a trace", "STOWAGE_MAX_TRACE_BYTES", kMaxTextFileBytes},
+      {"a checkpoint manifest", "STOWAGE_MAX_MANIFEST_BYTES", Bytes(int64_t{64} << 20)},
+      {"a --data corpus", "STOWAGE_MAX_CORPUS_BYTES", Bytes(int64_t{2} << 30)},
+      {"a safetensors file", "STOWAGE_MAX_WEIGHTS_BYTES", Bytes(int64_t{16} << 30)},
+  };
+  return kLimits[static_cast<size_t>(kind)];
+}
+
+Result<Bytes> input_limit(InputKind kind) {
+  const InputLimit& limit = input_limit_of(kind);
+  const std::string variable(limit.variable);
+  const char* value = std::getenv(variable.c_str());
+  if (value == nullptr || *value == '\0') return limit.default_max;
+  auto size = parse_bytes(value);
+  if (!size) {
+    return fail({{},
+                 "environment variable " + variable + "='" + value + "' is not a size: " + size.error().what,
+                 "a size such as '64 MiB', or unset for the default " +
+                     format_bytes(limit.default_max, Prefix::kBinary)});
+  }
+  return *size;
+}
+
+Result<std::string> read_input_file(const std::filesystem::path& path, InputKind kind) {
+  Result<Bytes> max = input_limit(kind);
+  if (!max) return std::unexpected(max.error());
+  const InputLimit& limit = input_limit_of(kind);
+  return read_bounded(path, *max,
+                      std::string(limit.what) + " of at most " + format_bytes(*max, Prefix::kBinary) + "; set " +
+                          std::string(limit.variable) + " to allow more");
 }
 
 }  // namespace stowage::core

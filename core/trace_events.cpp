@@ -364,7 +364,9 @@ Result<void> walk_trace(std::string_view text, const std::string& file, TraceEve
 }
 
 Result<PaddedText> read_trace_text(const std::string& path) {
-  return map_text_file(path, kMaxTextFileBytes, kTracePadding);
+  Result<Bytes> max = input_limit(InputKind::kTrace);  // STOWAGE_MAX_TRACE_BYTES
+  if (!max) return std::unexpected(max.error());
+  return map_text_file(path, *max, kTracePadding);
 }
 
 PaddedText padded_trace_text(std::string_view text) {

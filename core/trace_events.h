@@ -87,7 +87,8 @@ inline constexpr size_t kTracePadding = 64;
                                       TraceEventVisitor& visitor, int max_depth = kMaxJsonDepth);
 
 // A trace file mapped with kTracePadding zero bytes after it, with
-// read_text_file()'s checks (a regular file, at most kMaxTextFileBytes).
+// read_text_file()'s checks (a regular file, at most the trace limit,
+// STOWAGE_MAX_TRACE_BYTES: text_file.h).
 [[nodiscard]] Result<PaddedText> read_trace_text(const std::string& path);
 // `text` copied into a padded buffer, for callers holding text in memory.
 [[nodiscard]] PaddedText padded_trace_text(std::string_view text);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -36,9 +37,19 @@ std::optional<TensorClass> class_named(std::string_view s) {
 // Microseconds with three decimals (docs/formats/trace.md) to whole ns.
 SimTime nanos(double us) { return static_cast<SimTime>(std::llround(us * 1000.0)); }
 
+// The number when T holds it, else `fallback`: a count given as 1e12 for
+// an int field is not narrowed (issue 12).
 template <class T>
 T int_or(const std::optional<int64_t>& v, T fallback) {
-  return v ? static_cast<T>(*v) : fallback;
+  if (!v || *v < std::numeric_limits<T>::min() || *v > std::numeric_limits<T>::max()) return fallback;
+  return static_cast<T>(*v);
+}
+
+// A time in µs that converts to int64 ns: finite and within ±4e15 µs (126
+// years; a start plus a duration still fits). `ts: 1e308` overflowed the
+// conversion (issue 12).
+bool usable_time(const std::optional<double>& us, bool non_negative) {
+  return us && std::isfinite(*us) && std::abs(*us) < 4e15 && (!non_negative || *us >= 0);
 }
 
 // Slot of a thread named "nvme.read #3" (2), or of "nvme.read" (0).
@@ -83,9 +94,10 @@ struct Reader final : TraceEventVisitor {
     const int64_t id = e.id.value_or(-1);
     const std::optional<Lane> lane = lane_named(e.cat);
     const std::optional<OpKind> kind = kind_named(e.kind);
-    if (id < 0 || id > 100'000'000 || !lane || !kind || !e.ts || !e.dur) {
+    if (id < 0 || id > 100'000'000 || !lane || !kind || !usable_time(e.ts, false) || !usable_time(e.dur, true)) {
       bad(e, "an op without a usable id, kind, lane (cat), ts or dur",
-          "a Stowage op event: args.id >= 0, args.kind, cat a lane name, numeric ts and dur");
+          "a Stowage op event: args.id >= 0, args.kind, cat a lane name, ts and dur in microseconds below 4e15, "
+          "dur not negative");
       return;
     }
     Op op{.id = static_cast<OpId>(id), .kind = *kind, .lane = *lane};
@@ -129,9 +141,15 @@ Result<RecordedTrace> parse_padded(std::string_view text, const std::string& fil
   for (auto& entry : reader.ops) {
     Op& op = entry->op;
     for (OpId d : op.deps) {
-      if (d < 0 || static_cast<size_t>(d) >= reader.ops.size() || d == op.id) {
-        return fail({{file, 0, 0}, "op " + std::to_string(op.id) + " depends on op " + std::to_string(d),
-                     "dependencies on other ops of the trace"});
+      // A schedule lists each op after those it waits for: a dependency on
+      // a later op (a cycle, or one out of order) stalled the simulation
+      // of the trace, "internal error" (issue 12).
+      if (d < 0 || d >= op.id) {
+        return fail({{file, 0, 0},
+                     "op " + std::to_string(op.id) + " depends on op " + std::to_string(d) +
+                         (d >= 0 && static_cast<size_t>(d) < reader.ops.size() ? ", which is not an earlier op"
+                                                                                : ", which the trace lacks"),
+                     "dependencies on earlier ops of the trace, as a Stowage schedule lists them"});
       }
     }
     const auto slot = reader.slot_by_tid.find(entry->tid);

@@ -64,7 +64,7 @@ Result<YAML::Node> load_yaml_text(const std::string& text, const std::string& fi
 
 Result<YAML::Node> load_yaml_file(const std::string& path) {
   // A plan or profile: a regular file of bounded size (issue 12).
-  Result<std::string> text = read_text_file(path, kMaxProfileBytes);
+  Result<std::string> text = read_input_file(path, InputKind::kProfile);
   if (!text) return std::unexpected(std::move(text.error()));
   return load_yaml_text(*text, path);
 }
@@ -86,6 +86,20 @@ SourceLocation YamlMap::location(const YAML::Mark& mark) const {
 
 std::string YamlMap::qualified(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+SourceLocation YamlMap::location() const {
+  return location(node_.Mark());
+}
+
+void YamlMap::record_places(std::map<std::string, SourceLocation, std::less<>>& out) const {
+  if (!path_.empty()) out.emplace(path_, location());
+  if (!is_map_) return;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    const std::string key = it->first.Scalar();
+    out.emplace(qualified(key), location_of(key));
+  }
 }
 
 SourceLocation YamlMap::location_of(std::string_view key) const {

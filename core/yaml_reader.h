@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -87,6 +88,11 @@ class YamlMap {
   // Adds a diagnostic at `key`'s value (or at the map when absent).
   void report(std::string_view key, std::string what, std::string expected);
   [[nodiscard]] SourceLocation location_of(std::string_view key) const;
+  // Where the map itself starts (a list element's first key).
+  [[nodiscard]] SourceLocation location() const;
+  // The qualified name of each key present ("policy.partitions[3].optimizer")
+  // with the place of its value, and of the map itself under its own path.
+  void record_places(std::map<std::string, SourceLocation, std::less<>>& out) const;
   [[nodiscard]] const std::string& file() const { return file_; }
 
  private:

@@ -269,7 +269,8 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   }
   if (core::Diagnostics d = identity_problems(meta, dir, plan_.model); !d.empty()) return std::unexpected(d);
   const std::string where = (dir / "manifest.json").string();
-  if (!meta.contains("partitions") || meta["partitions"].get<std::vector<std::string>>() != names_ ||
+  // Compared as JSON: a list of other than strings is another plan, not a throw.
+  if (!meta.contains("partitions") || meta["partitions"] != nlohmann::json(names_) ||
       meta.value("param16_versions", 0) != homes_->versions() ||
       meta.value("seed", uint64_t{0}) != options_.seed) {
     return core::fail(
@@ -302,10 +303,32 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   }
   state_.step = meta.value("step", int64_t{0});
   state_.scaler = LossScaler::for_precision(training_.precision, training_.loss_scaling);
-  state_.scaler.scale = meta.value("loss_scale", state_.scaler.scale);
-  state_.scaler.good_steps = meta.value("good_steps", int64_t{0});
-  state_.scaler.hysteresis_left = meta.value("hysteresis_left", state_.scaler.hysteresis_left);
-  state_.skipped = meta.value("skipped_steps", int64_t{0});
+  // The loss scaler's state, checked before it is used: a count near
+  // INT64_MAX would overflow at the next step, a scale of 0 or inf would
+  // make every gradient zero or infinite (found by tests/adversarial).
+  const auto count_at = [&](const char* key, int64_t fallback) -> std::optional<int64_t> {
+    if (!meta.contains(key)) return fallback;
+    const nlohmann::json& v = meta[key];
+    if (v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= (int64_t{1} << 40))
+      return v.get<int64_t>();
+    return std::nullopt;
+  };
+  const auto good = count_at("good_steps", 0);
+  const auto hysteresis = count_at("hysteresis_left", state_.scaler.hysteresis_left);
+  const auto skipped = count_at("skipped_steps", 0);
+  const double scale = meta.contains("loss_scale") && meta["loss_scale"].is_number()
+                           ? meta["loss_scale"].get<double>()
+                           : state_.scaler.scale;
+  if (!good || !hysteresis || !skipped || !std::isfinite(scale) || scale <= 0) {
+    return core::fail({{where},
+                       "metadata: the loss scaler's state (loss_scale, good_steps, hysteresis_left, "
+                       "skipped_steps) is out of range",
+                       "a finite positive loss_scale and counts from 0 to 2^40, as the trainer saves them"});
+  }
+  state_.scaler.scale = scale;
+  state_.scaler.good_steps = *good;
+  state_.scaler.hysteresis_left = static_cast<decltype(state_.scaler.hysteresis_left)>(*hysteresis);
+  state_.skipped = *skipped;
   return {};
 }
 
@@ -507,7 +530,7 @@ core::Diagnostics check_runnable(const core::PlanFile& plan, const core::Machine
   core::Diagnostics problems;
   if (machine.gpu_count != 1) {
     problems.push_back({{},
-                        "the plan is for " + std::to_string(machine.gpu_count) + " GPUs (" + machine.name +
+                        "machine: the plan is for " + std::to_string(machine.gpu_count) + " GPUs (" + machine.name +
                             ") but the executor runs one rank",
                         "a plan for a single-GPU machine, e.g. workstation-24gb-1nvme"});
   }
@@ -518,6 +541,7 @@ core::Diagnostics check_runnable(const core::PlanFile& plan, const core::Machine
   if (auto schedule = core::lower(plan.policy, machine, workload, training, {.steps = 1}); !schedule) {
     problems.insert(problems.end(), schedule.error().begin(), schedule.error().end());
   }
+  core::locate_in_plan(problems, plan.places);
   return problems;
 }
 

@@ -2,6 +2,8 @@
 // --screenshot it loads, renders the window offscreen, saves and exits.
 #include <QApplication>
 #include <QEventLoop>
+#include <QFileInfo>
+#include <QImageWriter>
 #include <QTimer>
 #include <iostream>
 
@@ -15,6 +17,13 @@ using stowage::gui::GuiOptions;
 using stowage::gui::MainWindow;
 
 constexpr int kLoadTimeoutMs = 120'000;
+
+// The README's exit codes, as cli/exit_codes.h gives them to the command
+// (the GUI may not include cli/: tests/layering_test.cpp).
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 2;
+constexpr int kExitBadInput = 65;
+constexpr int kExitCannotWrite = 73;
 
 // Waits until every file (and a planner run, if asked for) has loaded.
 void wait_until_loaded(MainWindow& window, bool planner_running) {
@@ -51,17 +60,30 @@ void apply_start_options(MainWindow& window, const GuiOptions& options) {
   }
 }
 
+// The image format --screenshot's suffix names (".jpg" is JPEG), or an
+// empty array when Qt writes no such format (it was always PNG, whatever
+// the name said).
+QByteArray screenshot_format(const QString& path) {
+  const QByteArray suffix = QFileInfo(path).suffix().toLower().toLatin1();
+  return QImageWriter::supportedImageFormats().contains(suffix) ? suffix : QByteArray();
+}
+
+// The screenshot is written even when an input failed (it shows what did
+// load), but the exit code tells a script that something failed (65).
 int take_screenshot(MainWindow& window, const GuiOptions& options) {
   wait_until_loaded(window, options.run_planner);
+  const bool unfinished = window.loading();
+  if (unfinished) std::cerr << "stowage-gui: loading did not finish in " << kLoadTimeoutMs / 1000 << " s\n";
   apply_start_options(window, options);
   // Hiding panels resizes the views, whose new sizes post further layout
   // requests (the legend's height for its width): let them settle.
   for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
-  if (!window.grab().save(options.screenshot, "PNG")) {
+  if (!window.grab().save(options.screenshot, screenshot_format(options.screenshot).constData())) {
     std::cerr << "stowage-gui: cannot write " << options.screenshot.toStdString() << '\n';
-    return 73;
+    return kExitCannotWrite;
   }
-  return 0;
+  if (unfinished || window.failed_inputs() > 0) return kExitBadInput;
+  return kExitOk;
 }
 
 }  // namespace
@@ -77,6 +99,14 @@ int main(int argc, char** argv) {
   }
   const GuiOptions& options = std::get<GuiOptions>(parsed);
   const bool batch = !options.screenshot.isEmpty();
+  if (batch && screenshot_format(options.screenshot).isEmpty()) {
+    QStringList known;
+    for (const QByteArray& f : QImageWriter::supportedImageFormats()) known << QString::fromLatin1(f);
+    std::cerr << "stowage-gui: --screenshot " << options.screenshot.toStdString()
+              << ": its suffix names no image format this build writes (expected one of "
+              << known.join(", ").toStdString() << ")\n";
+    return kExitUsage;
+  }
   MainWindow window(stowage::core::ProfileCatalog::default_root(),
                     batch ? stowage::gui::ErrorReporting::kStderr : stowage::gui::ErrorReporting::kDialog);
   window.resize(options.size);

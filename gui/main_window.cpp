@@ -14,6 +14,7 @@
 #include <QtConcurrent/QtConcurrent>
 #include <iostream>
 
+#include "gui/background_task.h"
 #include "gui/diagnostics_summary.h"
 #include "gui/legend_bar.h"
 #include "gui/partition_names.h"
@@ -181,12 +182,18 @@ void MainWindow::load(const QString& path, bool as_measured) {
   });
   const std::filesystem::path file = path.toStdString();
   watcher->setFuture(
-      QtConcurrent::run([file, root = profiles_] { return load_file(file, core::ProfileCatalog(root)); }));
+      QtConcurrent::run([file, root = profiles_] {
+        return without_throwing<LoadedFile>(file.string(), "cannot load",
+                                            [&] { return load_file(file, core::ProfileCatalog(root)); });
+      }));
   if (errors_ == ErrorReporting::kDialog) recent_->add(path);
 }
 
 void MainWindow::loaded(const core::Result<LoadedFile>& file, bool as_measured) {
-  if (!file) return report(tr("Cannot open file"), file.error());
+  if (!file) {
+    ++failed_inputs_;
+    return report(tr("Cannot open file"), file.error());
+  }
   if (file->plan) return set_plan(*file->plan, file->capacity);
   const bool measured =
       as_measured || (file->timeline->model.info.source == "measured" && timeline_->document());
@@ -205,18 +212,24 @@ void MainWindow::finish_load() {
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
       const auto result = watcher->result();
       watcher->deleteLater();
-      if (result)
+      if (result) {
         set_primary(*result);
-      else
+      } else {
+        ++failed_inputs_;
         report(tr("Cannot simulate the plan"), result.error());
+      }
       finish_load();
     });
     watcher->setFuture(
         QtConcurrent::run([plan = *plan_model_->plan(),
                            root = profiles_]() -> core::Result<std::shared_ptr<const TimelineDocument>> {
-          auto model = simulate_plan(plan, core::ProfileCatalog(root));
-          if (!model) return std::unexpected(model.error());
-          return prepare_document(std::move(*model));
+          return without_throwing<std::shared_ptr<const TimelineDocument>>(
+              plan.places.file, "cannot simulate the plan",
+              [&]() -> core::Result<std::shared_ptr<const TimelineDocument>> {
+                auto model = simulate_plan(plan, core::ProfileCatalog(root));
+                if (!model) return std::unexpected(model.error());
+                return prepare_document(std::move(*model));
+              });
         }));
     return;
   }

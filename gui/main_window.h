@@ -44,6 +44,9 @@ class MainWindow : public QMainWindow {
   // Opens `path` as the measured side of a comparison.
   void open_measured(const QString& path);
   [[nodiscard]] bool loading() const { return pending_ > 0; }
+  // Inputs that could not be opened or simulated so far (--screenshot exits
+  // non-zero when there is one).
+  [[nodiscard]] int failed_inputs() const { return failed_inputs_; }
 
   void set_critical_path(bool on);
   void select_op_id(qint64 id);
@@ -105,6 +108,7 @@ class MainWindow : public QMainWindow {
   QMenu* recent_menu_ = nullptr;
   RecentFiles* recent_ = nullptr;
   int pending_ = 0;
+  int failed_inputs_ = 0;
   bool simulated_plan_ = false;
 };
 

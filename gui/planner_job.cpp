@@ -21,15 +21,20 @@ struct Inputs {
   core::TrainingSpec training;
 };
 
+// `plan`: the plan file naming the profiles, if any: a name no profile has
+// is then reported at the plan's line.
 core::Result<Inputs> load_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
-                                 const std::string& model, const std::string& training) {
+                                 const std::string& model, const std::string& training,
+                                 const core::PlanPlaces* plan = nullptr) {
   auto m = catalog.machine(machine);
   auto x = catalog.model(model);
   auto t = catalog.training(training);
   core::Diagnostics problems;
-  for (const core::Diagnostics* d :
-       {m ? nullptr : &m.error(), x ? nullptr : &x.error(), t ? nullptr : &t.error()}) {
-    if (d != nullptr) problems.insert(problems.end(), d->begin(), d->end());
+  for (auto [d, field] : {std::pair{m ? nullptr : &m.error(), "machine"}, std::pair{x ? nullptr : &x.error(), "model"},
+                          std::pair{t ? nullptr : &t.error(), "training"}}) {
+    if (d == nullptr) continue;
+    if (plan != nullptr) core::locate_reference_problems(*d, field, *plan);
+    problems.insert(problems.end(), d->begin(), d->end());
   }
   if (!problems.empty()) return std::unexpected(std::move(problems));
   return Inputs{.machine = std::move(*m), .model = std::move(*x), .training = std::move(*t)};
@@ -113,9 +118,15 @@ core::Result<PlannerOutcome> run_planner(const PlannerRequest& request, std::sto
 }
 
 core::Result<TraceModel> simulate_plan(const core::PlanFile& plan, const core::ProfileCatalog& catalog) {
-  auto in = load_inputs(catalog, plan.machine, plan.model, plan.training);
+  auto in = load_inputs(catalog, plan.machine, plan.model, plan.training, &plan.places);
   if (!in) return std::unexpected(in.error());
-  return simulate_policy(plan.policy, *in, in->training, "plan");
+  auto model = simulate_policy(plan.policy, *in, in->training, "plan");
+  if (!model) {
+    core::Diagnostics problems = model.error();
+    core::locate_in_plan(problems, plan.places);  // the plan's field at fault, with its line
+    return std::unexpected(std::move(problems));
+  }
+  return model;
 }
 
 std::array<std::optional<core::Bytes>, 3> capacity_of(const core::MachineSpec& machine) {

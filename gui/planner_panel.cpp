@@ -9,6 +9,7 @@
 #include <QtConcurrent/QtConcurrent>
 
 #include "core/profile_catalog.h"
+#include "gui/background_task.h"
 #include "gui/ruler_ticks.h"
 
 namespace stowage::gui {
@@ -119,10 +120,20 @@ void PlannerPanel::run() {
         Qt::QueuedConnection);
   };
   watcher_.setFuture(QtConcurrent::run([request, token = stop_.get_token(), progress] {
-    auto reply =
-        std::make_shared<PlannerReply>(PlannerReply{.outcome = run_planner(request, token, progress)});
-    if (reply->outcome && reply->outcome->timeline)
-      reply->timeline = prepare_document(*reply->outcome->timeline);
+    auto reply = std::make_shared<PlannerReply>(PlannerReply{.outcome = without_throwing<PlannerOutcome>(
+                                                              "", "the planner failed",
+                                                              [&] { return run_planner(request, token, progress); })});
+    if (reply->outcome && reply->outcome->timeline) {
+      auto doc = without_throwing<std::shared_ptr<const TimelineDocument>>(
+          "", "cannot show the plan's timeline",
+          [&]() -> core::Result<std::shared_ptr<const TimelineDocument>> {
+            return prepare_document(*reply->outcome->timeline);
+          });
+      if (doc)
+        reply->timeline = *doc;
+      else
+        reply->outcome = std::unexpected(doc.error());
+    }
     return reply;
   }));
 }

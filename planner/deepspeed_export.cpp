@@ -82,18 +82,21 @@ core::Result<std::vector<Partition>> check_plan(const core::PlanFile& plan, cons
   core::Diagnostics problems;
   if (parts.size() != policy.partitions.size()) {
     problems.push_back({{},
-                        "the plan has " + std::to_string(policy.partitions.size()) + " partitions but " +
+                        "policy.partitions: the plan has " + std::to_string(policy.partitions.size()) +
+                            " partitions but " +
                             workload.model().name + " splits into " + std::to_string(parts.size()),
                         "a plan made for this model and sub_group_params"});
   }
-  const bool uses_nvme = std::ranges::any_of(policy.partitions, [](const PartitionPolicy& p) {
+  const auto uses_nvme = std::ranges::find_if(policy.partitions, [](const PartitionPolicy& p) {
     return p.param16 == Tier::kNvme || p.optimizer_states == Tier::kNvme || p.gradients == Tier::kNvme;
   });
-  if (uses_nvme && machine.nvme_count == 0) {
+  if (uses_nvme != policy.partitions.end() && machine.nvme_count == 0) {
     problems.push_back({{},
-                        "the plan puts data on NVMe but " + machine.name + " has no NVMe drives",
+                        "policy.partitions[" + std::to_string(uses_nvme - policy.partitions.begin()) +
+                            "]: the plan puts data on NVMe but " + machine.name + " has no NVMe drives",
                         "a machine with nvme_count > 0"});
   }
+  core::locate_in_plan(problems, plan.places);
   if (!problems.empty()) return std::unexpected(std::move(problems));
   return parts;
 }

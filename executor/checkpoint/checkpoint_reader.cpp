@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/text_file.h"
 #include "executor/crc32c.h"
 #include "executor/checkpoint/input_file.h"
 
@@ -33,7 +34,9 @@ core::Result<Manifest> read_manifest(const std::filesystem::path& dir) {
                        "manifest is missing: not a checkpoint, or one whose save did not finish",
                        "a directory written by save_checkpoint"});
   }
-  auto text = read_text_file(path);
+  const auto limit = core::input_limit(core::InputKind::kManifest);
+  if (!limit) return errors_of(core::Diagnostics(limit.error()));
+  auto text = executor::read_text_file(path, *limit);  // the checkpoint reader's, not core's
   if (!text) return errors_of(std::move(text.error()));
   return parse_manifest(*text, path.string());
 }

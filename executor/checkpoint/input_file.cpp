@@ -8,6 +8,8 @@
 
 #include <utility>
 
+#include "core/text_file.h"
+
 namespace stowage::executor {
 namespace {
 
@@ -78,7 +80,9 @@ core::Result<std::string> read_text_file(const std::filesystem::path& path, core
     return core::fail({{path.string(), 0, 0},
                        "file has " + std::to_string(file->size()) + " bytes, more than the " +
                            std::to_string(max_bytes.count()) + " a manifest may have",
-                       "a manifest written by save_checkpoint"});
+                       "a manifest written by save_checkpoint; set " +
+                           std::string(core::input_limit_of(core::InputKind::kManifest).variable) +
+                           " to allow more"});
   }
   std::string text(static_cast<size_t>(file->size()), '\0');
   auto bytes = std::as_writable_bytes(std::span(text));

@@ -35,13 +35,9 @@ class InputFile {
   int64_t size_ = 0;
 };
 
-// A manifest lists a few entries per partition: 64 MiB is thousands of
-// partitions over.
-inline constexpr core::Bytes kMaxManifestBytes{int64_t{64} << 20};
-
 // The whole of a small file (a manifest) as text; a diagnostic when it is
-// larger than max_bytes, checked before reading.
-[[nodiscard]] core::Result<std::string> read_text_file(const std::filesystem::path& path,
-                                                       core::Bytes max_bytes = kMaxManifestBytes);
+// larger than max_bytes (core::input_limit(InputKind::kManifest), 64 MiB
+// unless STOWAGE_MAX_MANIFEST_BYTES says otherwise), checked before reading.
+[[nodiscard]] core::Result<std::string> read_text_file(const std::filesystem::path& path, core::Bytes max_bytes);
 
 }  // namespace stowage::executor

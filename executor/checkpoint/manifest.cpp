@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <iterator>
 #include <optional>
+#include <span>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "core/json_depth.h"
+#include "executor/crc32c.h"
 
 namespace stowage::executor {
 namespace {
@@ -168,6 +171,11 @@ std::optional<Json> parse_json(std::string_view text, const std::string& path, c
     problems.push_back({location_of_byte(text, e.byte, path), "not valid JSON: " + syntax_message(e),
                         "a manifest written by save_checkpoint"});
     return std::nullopt;
+  } catch (const nlohmann::json::exception& e) {
+    // A number past double's range ("1e999") is out_of_range, not a
+    // parse_error: it escaped as an internal error (found by manifest_fuzzer).
+    problems.push_back({{path, 1, 1}, std::string("not valid JSON: ") + e.what(), "a manifest written by save_checkpoint"});
+    return std::nullopt;
   }
 }
 
@@ -176,8 +184,53 @@ void check_format(const Json& doc, const std::string& path, core::Diagnostics& p
       "format '" + std::string(kCheckpointFormat) + "', the only one this build knows";
   if (!doc.contains("format") || !doc["format"].is_string()) {
     problems.push_back({{path, 0, 0}, "key 'format' is missing or not a string", expected});
+  } else if (doc["format"].get<std::string>() == "stowage/checkpoint/v1") {
+    problems.push_back({{path, 0, 0},
+                        "format 'stowage/checkpoint/v1' was written by an older Stowage, whose manifests carry "
+                        "no checksum",
+                        expected + "; start the run anew without --resume"});
   } else if (doc["format"].get<std::string>() != kCheckpointFormat) {
     problems.push_back({{path, 0, 0}, "unknown format '" + doc["format"].get<std::string>() + "'", expected});
+  }
+}
+
+uint32_t crc_of(std::string_view bytes) {
+  return crc32c(std::as_bytes(std::span(bytes.data(), bytes.size())));
+}
+
+// Where the checksum key starts: its last occurrence. A string value cannot
+// hold the quoted key unescaped, and the key must be the object's last, so
+// the last occurrence is the top-level key.
+size_t checksum_key_at(std::string_view text) {
+  return text.rfind("\"" + std::string(kManifestChecksumKey) + "\"");
+}
+
+// The manifest's own CRC32C (its last key) against the bytes before that key.
+void check_checksum(std::string_view text, const Json& doc, const std::string& path, core::Diagnostics& problems) {
+  const std::string key(kManifestChecksumKey);
+  const std::string expected = "a manifest as save_checkpoint wrote it, '" + key + "' its last key";
+  const size_t at = checksum_key_at(text);
+  if (!doc.contains(key) || at == std::string_view::npos) {
+    problems.push_back({location_of_byte(text, text.size(), path), "key '" + key + "' is missing", expected});
+    return;
+  }
+  const core::SourceLocation where = location_of_byte(text, at + 1, path);
+  if (std::prev(doc.end()).key() != key) {
+    problems.push_back({where, "key '" + key + "' is not the manifest's last key", expected});
+    return;
+  }
+  const Json& value = doc[key];
+  if (!value.is_number_unsigned() || value.get<uint64_t>() > 0xFFFFFFFFu) {
+    problems.push_back({where, "key '" + key + "' is not an integer from 0 to 4294967295", expected});
+    return;
+  }
+  const uint32_t computed = crc_of(text.substr(0, at));
+  if (computed != value.get<uint64_t>()) {
+    problems.push_back({where,
+                        "key '" + key + "': the manifest says " + std::to_string(value.get<uint64_t>()) +
+                            " but its bytes give " + std::to_string(computed) +
+                            ": corrupt or edited checkpoint manifest",
+                        expected});
   }
 }
 
@@ -200,10 +253,29 @@ std::string manifest_to_text(const Manifest& manifest) {
                               {"offset", b.offset.count()},
                               {"crc32c", b.crc32c}});
     }
-    return doc.dump(2) + "\n";
+    return seal_manifest_text(doc.dump(2) + "\n");
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("cannot write checkpoint manifest: ") + e.what());
   }
+}
+
+std::string seal_manifest_text(std::string_view text) {
+  if (const size_t at = checksum_key_at(text); at != std::string_view::npos) text = text.substr(0, at);
+  const auto trim_end = [&text] {
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\t' || text.back() == '\r'))
+      text.remove_suffix(1);
+  };
+  trim_end();
+  std::string prefix;
+  if (text.ends_with(',')) {  // the cut of a sealed text: "...],\n  "
+    prefix = std::string(text) + "\n  ";
+  } else {
+    if (!text.ends_with('}')) throw std::invalid_argument("a checkpoint manifest is a JSON object ending with '}'");
+    text.remove_suffix(1);
+    trim_end();
+    prefix = std::string(text) + (text.ends_with('{') ? "\n  " : ",\n  ");
+  }
+  return prefix + "\"" + std::string(kManifestChecksumKey) + "\": " + std::to_string(crc_of(prefix)) + "\n}\n";
 }
 
 core::Result<Manifest> parse_manifest(std::string_view text, const std::string& path) {
@@ -214,6 +286,8 @@ core::Result<Manifest> parse_manifest(std::string_view text, const std::string& 
     return core::fail({{path, 1, 1}, "manifest is not a JSON object", "{\"format\": ...}"});
   check_format(*doc, path, problems);
   if (!problems.empty()) return std::unexpected(std::move(problems));  // unknown format: the rest may differ
+  check_checksum(text, *doc, path, problems);
+  if (!problems.empty()) return std::unexpected(std::move(problems));  // no field of it can be trusted
   Manifest manifest;
   if (doc->contains("metadata") && (*doc)["metadata"].is_object()) {
     manifest.metadata_json = (*doc)["metadata"].dump();

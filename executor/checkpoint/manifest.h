@@ -14,7 +14,11 @@
 
 namespace stowage::executor {
 
-inline constexpr std::string_view kCheckpointFormat = "stowage/checkpoint/v1";
+// v2: the manifest carries its own CRC32C (v1 manifests had none).
+inline constexpr std::string_view kCheckpointFormat = "stowage/checkpoint/v2";
+// The manifest's last key: the CRC32C of every byte before it, so a flipped
+// byte anywhere in the manifest (a size, a tier, the metadata) is caught.
+inline constexpr std::string_view kManifestChecksumKey = "manifest_crc32c";
 inline constexpr std::string_view kManifestFileName = "manifest.json";
 
 // A data file in the checkpoint directory and its exact size, so a
@@ -44,8 +48,17 @@ struct Manifest {
 // caller's bug, found before anything is written).
 [[nodiscard]] std::string manifest_to_text(const Manifest& manifest);
 
+// Seals the text of a JSON object as a manifest: appends the key
+// manifest_crc32c, last, holding the CRC32C of every byte before that key
+// (docs/formats/checkpoint.md). A text already sealed is sealed anew, for a
+// test that edits a manifest on purpose. Throws std::invalid_argument when
+// the text does not end with '}'.
+[[nodiscard]] std::string seal_manifest_text(std::string_view text);
+
 // Parses and checks a manifest read from `path` (used only in messages).
-// Reports every problem at once; a JSON syntax error carries line:column.
+// Reports every problem at once; a JSON syntax error carries line:column. A
+// manifest whose bytes do not give its manifest_crc32c is refused before any
+// field is trusted.
 [[nodiscard]] core::Result<Manifest> parse_manifest(std::string_view text, const std::string& path);
 
 }  // namespace stowage::executor

@@ -26,7 +26,7 @@ double unigram_entropy(std::span<const uint8_t> bytes) {
 }
 
 core::Result<ByteCorpus> ByteCorpus::load(const std::filesystem::path& path, const CorpusOptions& options) {
-  core::Result<std::string> text = core::read_text_file(path, kMaxCorpusBytes);
+  core::Result<std::string> text = core::read_input_file(path, core::InputKind::kCorpus);
   if (!text) return std::unexpected(text.error());
   return from_text(std::move(*text), path.string(), options);
 }

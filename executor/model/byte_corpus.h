@@ -30,12 +30,11 @@ struct TokenBatch {
   std::vector<int32_t> targets;  // [batch, seq]
 };
 
-// The largest corpus load() reads: it is held in memory, twice while split.
-inline constexpr core::Bytes kMaxCorpusBytes{int64_t{2} << 30};
-
 class ByteCorpus {
  public:
-  // The bytes of a regular file of at most kMaxCorpusBytes. A file that
+  // The bytes of a regular file of at most the corpus limit (2 GiB: it is
+  // held in memory, twice while split; STOWAGE_MAX_CORPUS_BYTES overrides it,
+  // core/text_file.h). A file that
   // cannot be read, is not a regular file (a FIFO, /dev/zero, a directory:
   // refused before reading, issue 12), is larger, or is too small for both
   // parts to hold seq + 1 bytes, gives a diagnostic naming it.

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "core/text_file.h"
 #include "executor/model/half_convert.h"
 
 namespace stowage::executor::model {
@@ -106,13 +108,16 @@ void check_packed(const std::filesystem::path& path, const nlohmann::json& heade
   }
 }
 
+// A regular file of bounded size (issue 12: /dev/zero was read without end).
 core::Result<std::vector<std::byte>> read_all(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::fail(problem(path, "cannot be opened", "a readable safetensors file"));
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return core::fail(problem(path, "could not be read", "a readable safetensors file"));
-  std::vector<std::byte> bytes(chars.size());
-  std::memcpy(bytes.data(), chars.data(), chars.size());
+  core::Result<std::string> text = core::read_input_file(path, core::InputKind::kWeights);
+  if (!text) {
+    core::Diagnostic d = text.error().front();
+    if (!std::filesystem::exists(path)) d.what = "cannot be opened: " + d.what;
+    return core::fail(std::move(d));
+  }
+  std::vector<std::byte> bytes(text->size());
+  std::memcpy(bytes.data(), text->data(), text->size());
   return bytes;
 }
 

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <unistd.h>
 
@@ -72,6 +74,74 @@ TEST(CliSimulate, GradientsOnNvmeAreRefusedWithTheirLocation) {
   EXPECT_EQ(o.code, kExitBadInput);
   EXPECT_NE(o.err.find(path + ":"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("policy.partitions[0].gradients: gradients on nvme are not supported"),
+            std::string::npos)
+      << o.err;
+}
+
+// The 1-based line of text on which `needle` first appears, and its column.
+std::pair<int, int> line_and_column(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  EXPECT_NE(at, std::string::npos) << needle;
+  const std::string before = text.substr(0, at);
+  const size_t newline = before.rfind('\n');
+  return {static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1,
+          static_cast<int>(newline == std::string::npos ? at + 1 : at - newline)};
+}
+
+// Issue 12 item 7: "the policy has 6 partitions but ... splits into 42"
+// named no file. It names the plan, the line and column of its partitions
+// list, and the field.
+TEST(CliSimulate, APartitionCountMismatchNamesThePlansPartitionsList) {
+  const TempDir dir;
+  std::string plan = tiny_infinity_plan(dir);
+  const size_t last = plan.rfind("    - {");
+  ASSERT_NE(last, std::string::npos);
+  const size_t count = static_cast<size_t>(std::count(plan.begin(), plan.end(), '{'));
+  plan.erase(last, plan.find('\n', last) + 1 - last);
+  const std::string path = dir.file("short.yaml");
+  std::ofstream(path) << plan;
+  const auto [line, column] = line_and_column(plan, "- {");
+  const Outcome o = stowage({"simulate", path});
+  EXPECT_EQ(o.code, kExitBadInput) << o.err;
+  EXPECT_NE(o.err.find(path + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                       ": policy.partitions: the policy has " + std::to_string(count - 1) +
+                       " partitions but tiny-gpt splits into " + std::to_string(count)),
+            std::string::npos)
+      << o.err;
+}
+
+// Issue 12: gradient_accumulation: 1000000, which the plan format allows,
+// ended in "internal error: std::bad_alloc" (exit 70). Lowering refuses it
+// before allocating, at the plan's line.
+TEST(CliSimulate, TooManyMicroStepsAreRefusedAtTheirLine) {
+  const TempDir dir;
+  std::string plan = tiny_infinity_plan(dir);
+  const size_t at = plan.find("gradient_accumulation: ");
+  ASSERT_NE(at, std::string::npos);
+  plan.replace(at, plan.find('\n', at) - at, "gradient_accumulation: 1000000");
+  const std::string path = dir.file("huge.yaml");
+  std::ofstream(path) << plan;
+  const auto [line, column] = line_and_column(plan, "gradient_accumulation: 1000000");
+  const Outcome o = stowage({"simulate", path});
+  EXPECT_EQ(o.code, kExitBadInput) << o.err;
+  EXPECT_NE(o.err.find(path + ":" + std::to_string(line) + ":" + std::to_string(column + 23) +
+                       ": policy.gradient_accumulation: 1000000 micro-steps per step (at most 4096"),
+            std::string::npos)
+      << o.err;
+}
+
+// Issue 12 item 7: "a GPU optimizer needs its states and gradients on the
+// GPU" named no partition. It names the partition's optimizer field.
+TEST(CliSimulate, AGpuOptimizerOnOffloadedStatesNamesThePartition) {
+  const TempDir dir;
+  const std::string plan = replaced(tiny_infinity_plan(dir), "optimizer: cpu", "optimizer: gpu");
+  const std::string path = dir.file("gpu-optimizer.yaml");
+  std::ofstream(path) << plan;
+  const auto [line, column] = line_and_column(plan, "optimizer: gpu");
+  const Outcome o = stowage({"simulate", path});
+  EXPECT_EQ(o.code, kExitBadInput) << o.err;
+  EXPECT_NE(o.err.find(path + ":" + std::to_string(line) + ":" + std::to_string(column + 11) +
+                       ": policy.partitions[0].optimizer: a GPU optimizer needs its states and gradients on the GPU"),
             std::string::npos)
       << o.err;
 }

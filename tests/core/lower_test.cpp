@@ -208,7 +208,7 @@ TEST(Lower, GradientsOnNvmeAreRefused) {
   p.partitions[2].gradients = Tier::kNvme;
   auto r = lower(p, machine, w, training);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error()[0].what, "gradients on NVMe are not supported");
+  EXPECT_EQ(r.error()[0].what, "policy.partitions[2].gradients: gradients on NVMe are not supported");
 }
 
 TEST(Lower, SubGroupsSplitBigLayers) {

@@ -15,6 +15,7 @@
 #include "core/profile_catalog.h"
 #include "core/workload.h"
 #include "executor/checkpoint/checkpoint_reader.h"
+#include "executor/checkpoint/manifest.h"
 #include "executor/cpu_backend.h"
 #include "executor/faulty_backend.h"
 #include "executor/trainer.h"
@@ -169,13 +170,33 @@ TEST(Trainer, ACheckpointOfAnotherStepOrModelIsRefused) {
   const std::string model = "\"model\": \"" + plan_where(kCpuOffload).model + "\"";
   ASSERT_NE(text.find(model), std::string::npos) << text;
   text.replace(text.find(model), model.size(), "\"model\": \"gpt2\"");
-  std::ofstream(manifest, std::ios::trunc) << text;
+  std::ofstream(manifest, std::ios::trunc) << seal_manifest_text(text);  // as if saved so: the model is checked
   auto d = backend("identity-c");
   auto other =
       train_plan(plan_where(kCpuOffload), *d, {.steps = 3, .seed = 7, .resume = root / "step-000001"});
   ASSERT_FALSE(other);
   EXPECT_NE(core::to_string(other.error()).find("the checkpoint is of model \"gpt2\""), std::string::npos)
       << core::to_string(other.error());
+}
+
+// Found by tests/adversarial/sweep.py: a manifest (sealed as if saved so)
+// whose loss-scaler count is INT64_MAX resumed, and the count overflowed at
+// the next step. The scaler's state is checked before it is used.
+TEST(Trainer, ALossScalerStateOutOfRangeIsRefused) {
+  const fs::path root = scratch("scaler") / "checkpoints";
+  auto b = backend("scaler-a");
+  ASSERT_TRUE(train_plan(plan_where(kCpuOffload), *b, {.steps = 1, .seed = 7, .checkpoint_root = root}));
+  const fs::path manifest = root / "step-000001" / "manifest.json";
+  std::string text = core::read_text_file(manifest).value();
+  const size_t at = text.find("\"good_steps\": ");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, text.find_first_of(",\n}", at) - at, "\"good_steps\": 9223372036854775807");
+  std::ofstream(manifest, std::ios::trunc) << seal_manifest_text(text);
+  auto c = backend("scaler-b");
+  auto r = train_plan(plan_where(kCpuOffload), *c, {.steps = 2, .seed = 7, .resume = root / "step-000001"});
+  ASSERT_FALSE(r);
+  EXPECT_NE(core::to_string(r.error()).find("the loss scaler's state"), std::string::npos)
+      << core::to_string(r.error());
 }
 
 TEST(Trainer, AFailingWriteStopsTheRunAndKeepsTheLastCheckpoint) {

@@ -9,9 +9,13 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <fstream>
+#include <new>
 #include <set>
+#include <sstream>
+#include <stdexcept>
 
 #include "core/plan_file.h"
+#include "gui/background_task.h"
 #include "gui/command_line.h"
 #include "gui_test_data.h"
 
@@ -94,6 +98,50 @@ TEST(MainWindow, ABadFileIsReportedAndLoadsNothing) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("bad.json:2:"), std::string::npos) << err;
   EXPECT_EQ(w.timeline().document(), nullptr);
+  EXPECT_EQ(w.failed_inputs(), 1);  // --screenshot exits 65 for it
+}
+
+// Issue 12 item 6: a background task that threw aborted the GUI
+// (QUnhandledException). Whatever a task throws becomes a diagnostic.
+TEST(BackgroundTask, WhatATaskThrowsBecomesADiagnostic) {
+  const auto out_of_memory = without_throwing<int>("plan.yaml", "cannot simulate the plan",
+                                                   []() -> core::Result<int> { throw std::bad_alloc(); });
+  ASSERT_FALSE(out_of_memory);
+  EXPECT_EQ(core::to_string(out_of_memory.error()).substr(0, 54),
+            "plan.yaml: cannot simulate the plan: out of memory (st");
+  const auto thrown = without_throwing<int>("t.json", "cannot load",
+                                            []() -> core::Result<int> { throw std::runtime_error("boom"); });
+  ASSERT_FALSE(thrown);
+  EXPECT_EQ(thrown.error()[0].to_string(), "t.json: cannot load: boom");
+  const auto fine = without_throwing<int>("", "x", []() -> core::Result<int> { return 7; });
+  EXPECT_EQ(fine.value(), 7);
+}
+
+// Issue 12 item 6: a plan with gradient_accumulation: 1000000 (the maximum
+// a plan may give) made the simulation's allocation fail, and the GUI
+// aborted. It is reported as a failed input at the plan's line (lowering
+// refuses it before allocating; what a task throws is caught either way:
+// BackgroundTask above); the window stays up.
+TEST(MainWindow, APlanWhoseSimulationFailsIsReportedNotAborted) {
+  Files f;
+  std::ifstream in(f.plan.toStdString());
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string plan = text.str();
+  const size_t at = plan.find("gradient_accumulation: ");
+  ASSERT_NE(at, std::string::npos);
+  plan.replace(at, plan.find('\n', at) - at, "gradient_accumulation: 1000000");
+  const QString path = f.dir.filePath("huge.yaml");
+  std::ofstream(path.toStdString()) << plan;
+  MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  ::testing::internal::CaptureStderr();
+  w.open_files({path});
+  const bool finished = wait_for_loads(w);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(finished);
+  EXPECT_EQ(w.failed_inputs(), 1) << err;
+  EXPECT_NE(err.find("huge.yaml:"), std::string::npos) << err;
+  EXPECT_NE(err.find("policy.gradient_accumulation: 1000000 micro-steps per step"), std::string::npos) << err;
 }
 
 TEST(MainWindow, APlanAloneIsSimulatedForItsTimeline) {

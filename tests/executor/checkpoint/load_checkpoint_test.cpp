@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "core/text_file.h"
 #include "executor/checkpoint/checkpoint_reader.h"
+#include "executor/checkpoint/manifest.h"
 #include "executor/checkpoint/save_checkpoint.h"
 #include "tests/executor/checkpoint/scratch_dir.h"
 
@@ -87,7 +91,7 @@ TEST_F(LoadCheckpoint, MissingDataFileIsRefused) {
 
 // The stray comma sits on line 3, column 16: `  "metadata": {,`.
 TEST_F(LoadCheckpoint, GarbageManifestGivesLineAndColumn) {
-  write_text(dir_ / "manifest.json", "{\n  \"format\": \"stowage/checkpoint/v1\",\n  \"metadata\": {,\n}\n");
+  write_text(dir_ / "manifest.json", "{\n  \"format\": \"stowage/checkpoint/v2\",\n  \"metadata\": {,\n}\n");
   const auto loaded = load_checkpoint(dir_);
   ASSERT_FALSE(loaded);
   ASSERT_EQ(loaded.error().size(), 1u);
@@ -103,15 +107,15 @@ TEST_F(LoadCheckpoint, UnknownFormatNamesTheKnownOne) {
              R"({"format": "stowage/checkpoint/v9", "metadata": {}, "files": [], "blobs": []})");
   const std::string error = load_error();
   EXPECT_NE(error.find("unknown format 'stowage/checkpoint/v9'"), std::string::npos) << error;
-  EXPECT_NE(error.find("stowage/checkpoint/v1"), std::string::npos) << error;
+  EXPECT_NE(error.find("stowage/checkpoint/v2"), std::string::npos) << error;
 }
 
 // A blob without its size and with a tier that is a number: both problems
 // reported together, not one per attempt.
 TEST_F(LoadCheckpoint, ReportsEveryManifestProblemAtOnce) {
-  write_text(dir_ / "manifest.json", R"({"format": "stowage/checkpoint/v1", "metadata": {},
+  write_text(dir_ / "manifest.json", seal_manifest_text(R"({"format": "stowage/checkpoint/v2", "metadata": {},
     "files": [{"file": "blobs.bin", "size": 12321}],
-    "blobs": [{"name": "a", "tier": 3, "file": "blobs.bin", "offset": 0, "crc32c": 0}]})");
+    "blobs": [{"name": "a", "tier": 3, "file": "blobs.bin", "offset": 0, "crc32c": 0}]})"));
   const auto loaded = load_checkpoint(dir_);
   ASSERT_FALSE(loaded);
   const std::string error = core::to_string(loaded.error());
@@ -122,10 +126,31 @@ TEST_F(LoadCheckpoint, ReportsEveryManifestProblemAtOnce) {
 
 // A manifest may not send the loader outside the checkpoint directory.
 TEST_F(LoadCheckpoint, FileOutsideTheCheckpointIsRefused) {
-  write_text(dir_ / "manifest.json", R"({"format": "stowage/checkpoint/v1", "metadata": {},
-    "files": [{"file": "../step-000099/blobs.bin", "size": 0}], "blobs": []})");
+  write_text(dir_ / "manifest.json", seal_manifest_text(R"({"format": "stowage/checkpoint/v2", "metadata": {},
+    "files": [{"file": "../step-000099/blobs.bin", "size": 0}], "blobs": []})"));
   const std::string error = load_error();
   EXPECT_NE(error.find("is not a plain file name"), std::string::npos) << error;
+}
+
+// Issue 12 item 5: the manifest was trusted. One byte changed in a field no
+// blob checksum covers (a blob's tier: "nvme" becomes "nvmf") is refused by
+// the manifest's own CRC32C, at the checksum's line and column.
+TEST_F(LoadCheckpoint, AFlippedByteInTheManifestIsRefused) {
+  const std::filesystem::path manifest = dir_ / "manifest.json";
+  std::string text = core::read_text_file(manifest).value();
+  const size_t tier = text.find("\"nvme\"");
+  ASSERT_NE(tier, std::string::npos) << text;
+  text[tier + 4] = 'f';
+  write_text(manifest, text);
+  const auto loaded = load_checkpoint(dir_);
+  ASSERT_FALSE(loaded);
+  ASSERT_EQ(loaded.error().size(), 1u) << core::to_string(loaded.error());
+  const core::Diagnostic& d = loaded.error()[0];
+  EXPECT_EQ(d.where.file, manifest.string());
+  EXPECT_EQ(d.where.line, static_cast<int>(std::count(text.begin(), text.end(), '\n')) - 1);
+  EXPECT_EQ(d.where.column, 3);
+  EXPECT_NE(d.what.find("key 'manifest_crc32c'"), std::string::npos) << d.what;
+  EXPECT_NE(d.what.find("corrupt or edited checkpoint manifest"), std::string::npos) << d.what;
 }
 
 }  // namespace
