@@ -1,13 +1,11 @@
-// kineto_trace.h, on simdjson's On-Demand API with its depth limit.
+// kineto_trace.h, through Stowage's one trace walker (core/trace_events.h).
 #include "calibration/kineto_trace.h"
-
-#include <simdjson.h>
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
-#include "core/text_file.h"
+#include "core/trace_events.h"
 
 namespace stowage::calibration {
 namespace {
@@ -18,7 +16,6 @@ using core::Lane;
 using core::OpKind;
 using core::SimTime;
 
-constexpr size_t kMaxDepth = 64;
 constexpr size_t kMaxDiagnostics = 20;
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
 
@@ -27,121 +24,50 @@ struct Event {
   double ts = 0, dur = 0;              // µs
 };
 
-core::SourceLocation location_of(std::string_view text, size_t offset, const std::string& file) {
-  core::SourceLocation where{.file = file, .line = 1, .column = 1};
-  for (size_t i = 0; i < std::min(offset, text.size()); ++i) {
-    if (text[i] == '\n') {
-      ++where.line;
-      where.column = 1;
-    } else {
-      ++where.column;
-    }
-  }
-  return where;
-}
-
-std::string_view trimmed(std::string_view token) {
-  while (!token.empty() &&
-         (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' || token.back() == '\t'))
-    token.remove_suffix(1);
-  return token;
-}
-
-// One "ph": "X" event's fields; other phases come back with an empty name.
-simdjson::error_code read_event(simdjson::ondemand::object object, Event& e, bool& complete) {
-  complete = false;
-  for (auto field : object) {
-    std::string_view key;
-    if (auto err = field.unescaped_key().get(key)) return err;
-    simdjson::ondemand::value value;
-    if (auto err = field.value().get(value)) return err;
-    if (key == "ph") {
-      std::string_view ph;
-      if (auto err = value.get_string().get(ph)) return err;
-      complete = ph == "X";
-    } else if (key == "name" || key == "cat") {
-      std::string_view s;
-      if (auto err = value.get_string().get(s)) return err;
-      (key == "name" ? e.name : e.category) = std::string(s);
-    } else if (key == "ts" || key == "dur") {
-      double x = 0;
-      if (auto err = value.get_double().get(x)) return err;
-      (key == "ts" ? e.ts : e.dur) = x;
-    } else if (key == "pid" || key == "tid") {
-      const std::string_view token = value.raw_json_token();
-      e.thread += std::string(key) + "=" + std::string(trimmed(token)) + " ";
-    }
-  }
-  return simdjson::SUCCESS;
-}
-
-Diagnostic json_error(simdjson::error_code err, std::string_view text, size_t offset,
-                      const std::string& file) {
-  std::string what = "JSON: " + std::string(simdjson::error_message(err));
-  if (err == simdjson::DEPTH_ERROR) what += " (at most " + std::to_string(kMaxDepth) + " levels)";
-  return {location_of(text, offset, file), what,
-          "a PyTorch profiler trace (torch.profiler export_chrome_trace)"};
-}
-
-// Every complete ("X") event, in file order.
-core::Result<std::vector<Event>> read_events(std::string_view text, const std::string& file) {
-  const simdjson::padded_string padded(text.data(), text.size());
-  simdjson::ondemand::parser parser;
-  if (auto err = parser.allocate(padded.size(), kMaxDepth)) return core::fail(json_error(err, text, 0, file));
-  simdjson::ondemand::document doc;
-  if (auto err = parser.iterate(padded).get(doc)) return core::fail(json_error(err, text, 0, file));
-  auto offset = [&]() -> size_t {
-    const char* at = nullptr;
-    if (doc.current_location().get(at)) return text.size();
-    return static_cast<size_t>(at - padded.data());
-  };
+// Every complete ("X") event with usable times, through the one trace
+// walker (core/trace_events.h); events with unusable times are diagnostics.
+struct EventCollector final : core::TraceEventVisitor {
+  const std::string& file;
   std::vector<Event> events;
   Diagnostics problems;
   size_t unreported = 0;  // bad events past kMaxDiagnostics
-  bool found = false;
-  simdjson::ondemand::object root;
-  if (auto err = doc.get_object().get(root)) return core::fail(json_error(err, text, offset(), file));
-  for (auto field : root) {
-    std::string_view key;
-    if (auto err = field.unescaped_key().get(key)) return core::fail(json_error(err, text, offset(), file));
-    if (key != "traceEvents") continue;  // its value is skipped unread
-    found = true;
-    simdjson::ondemand::array array;
-    if (auto err = field.value().get_array().get(array))
-      return core::fail(json_error(err, text, offset(), file));
-    size_t index = 0;
-    for (auto element : array) {
-      const size_t at = offset();
-      simdjson::ondemand::object object;
-      Event e;
-      bool complete = false;
-      auto err = element.get_object().get(object);
-      if (!err) err = read_event(object, e, complete);
-      if (err) return core::fail(json_error(err, text, offset(), file));
-      const std::string field_of = "traceEvents[" + std::to_string(index) + "]";
-      if (complete && !(std::isfinite(e.ts) && std::isfinite(e.dur) && e.dur >= 0)) {
-        if (problems.size() == kMaxDiagnostics) {
-          ++unreported;
-        } else {
-          problems.push_back({location_of(text, at, file),
-                              field_of + ": ts " + std::to_string(e.ts) + ", dur " + std::to_string(e.dur) +
-                                  " is not a span",
-                              "finite times and a duration >= 0, in µs"});
-        }
-      } else if (complete) {
-        events.push_back(std::move(e));
+
+  explicit EventCollector(const std::string& f) : file(f) {}
+  void header(const core::TraceHeader&) override {}
+  void event(const core::TraceEvent& e) override {
+    if (!e.is_object || e.ph != "X") return;
+    const double ts = e.ts.value_or(NAN), dur = e.dur.value_or(0);
+    if (!(std::isfinite(ts) && std::isfinite(dur) && dur >= 0 && std::abs(ts) < 4e15 && dur < 4e15)) {
+      if (problems.size() == kMaxDiagnostics) {
+        ++unreported;
+        return;
       }
-      ++index;
+      problems.push_back({{file, e.line(), 0},
+                          "traceEvents[" + std::to_string(e.index) + "]: ts " + std::to_string(ts) +
+                              ", dur " + std::to_string(dur) + " is not a span",
+                          "finite times below 4e15 and a duration >= 0, in µs"});
+      return;
     }
+    events.push_back(
+        {.name = std::string(e.name),
+         .category = std::string(e.cat),
+         .thread = "pid=" + std::to_string(e.pid.value_or(0)) + " tid=" + std::to_string(e.tid.value_or(0)),
+         .ts = ts,
+         .dur = dur});
   }
-  if (!found)
-    return core::fail(
-        {{file, 0, 0}, "no traceEvents", "a PyTorch profiler trace (torch.profiler export_chrome_trace)"});
-  if (unreported > 0)
-    problems.push_back(
-        {{file, 0, 0}, "and " + std::to_string(unreported) + " more events that are not spans", ""});
-  if (!problems.empty()) return std::unexpected(std::move(problems));
-  return events;
+};
+
+core::Result<std::vector<Event>> read_events(std::string_view padded_text, const std::string& file) {
+  EventCollector collector(file);
+  if (auto walked = core::walk_trace(padded_text, file, collector); !walked)
+    return std::unexpected(walked.error());
+  if (collector.unreported > 0)
+    collector.problems.push_back(
+        {{file, 0, 0},
+         "and " + std::to_string(collector.unreported) + " more events that are not spans",
+         ""});
+  if (!collector.problems.empty()) return std::unexpected(std::move(collector.problems));
+  return std::move(collector.events);
 }
 
 OpKind kind_of(Lane lane, std::string_view name) {
@@ -194,7 +120,10 @@ bool looks_like_kineto(std::string_view text) {
   return contains(head, "\"schemaVersion\"") || contains(text, kStepPrefix);
 }
 
-core::Result<KinetoTrace> parse_kineto_trace(std::string_view text, const std::string& file) {
+namespace {
+
+// `text` is followed by kTracePadding readable bytes.
+core::Result<KinetoTrace> parse_padded(std::string_view text, const std::string& file) {
   auto read = read_events(text, file);
   if (!read) return std::unexpected(read.error());
   std::vector<Event>& events = *read;
@@ -265,6 +194,13 @@ core::Result<KinetoTrace> parse_kineto_trace(std::string_view text, const std::s
   return trace;
 }
 
+}  // namespace
+
+core::Result<KinetoTrace> parse_kineto_trace(std::string_view text, const std::string& file) {
+  const core::PaddedText padded = core::padded_trace_text(text);
+  return parse_padded(padded.text(), file);
+}
+
 TraceMetrics kineto_metrics(const KinetoTrace& trace) {
   TraceMetrics m = trace_metrics(trace.schedule, trace.timeline);
   m.step_times = trace.step_times;
@@ -272,9 +208,9 @@ TraceMetrics kineto_metrics(const KinetoTrace& trace) {
 }
 
 core::Result<KinetoTrace> load_kineto_trace(const std::filesystem::path& path) {
-  core::Result<std::string> text = core::read_text_file(path);
+  core::Result<core::PaddedText> text = core::read_trace_text(path.string());
   if (!text) return std::unexpected(text.error());
-  return parse_kineto_trace(*text, path.string());
+  return parse_padded(text->text(), path.string());
 }
 
 }  // namespace stowage::calibration

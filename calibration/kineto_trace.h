@@ -48,9 +48,9 @@ struct KinetoTrace {
 [[nodiscard]] bool looks_like_kineto(std::string_view text);
 
 // `file` names the text in diagnostics: JSON syntax at file:line:column,
-// an event's field as traceEvents[i].field. simdjson's On-Demand parser
-// never recurses: what is read is limited to 64 levels (a Kineto trace
-// nests 4) and what is not read is skipped, so no nesting exhausts the stack.
+// an event as traceEvents[i] at its line. Read by Stowage's one trace walker
+// (core/trace_events.h: simdjson On-Demand, nesting past kMaxJsonDepth
+// refused); a file has the trace size limit (STOWAGE_MAX_TRACE_BYTES).
 [[nodiscard]] core::Result<KinetoTrace> parse_kineto_trace(std::string_view text, const std::string& file);
 [[nodiscard]] core::Result<KinetoTrace> load_kineto_trace(const std::filesystem::path& path);
 

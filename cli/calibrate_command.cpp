@@ -116,7 +116,7 @@ int run_calibrate(const Context& context, const CalibrateArgs& a) {
   auto machine_text = core::read_input_file(*machine_path, core::InputKind::kProfile);
   if (!machine_text) return report(context, machine_text.error());
   if (a.fit.size() == 1) {
-    auto text = core::read_text_file(a.fit.front());
+    auto text = core::read_input_file(a.fit.front(), core::InputKind::kTrace);
     if (!text) return report(context, text.error());
     if (calibration::looks_like_kineto(*text))
       return calibrate_lanes(context, a, *machine, *machine_text, *text);

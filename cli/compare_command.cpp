@@ -267,7 +267,7 @@ int run_compare(const Context& context, const CompareArgs& a) {
       return kExitCannotWrite;
     }
   }
-  auto measured_text = core::read_text_file(a.traces.back());
+  auto measured_text = core::read_input_file(a.traces.back(), core::InputKind::kTrace);
   if (!measured_text) return report(context, measured_text.error());
   if (calibration::looks_like_kineto(*measured_text)) return run_lane_compare(context, a, *measured_text);
   auto measured = core::parse_recorded_trace(*measured_text, a.traces.back());
