@@ -1,7 +1,8 @@
 #include "core/memory_at_peak.h"
 
 #include <algorithm>
-#include <tuple>
+
+#include "core/memory_replay.h"
 
 namespace stowage::core {
 namespace {
@@ -32,7 +33,8 @@ using Totals = std::array<Bytes, kMemoryItemCount + 1>;  // the last: unknown na
 constexpr size_t kUnknown = kMemoryItemCount;
 
 size_t slot_of(std::string_view tensor, const std::vector<std::string>& pools) {
-  if (std::find(pools.begin(), pools.end(), tensor) != pools.end()) return static_cast<size_t>(MemoryItem::kRuntimePools);
+  if (std::find(pools.begin(), pools.end(), tensor) != pools.end())
+    return static_cast<size_t>(MemoryItem::kRuntimePools);
   const std::optional<MemoryItem> item = memory_item_of(tensor);
   return item ? static_cast<size_t>(*item) : kUnknown;
 }
@@ -40,9 +42,11 @@ size_t slot_of(std::string_view tensor, const std::vector<std::string>& pools) {
 TierPeak peak_of(Tier tier, Bytes peak, SimTime at, const Totals& totals) {
   TierPeak out{.tier = tier, .peak = peak, .at = at, .unknown = totals[kUnknown]};
   for (int i = 0; i < kMemoryItemCount; ++i) {
-    if (totals[static_cast<size_t>(i)].count() != 0) out.held.push_back({static_cast<MemoryItem>(i), totals[static_cast<size_t>(i)]});
+    if (totals[static_cast<size_t>(i)].count() != 0)
+      out.held.push_back({static_cast<MemoryItem>(i), totals[static_cast<size_t>(i)]});
   }
-  std::stable_sort(out.held.begin(), out.held.end(), [](const HeldItem& a, const HeldItem& b) { return a.bytes > b.bytes; });
+  std::stable_sort(out.held.begin(), out.held.end(),
+                   [](const HeldItem& a, const HeldItem& b) { return a.bytes > b.bytes; });
   return out;
 }
 
@@ -50,26 +54,40 @@ TierPeak peak_of(Tier tier, Bytes peak, SimTime at, const Totals& totals) {
 
 std::string_view to_string(MemoryItem item) {
   switch (item) {
-    case MemoryItem::kParam16: return "param16";
-    case MemoryItem::kGrad16: return "grad16";
-    case MemoryItem::kOptimizerStates: return "optimizer states (master32 + adam_m + adam_v)";
-    case MemoryItem::kRollbackCopies: return "rollback copies of optimizer states";
-    case MemoryItem::kActivations: return "activations";
-    case MemoryItem::kScratch: return "fp32 scratch";
-    case MemoryItem::kCheckpointSnapshots: return "checkpoint snapshots";
-    case MemoryItem::kStagingBuffers: return "pinned staging buffers";
-    case MemoryItem::kReserve: return "reserve";
-    case MemoryItem::kRuntimePools: return "runtime buffer pools";
+    case MemoryItem::kParam16:
+      return "param16";
+    case MemoryItem::kGrad16:
+      return "grad16";
+    case MemoryItem::kOptimizerStates:
+      return "optimizer states (master32 + adam_m + adam_v)";
+    case MemoryItem::kRollbackCopies:
+      return "rollback copies of optimizer states";
+    case MemoryItem::kActivations:
+      return "activations";
+    case MemoryItem::kScratch:
+      return "fp32 scratch";
+    case MemoryItem::kCheckpointSnapshots:
+      return "checkpoint snapshots";
+    case MemoryItem::kStagingBuffers:
+      return "pinned staging buffers";
+    case MemoryItem::kReserve:
+      return "reserve";
+    case MemoryItem::kRuntimePools:
+      return "runtime buffer pools";
   }
   return "";
 }
 
 std::optional<TensorClass> tensor_class_of(MemoryItem item) {
   switch (item) {
-    case MemoryItem::kParam16: return TensorClass::kParam16;
-    case MemoryItem::kGrad16: return TensorClass::kGrad16;
-    case MemoryItem::kActivations: return TensorClass::kActivation;
-    default: return std::nullopt;
+    case MemoryItem::kParam16:
+      return TensorClass::kParam16;
+    case MemoryItem::kGrad16:
+      return TensorClass::kGrad16;
+    case MemoryItem::kActivations:
+      return TensorClass::kActivation;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -83,15 +101,6 @@ std::optional<MemoryItem> memory_item_of(std::string_view tensor) {
 
 std::array<TierPeak, 3> memory_at_peak(const Schedule& schedule, const Timeline& timeline,
                                        const std::vector<std::string>& runtime_pool_names) {
-  // The order of replay_peak: (time, 0 = end | 1 = start, op).
-  std::vector<std::tuple<SimTime, int, OpId>> events;
-  events.reserve(2 * schedule.ops.size());
-  for (const Op& op : schedule.ops) {
-    const OpSpan& span = timeline.spans.at(static_cast<size_t>(op.id));
-    events.emplace_back(span.start, 1, op.id);
-    events.emplace_back(span.end, 0, op.id);
-  }
-  std::sort(events.begin(), events.end());
   std::array<Totals, 3> now{};
   std::array<Bytes, 3> in_use{};
   for (const MemoryEffect& e : schedule.resident_items) {
@@ -101,8 +110,9 @@ std::array<TierPeak, 3> memory_at_peak(const Schedule& schedule, const Timeline&
   std::array<Totals, 3> at_peak = now;
   std::array<Bytes, 3> peak = in_use;
   std::array<SimTime, 3> when{};
-  for (const auto& [time, starts, id] : events) {
-    const Op& op = schedule.op(id);
+  for (const MemoryEvent& event : memory_events(schedule, timeline)) {
+    const bool starts = event.start;
+    const Op& op = schedule.op(event.op);
     for (const MemoryEffect& e : starts ? op.allocs : op.frees) {
       const size_t t = static_cast<size_t>(e.tier);
       Bytes& held = now[t][slot_of(e.tensor, runtime_pool_names)];
@@ -111,7 +121,7 @@ std::array<TierPeak, 3> memory_at_peak(const Schedule& schedule, const Timeline&
       if (in_use[t] > peak[t]) {
         peak[t] = in_use[t];
         at_peak[t] = now[t];
-        when[t] = time;
+        when[t] = event.time;
       }
     }
   }

@@ -1,27 +1,40 @@
 #include "core/memory_by_class.h"
 
 #include <algorithm>
-#include <tuple>
 
+#include "core/memory_replay.h"
 #include "core/tensor_class.h"
 
 namespace stowage::core {
 
 std::string_view to_string(MemoryClass c) {
   switch (c) {
-    case MemoryClass::kParam16: return "param16";
-    case MemoryClass::kGrad16: return "grad16";
-    case MemoryClass::kGrad32: return "grad32";
-    case MemoryClass::kMaster32: return "master32";
-    case MemoryClass::kAdamM: return "adam_m";
-    case MemoryClass::kAdamV: return "adam_v";
-    case MemoryClass::kOptimizerStates: return "optimizer_states";
-    case MemoryClass::kActivation: return "activation";
-    case MemoryClass::kWorkspace: return "workspace";
-    case MemoryClass::kStaging: return "staging";
-    case MemoryClass::kReserve: return "reserve";
-    case MemoryClass::kCheckpoint: return "checkpoint";
-    case MemoryClass::kOther: return "other";
+    case MemoryClass::kParam16:
+      return "param16";
+    case MemoryClass::kGrad16:
+      return "grad16";
+    case MemoryClass::kGrad32:
+      return "grad32";
+    case MemoryClass::kMaster32:
+      return "master32";
+    case MemoryClass::kAdamM:
+      return "adam_m";
+    case MemoryClass::kAdamV:
+      return "adam_v";
+    case MemoryClass::kOptimizerStates:
+      return "optimizer_states";
+    case MemoryClass::kActivation:
+      return "activation";
+    case MemoryClass::kWorkspace:
+      return "workspace";
+    case MemoryClass::kStaging:
+      return "staging";
+    case MemoryClass::kReserve:
+      return "reserve";
+    case MemoryClass::kCheckpoint:
+      return "checkpoint";
+    case MemoryClass::kOther:
+      return "other";
   }
   return "other";
 }
@@ -64,20 +77,13 @@ std::vector<ClassSample> memory_by_class(const Schedule& schedule, const Timelin
   for (const ClassSample& s : now) {
     if (std::ranges::any_of(s.bytes, [](Bytes b) { return b.count() != 0; })) out.push_back(s);
   }
-  // (time, 0 = end | 1 = start, op): ends first at equal times, as the engine.
-  std::vector<std::tuple<SimTime, int, size_t>> events;
-  for (size_t i = 0; i < schedule.ops.size() && i < timeline.spans.size(); ++i) {
-    const OpSpan& span = timeline.spans[i];
-    if (!schedule.ops[i].allocs.empty()) events.emplace_back(span.start, 1, i);
-    if (!schedule.ops[i].frees.empty()) events.emplace_back(std::max(span.start, span.end), 0, i);
-  }
-  std::ranges::sort(events);
+  const std::vector<MemoryEvent> events = memory_events(schedule, timeline);
   for (size_t k = 0; k < events.size();) {
-    const SimTime t = std::get<0>(events[k]);
+    const SimTime t = events[k].time;
     std::array<bool, 3> changed{};
-    for (; k < events.size() && std::get<0>(events[k]) == t; ++k) {
-      const auto& [time, starts, i] = events[k];
-      const Op& op = schedule.ops[i];
+    for (; k < events.size() && events[k].time == t; ++k) {
+      const bool starts = events[k].start;
+      const Op& op = schedule.op(events[k].op);
       for (const MemoryEffect& e : starts ? op.allocs : op.frees) {
         Bytes& b = now[static_cast<size_t>(e.tier)].bytes[static_cast<size_t>(memory_class_of(e.tensor))];
         b = starts ? b + e.bytes : b - e.bytes;

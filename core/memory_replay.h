@@ -7,15 +7,32 @@
 #pragma once
 
 #include <array>
+#include <vector>
 
 #include "core/schedule.h"
 #include "core/timeline.h"
 
 namespace stowage::core {
 
-// The peak per tier over `timeline` (one span per op of `schedule`). At
-// equal times, ends come before starts, as in the engine (an op lasts at
-// least 1 ns, so an op never ends at the instant another starts because of it).
+// A point where an op's memory effects apply: its allocations at its start,
+// its frees at its end.
+struct MemoryEvent {
+  SimTime time = 0;
+  bool start = false;
+  OpId op = 0;
+};
+
+// The memory events of the ops of `schedule` that have effects, in the order
+// both interpreters apply them: by time, and at equal times ends before
+// starts, as in the engine (an op lasts at least 1 ns, so an op never ends at
+// the instant another starts because of it). An end before its start counts
+// at the start; ops past the end of `timeline.spans` have no events. Every
+// replay of a schedule's memory (replay_peak, memory_at_peak.h,
+// memory_by_class.h) walks these.
+[[nodiscard]] std::vector<MemoryEvent> memory_events(const Schedule& schedule, const Timeline& timeline);
+
+// The peak per tier over `timeline` (one span per op of `schedule`), in
+// memory_events order.
 [[nodiscard]] std::array<Bytes, 3> replay_peak(const Schedule& schedule, const Timeline& timeline);
 
 }  // namespace stowage::core
