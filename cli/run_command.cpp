@@ -56,12 +56,14 @@ struct RunArgs {
   std::string resume;  // a checkpoint directory, or "latest" under --checkpoint-dir
   std::string trace, predicted_trace;
   std::string init_from, export_weights;  // safetensors files (Hugging Face names)
-  std::string fault;   // "block-write:3": fail the 3rd call of that kind (tests); "...:hang" hangs it
+  std::string fault;     // "block-write:3": fail the 3rd call of that kind (tests); "...:hang" hangs it
   double watchdog = 60;  // seconds without a finished op before the run is stopped
   bool as_json = false;
 };
 
-std::string short_bytes(int64_t b) { return core::format_bytes(core::Bytes(b), core::Prefix::kDecimal, 3); }
+std::string short_bytes(int64_t b) {
+  return core::format_bytes(core::Bytes(b), core::Prefix::kDecimal, 3);
+}
 
 core::Result<executor::Fault> parse_fault(std::string text) {
   const std::string given = text;
@@ -83,7 +85,8 @@ core::Result<executor::Fault> parse_fault(std::string text) {
     if (std::stoll(n) < 1) break;
     return executor::Fault{.kind = c, .nth = std::stoll(n), .message = "injected fault", .effect = effect};
   }
-  return core::fail({{}, "--fault '" + given + "' is not KIND:N or KIND:N:hang",
+  return core::fail({{},
+                     "--fault '" + given + "' is not KIND:N or KIND:N:hang",
                      "KIND one of allocate, copy, compute, optimizer, block-read, block-write; N >= 1"});
 }
 
@@ -121,8 +124,9 @@ class Progress {
     if (r.skipped_total > 0)
       std::snprintf(skipped, sizeof skipped, "  %s%lld skipped", r.skipped ? "overflow, " : "",
                     static_cast<long long>(r.skipped_total));
-    std::snprintf(line, sizeof line, "step %4lld/%lld  loss %.4f%s  %7.3f s  %8.0f tokens/s", static_cast<long long>(r.step + 1),
-                  static_cast<long long>(steps_), r.loss, skipped, r.seconds, r.tokens_per_second);
+    std::snprintf(line, sizeof line, "step %4lld/%lld  loss %.4f%s  %7.3f s  %8.0f tokens/s",
+                  static_cast<long long>(r.step + 1), static_cast<long long>(steps_), r.loss, skipped,
+                  r.seconds, r.tokens_per_second);
     std::string moved;
     for (Lane lane : {Lane::kPcieH2d, Lane::kPcieD2h, Lane::kNvmeRead, Lane::kNvmeWrite}) {
       const int64_t b = r.bytes[static_cast<size_t>(lane)];
@@ -138,7 +142,8 @@ class Progress {
 };
 
 // Busy share of each lane over the run: the union of its ops' spans.
-std::array<double, core::kLaneCount> lane_busy(const core::Schedule& s, const core::Timeline& t, double seconds) {
+std::array<double, core::kLaneCount> lane_busy(const core::Schedule& s, const core::Timeline& t,
+                                               double seconds) {
   std::array<std::vector<std::pair<int64_t, int64_t>>, core::kLaneCount> spans;
   for (const core::Op& op : s.ops) {
     const core::OpSpan& sp = t.spans[static_cast<size_t>(op.id)];
@@ -188,6 +193,13 @@ int prepare_outputs(const Context& context, const RunArgs& a,
   return kExitOk;
 }
 
+// `stowage run --json` when there is no step left to train (docs/json.md).
+std::string nothing_to_do_json(int64_t first_step) {
+  return nlohmann::json{
+      {"first_step", first_step}, {"losses", nlohmann::json::array()}, {"nothing_to_do", true}}
+      .dump(2);
+}
+
 // The checkpoint to resume from, looked at before anything is set up. A
 // missing or damaged one (no manifest, a truncated file) is bad input, 65,
 // like a bad plan. One at or after --steps (re-running a finished job with
@@ -201,11 +213,7 @@ std::optional<int> check_resume(const Context& context, const RunArgs& a, const 
   const auto step = meta["step"].get<int64_t>();
   if (step < a.steps) return std::nullopt;
   if (a.as_json) {
-    *context.out << nlohmann::json{{"first_step", step},
-                                   {"losses", nlohmann::json::array()},
-                                   {"nothing_to_do", true}}
-                        .dump(2)
-                 << '\n';
+    *context.out << nothing_to_do_json(step) << '\n';
   } else {
     *context.out << "nothing to do: the checkpoint " << dir.string() << " is at step " << step
                  << " and --steps is " << a.steps << " (give a larger --steps to train further)\n";
@@ -229,7 +237,8 @@ bool lies_in_given_inputs(const core::Diagnostics& problems, const RunArgs& a,
     if (d.where.file.empty()) return false;
     const fs::path file = d.where.file;
     return (!a.data.empty() && file.lexically_normal() == fs::path(a.data).lexically_normal()) ||
-           file.lexically_normal() == fs::path(a.plan).lexically_normal() || (resume && inside(file, *resume));
+           file.lexically_normal() == fs::path(a.plan).lexically_normal() ||
+           (resume && inside(file, *resume));
   });
 }
 
@@ -238,7 +247,8 @@ int run_run(const Context& context, const RunArgs& a) {
   if (!plan) return report(context, plan.error());
   auto in = load_inputs(context.catalog(), plan->machine, plan->model, plan->training, &plan->places);
   if (!in) return report(context, in.error());
-  if (core::Diagnostics d = executor::check_runnable(*plan, in->machine, in->model, in->training); !d.empty()) {
+  if (core::Diagnostics d = executor::check_runnable(*plan, in->machine, in->model, in->training);
+      !d.empty()) {
     for (core::Diagnostic& x : d) {
       if (x.where.file.empty()) x.where.file = a.plan;  // the plan asks for what cannot run
     }
@@ -299,27 +309,31 @@ int run_run(const Context& context, const RunArgs& a) {
   if (!a.device_memory.empty()) {
     auto cap = core::parse_bytes(a.device_memory);
     if (!cap || cap->count() <= 0) {
-      *context.err << "error: --device-memory '" << a.device_memory << "' is not a size (expected e.g. '32 MiB')\n";
+      *context.err << "error: --device-memory '" << a.device_memory
+                   << "' is not a size (expected e.g. '32 MiB')\n";
       return kExitUsage;
     }
     device = std::min(device, cap->count());
   }
   backend_options.capacity[static_cast<size_t>(Tier::kGpu)] = device;
-  const bool uses_nvme = std::any_of(plan->policy.partitions.begin(), plan->policy.partitions.end(), [](const auto& p) {
-    return p.param16 == Tier::kNvme || p.optimizer_states == Tier::kNvme;
-  });
+  const bool uses_nvme = std::any_of(
+      plan->policy.partitions.begin(), plan->policy.partitions.end(),
+      [](const auto& p) { return p.param16 == Tier::kNvme || p.optimizer_states == Tier::kNvme; });
   if (uses_nvme) {
-    auto block = a.block_size.empty() ? std::expected<core::Bytes, core::UnitError>(plan->policy.nvme_block_size)
-                                      : core::parse_bytes(a.block_size);
+    auto block = a.block_size.empty()
+                     ? std::expected<core::Bytes, core::UnitError>(plan->policy.nvme_block_size)
+                     : core::parse_bytes(a.block_size);
     if (!block) {
       *context.err << "error: --block-size '" << a.block_size << "' is not a size (expected e.g. '1 MiB')\n";
       return kExitUsage;
     }
     // The regions the NVMe lanes' slots move at once (the plan's prefetch
     // depth) share each direction's queue depth.
-    executor::BlockStoreOptions nvme{.block_bytes = *block,
-                                     .queue_depth = a.queue_depth > 0 ? a.queue_depth : plan->policy.nvme_queue_depth};
-    for (const std::string& d : a.nvme_dirs.empty() ? std::vector<std::string>{"stowage-nvme"} : a.nvme_dirs) {
+    executor::BlockStoreOptions nvme{
+        .block_bytes = *block,
+        .queue_depth = a.queue_depth > 0 ? a.queue_depth : plan->policy.nvme_queue_depth};
+    for (const std::string& d :
+         a.nvme_dirs.empty() ? std::vector<std::string>{"stowage-nvme"} : a.nvme_dirs) {
       nvme.directories.emplace_back(d);
     }
     // The plan's block size and queue depth were checked when it loaded:
@@ -366,8 +380,9 @@ int run_run(const Context& context, const RunArgs& a) {
   std::ostream& out = *context.out;
   if (!a.as_json) {
     out << "Training " << in->model.label << " with plan " << a.plan << " on the cpu backend\n"
-        << "  device memory cap " << short_bytes(device) << (a.device_memory.empty() ? " (the plan's GPU)" : " (--device-memory)")
-        << ", " << a.steps << " steps, seed " << a.seed << (options.resume ? ", resuming from " + options.resume->string() : "")
+        << "  device memory cap " << short_bytes(device)
+        << (a.device_memory.empty() ? " (the plan's GPU)" : " (--device-memory)") << ", " << a.steps
+        << " steps, seed " << a.seed << (options.resume ? ", resuming from " + options.resume->string() : "")
         << "\n";
   }
   Progress progress(out, a.steps, 0);
@@ -400,14 +415,10 @@ int run_run(const Context& context, const RunArgs& a) {
   }
   if (run->losses.empty()) {  // nothing was trained; check_resume() normally says so first
     if (a.as_json) {
-      *context.out << nlohmann::json{{"first_step", run->first_step},
-                                     {"losses", nlohmann::json::array()},
-                                     {"nothing_to_do", true}}
-                          .dump(2)
-                   << '\n';
+      *context.out << nothing_to_do_json(run->first_step) << '\n';
     } else {
-      *context.out << "nothing to do: training starts at step " << run->first_step << ", --steps is " << a.steps
-                   << '\n';
+      *context.out << "nothing to do: training starts at step " << run->first_step << ", --steps is "
+                   << a.steps << '\n';
     }
     return kExitOk;
   }
@@ -418,7 +429,9 @@ int run_run(const Context& context, const RunArgs& a) {
   const auto busy = lane_busy(run->schedule, run->timeline, run->seconds);
   const std::string title = in->model.name + " on " + in->machine.name + ", " + a.plan;
   if (!a.trace.empty()) {
-    if (core::Diagnostics d = write_trace(a.trace, run->schedule, run->timeline, "measured: " + title, "measured"); !d.empty()) {
+    if (core::Diagnostics d =
+            write_trace(a.trace, run->schedule, run->timeline, "measured: " + title, "measured");
+        !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
     }
@@ -428,7 +441,9 @@ int run_run(const Context& context, const RunArgs& a) {
   const sim::Prediction predicted = sim::simulate(run->schedule, in->machine);
   if (!a.predicted_trace.empty()) {
     const sim::Prediction& p = predicted;
-    if (core::Diagnostics d = write_trace(a.predicted_trace, run->schedule, p.timeline, "predicted: " + title, "predicted"); !d.empty()) {
+    if (core::Diagnostics d =
+            write_trace(a.predicted_trace, run->schedule, p.timeline, "predicted: " + title, "predicted");
+        !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
     }
@@ -437,10 +452,15 @@ int run_run(const Context& context, const RunArgs& a) {
   const double step_seconds = run->seconds / static_cast<double>(run->losses.size());
   if (a.as_json) {
     nlohmann::json lanes = nlohmann::json::object();
-    for (Lane lane : core::kAllLanes) lanes[std::string(core::to_string(lane))] = busy[static_cast<size_t>(lane)];
-    out << nlohmann::json{{"first_step", run->first_step}, {"losses", run->losses}, {"held_out_loss", run->held_out_loss},
-                          {"unigram_entropy", run->unigram_entropy}, {"seconds", run->seconds},
-                          {"lane_busy", lanes}, {"checkpoints", run->checkpoints}}
+    for (Lane lane : core::kAllLanes)
+      lanes[std::string(core::to_string(lane))] = busy[static_cast<size_t>(lane)];
+    out << nlohmann::json{{"first_step", run->first_step},
+                          {"losses", run->losses},
+                          {"held_out_loss", run->held_out_loss},
+                          {"unigram_entropy", run->unigram_entropy},
+                          {"seconds", run->seconds},
+                          {"lane_busy", lanes},
+                          {"checkpoints", run->checkpoints}}
                .dump(2)
         << '\n';
     return kExitOk;
@@ -448,10 +468,13 @@ int run_run(const Context& context, const RunArgs& a) {
   TextTable t({Align::kLeft, Align::kLeft});
   char buf[160];
   std::snprintf(buf, sizeof buf, "%.4f -> %.4f nats/byte over steps %lld-%lld", first, last,
-                static_cast<long long>(run->first_step + 1), static_cast<long long>(run->first_step + static_cast<int64_t>(run->losses.size())));
+                static_cast<long long>(run->first_step + 1),
+                static_cast<long long>(run->first_step + static_cast<int64_t>(run->losses.size())));
   t.row({"training loss", buf});
-  std::snprintf(buf, sizeof buf, "%.4f nats/byte (unigram entropy of the data %.4f: %s)", run->held_out_loss,
-                run->unigram_entropy, run->held_out_loss < run->unigram_entropy ? "learned more than byte frequencies" : "not yet below it");
+  std::snprintf(
+      buf, sizeof buf, "%.4f nats/byte (unigram entropy of the data %.4f: %s)", run->held_out_loss,
+      run->unigram_entropy,
+      run->held_out_loss < run->unigram_entropy ? "learned more than byte frequencies" : "not yet below it");
   t.row({"held-out loss", buf});
   std::snprintf(buf, sizeof buf, "%.3f s per step, %.0f tokens/s", step_seconds,
                 static_cast<double>(run->schedule.tokens_per_step) / step_seconds);
@@ -463,26 +486,29 @@ int run_run(const Context& context, const RunArgs& a) {
   std::string lanes;
   for (Lane lane : core::kAllLanes) {
     const double b = busy[static_cast<size_t>(lane)];
-    if (b > 0) lanes += (lanes.empty() ? "" : ", ") + std::string(core::to_string(lane)) + " " + std::to_string(static_cast<int>(b * 100 + 0.5)) + "%";
+    if (b > 0)
+      lanes += (lanes.empty() ? "" : ", ") + std::string(core::to_string(lane)) + " " +
+               std::to_string(static_cast<int>(b * 100 + 0.5)) + "%";
   }
   t.row({"lane busy", lanes});
   std::array<int64_t, 3> peak{};
   for (const core::MemorySample& m : run->timeline.memory) {
     peak[static_cast<size_t>(m.tier)] = std::max(peak[static_cast<size_t>(m.tier)], m.bytes.count());
   }
-  t.row({"peak memory", "gpu " + short_bytes(peak[0]) + " of " + short_bytes(device) + " cap, cpu " + short_bytes(peak[1]) +
-                            ", nvme " + short_bytes(peak[2])});
+  t.row({"peak memory", "gpu " + short_bytes(peak[0]) + " of " + short_bytes(device) + " cap, cpu " +
+                            short_bytes(peak[1]) + ", nvme " + short_bytes(peak[2])});
   // The simulator's peak for the same ops: the schedule's memory effects at
   // the simulated times. The executor allocates on its own (fp32 compute
   // workspaces, the model's activations), so the two differ (issue 10).
   const auto& p = predicted.engine.peak;
-  t.row({"predicted peak", "gpu " + short_bytes(p[0].count()) + ", cpu " + short_bytes(p[1].count()) + ", nvme " +
-                               short_bytes(p[2].count()) + " (the schedule's memory effects)"});
+  t.row({"predicted peak", "gpu " + short_bytes(p[0].count()) + ", cpu " + short_bytes(p[1].count()) +
+                               ", nvme " + short_bytes(p[2].count()) + " (the schedule's memory effects)"});
   out << '\n';
   t.print(out, 2);
   if (!a.export_weights.empty()) out << "\n  weights (safetensors): " << a.export_weights << '\n';
   if (!a.trace.empty()) out << "\n  measured trace: " << a.trace << '\n';
-  if (!a.predicted_trace.empty()) out << "  predicted trace (same ops, on " << in->machine.name << "): " << a.predicted_trace << '\n';
+  if (!a.predicted_trace.empty())
+    out << "  predicted trace (same ops, on " << in->machine.name << "): " << a.predicted_trace << '\n';
   return kExitOk;
 }
 
@@ -492,7 +518,9 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
   CLI::App* sub = app.add_subcommand("run", "Train for real: run a plan on this machine (CPU backend)");
   auto a = std::make_shared<RunArgs>();
   sub->add_option("plan", a->plan, "Plan file (stowage/plan/v1)")->required()->check(CLI::ExistingFile);
-  sub->add_option("--steps", a->steps, "Train until this step")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  sub->add_option("--steps", a->steps, "Train until this step")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   sub->add_option("--seed", a->seed, "Seed of the initial parameters and the data order")
       ->capture_default_str()
       ->check(kNotNegative);
@@ -501,15 +529,21 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
       ->check(kRegularFile);
   sub->add_option("--device-memory", a->device_memory,
                   "Cap on device memory, e.g. '32 MiB' (default: the plan machine's GPU memory)");
-  sub->add_option("--nvme-dir", a->nvme_dirs, "Directory on an NVMe drive; repeat to stripe (default: ./stowage-nvme)");
+  sub->add_option("--nvme-dir", a->nvme_dirs,
+                  "Directory on an NVMe drive; repeat to stripe (default: ./stowage-nvme)");
   sub->add_option("--block-size", a->block_size, "NVMe I/O block size (default: the plan's nvme_block_size)");
-  sub->add_option("--queue-depth", a->queue_depth, "NVMe requests in flight (default: the plan's nvme_queue_depth)")
+  sub->add_option("--queue-depth", a->queue_depth,
+                  "NVMe requests in flight (default: the plan's nvme_queue_depth)")
       ->check(CLI::Range(1, 1024));
-  sub->add_option("--threads", a->threads, "Threads of each CPU optimizer step")->capture_default_str()->check(CLI::Range(1, 256));
+  sub->add_option("--threads", a->threads, "Threads of each CPU optimizer step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   sub->add_option("--checkpoint-dir", a->checkpoint_dir, "Where checkpoints go (step-NNNNNN directories)");
-  sub->add_option("--checkpoint-every", a->checkpoint_every, "Steps between checkpoints (default: at the end)")
+  sub->add_option("--checkpoint-every", a->checkpoint_every,
+                  "Steps between checkpoints (default: at the end)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
-  sub->add_option("--resume", a->resume, "Resume from a checkpoint directory, or 'latest' under --checkpoint-dir");
+  sub->add_option("--resume", a->resume,
+                  "Resume from a checkpoint directory, or 'latest' under --checkpoint-dir");
   sub->add_option("--init-from", a->init_from,
                   "Start from these weights: a safetensors file with Hugging Face names")
       ->check(CLI::ExistingFile);
@@ -517,8 +551,9 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
                   "After the last step, write the fp32 weights as safetensors with Hugging Face names");
   sub->add_option("--trace", a->trace, "Write the measured timeline as Chrome trace JSON");
   sub->add_option("--predicted-trace", a->predicted_trace, "Write the simulator's timeline of the same ops");
-  sub->add_option("--fault", a->fault,
-                  "Fail the Nth backend call of a kind, e.g. block-write:3, or hang it, compute:5:hang (for tests)");
+  sub->add_option(
+      "--fault", a->fault,
+      "Fail the Nth backend call of a kind, e.g. block-write:3, or hang it, compute:5:hang (for tests)");
   sub->add_option("--watchdog", a->watchdog, "Stop the run when no op finished for this many seconds")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1e6));
