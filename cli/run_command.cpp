@@ -393,6 +393,9 @@ int run_run(const Context& context, const RunArgs& a) {
   core::Result<executor::TrainingRun> run = std::unexpected(core::Diagnostics{});
   const StopSignals signals;
   options.stop = &StopSignals::received();
+  // The run applies memory in the order the simulator predicts for the
+  // plan's machine, so its measured peaks are the ones printed beside it.
+  options.predict = [&](const core::Schedule& s) { return sim::simulate(s, in->machine).timeline; };
   try {
     run = executor::train(*plan, in->machine, in->model, in->training, *backend, options);
   } catch (const std::exception& e) {

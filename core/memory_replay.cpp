@@ -6,7 +6,31 @@
 
 namespace stowage::core {
 
+namespace {
+
+// Events in the schedule's memory order, at the times the gate let them apply.
+std::vector<MemoryEvent> ordered_events(const Schedule& schedule, const Timeline& timeline) {
+  std::vector<MemoryEvent> events;
+  events.reserve(schedule.memory_order.size());
+  std::array<SimTime, 3> last{};  // per tier: when its last event applied
+  for (const MemoryStep& step : schedule.memory_order) {
+    if (static_cast<size_t>(step.op) >= timeline.spans.size()) continue;
+    const Op& op = schedule.op(step.op);
+    const OpSpan& span = timeline.spans[static_cast<size_t>(step.op)];
+    SimTime at = step.start ? span.start : std::max(span.start, span.end);
+    const std::vector<MemoryEffect>& effects = step.start ? op.allocs : op.frees;
+    for (const MemoryEffect& e : effects) at = std::max(at, last[static_cast<size_t>(e.tier)]);
+    for (const MemoryEffect& e : effects) last[static_cast<size_t>(e.tier)] = at;
+    events.push_back({at, step.start, step.op});
+  }
+  std::ranges::stable_sort(events, {}, &MemoryEvent::time);
+  return events;
+}
+
+}  // namespace
+
 std::vector<MemoryEvent> memory_events(const Schedule& schedule, const Timeline& timeline) {
+  if (!schedule.memory_order.empty()) return ordered_events(schedule, timeline);
   std::vector<MemoryEvent> events;
   events.reserve(2 * schedule.ops.size());
   for (size_t i = 0; i < schedule.ops.size() && i < timeline.spans.size(); ++i) {
@@ -19,6 +43,12 @@ std::vector<MemoryEvent> memory_events(const Schedule& schedule, const Timeline&
     return std::tie(a.time, a.start, a.op) < std::tie(b.time, b.start, b.op);
   });
   return events;
+}
+
+std::vector<MemoryStep> memory_order_of(const Schedule& schedule, const Timeline& timeline) {
+  std::vector<MemoryStep> order;
+  for (const MemoryEvent& event : memory_events(schedule, timeline)) order.push_back({event.op, event.start});
+  return order;
 }
 
 std::array<Bytes, 3> replay_peak(const Schedule& schedule, const Timeline& timeline) {

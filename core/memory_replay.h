@@ -23,13 +23,22 @@ struct MemoryEvent {
 };
 
 // The memory events of the ops of `schedule` that have effects, in the order
-// both interpreters apply them: by time, and at equal times ends before
-// starts, as in the engine (an op lasts at least 1 ns, so an op never ends at
-// the instant another starts because of it). An end before its start counts
-// at the start; ops past the end of `timeline.spans` have no events. Every
-// replay of a schedule's memory (replay_peak, memory_at_peak.h,
-// memory_by_class.h) walks these.
+// both interpreters apply them (core/memory_gate.h). Without a memory order:
+// by time, and at equal times ends before starts, as in the engine (an op
+// lasts at least 1 ns, so an op never ends at the instant another starts
+// because of it). With one: in that order, each at its op's start or end or,
+// when the gate held it, when the last event before it on its tiers
+// applied; then by time, the order kept at equal times. An end before its
+// start counts at the start; ops past the end of `timeline.spans` have no
+// events. Every replay of a schedule's memory (replay_peak,
+// memory_at_peak.h, memory_by_class.h) walks these.
 [[nodiscard]] std::vector<MemoryEvent> memory_events(const Schedule& schedule, const Timeline& timeline);
+
+// The order in which `timeline` applied the schedule's memory events: a
+// memory order that, given to the schedule, leaves that timeline as it is
+// when the simulator made it, and holds every other run of the schedule to
+// the same memory, tier by tier.
+[[nodiscard]] std::vector<MemoryStep> memory_order_of(const Schedule& schedule, const Timeline& timeline);
 
 // The peak per tier over `timeline` (one span per op of `schedule`), in
 // memory_events order.

@@ -86,6 +86,14 @@ struct MemoryEffect {
   std::string tensor;  // "param16 layers.3" - who holds the memory
 };
 
+// A point where an op's memory effects apply: its allocations as it
+// starts, or its frees as it ends.
+struct MemoryStep {
+  OpId op = 0;
+  bool start = false;
+  friend bool operator==(const MemoryStep&, const MemoryStep&) = default;
+};
+
 struct Op {
   OpId id = 0;
   OpKind kind = OpKind::kForward;
@@ -136,6 +144,14 @@ struct Schedule {
   std::array<int, kLaneCount> lane_slots{1, 1, 1, 1, 1, 1, 1};
   // Is the step's compute in bf16 (else fp16)? Picks the GPU's matmul rate.
   bool bf16 = true;
+  // The order in which the ops' memory effects apply, tier by tier, when
+  // the schedule fixes one: an allocation waits for every effect before it
+  // on its tier, and a free is held until they have applied, so a tier's
+  // peak is the same however the lanes race (core/memory_gate.h, which
+  // both interpreters follow). Empty: allocations apply as ops start and
+  // frees as they end. A run takes the order of its prediction
+  // (core::memory_order_of), so its measured peaks are the predicted ones.
+  std::vector<MemoryStep> memory_order;
   // Are host buffers page-locked? Pageable copies go through a bounce
   // buffer at about half the rate.
   bool pinned = true;

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/lower.h"
+#include "core/memory_gate.h"
 
 namespace stowage::core {
 namespace {
@@ -58,6 +59,7 @@ std::vector<std::string> validate(const Schedule& s) {
   }
   if (!problems.empty()) return problems;
   if (!acyclic(s)) return {"the dependency graph has a cycle"};
+  if (auto order = validate_memory_order(s); !order.empty()) return order;
 
   const std::unordered_set<std::string> initial(s.initial_data.begin(), s.initial_data.end());
   std::unordered_map<std::string, OpId> producer;

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/memory_gate.h"
 #include "executor/gradient_divisor.h"
 #include "executor/model/matmul.h"
 #include "executor/square_sum.h"
@@ -196,7 +197,8 @@ struct Interpreter::State {
         queue_depths(s.ops.size()),
         remaining_in_step(static_cast<size_t>(s.steps)),
         overflow(static_cast<size_t>(s.steps)),
-        sum_squares(static_cast<size_t>(s.steps)) {}
+        sum_squares(static_cast<size_t>(s.steps)),
+        gate(s) {}
 
   [[nodiscard]] int64_t global(int step) const { return options.first_step + step; }
   // The parameter version the optimizer of `step` writes.
@@ -204,31 +206,54 @@ struct Interpreter::State {
   PartitionHome& home(const Op& op) { return homes[static_cast<size_t>(op.partition)]; }
   PartitionFlight& in_flight(const Op& op) { return flight[static_cast<size_t>(op.partition)]; }
 
-  // Memory in use by tier as the schedule's effects say, applied when ops
-  // start (allocations) and end (frees), as the simulator applies them:
-  // what the run reports. The backend's own buffers follow it exactly
-  // (OpTally), allocated within the op's span.
+  // Memory in use by tier as the schedule's effects say, applied when the
+  // memory gate lets them (core/memory_gate.h: allocations as ops start,
+  // frees as they end or when the effects before them have applied), by
+  // the rule the simulator applies them: what the run reports. The
+  // backend's own buffers stay within it (OpTally, and allocate() checks),
+  // allocated and released within the ops' spans.
   std::array<int64_t, 3> in_use{};
-  // An op's start (sign +1: its allocations) or end (-1: its frees), with
-  // the memory it changes, at one instant under one lock: the trace's op
-  // spans order the memory samples exactly as they happened, so replaying
-  // the spans through the schedule's effects gives the samples back.
-  void op_boundary(const Op& op, int sign, int slot) {
+  core::MemoryGate gate;  // with `mutex` held
+  // An op's start or end, and the memory effects the gate applies with it,
+  // at one instant under one lock: the trace's op spans order the memory
+  // samples exactly as they happened, so replaying the spans through the
+  // schedule's effects (core::memory_events) gives the samples back.
+  // Called with `mutex` held.
+  void op_boundary(const Op& op, bool start, int slot) {
     std::lock_guard lock(sink_mutex);
     const int64_t at = now_ns() - options.time_origin_ns;
-    if (sign > 0 && options.sink != nullptr) options.sink->op_started(options.first_op + op.id, at, slot);
+    if (start && options.sink != nullptr) options.sink->op_started(options.first_op + op.id, at, slot);
+    const core::MemoryGate::Apply apply = [&](const core::MemoryStep& step) { apply_memory(step, at); };
+    if (start) {
+      gate.started(op.id, apply);
+      return;
+    }
+    gate.ended(op.id, apply);
+    if (options.sink != nullptr) {
+      if (const auto& depth = queue_depths[static_cast<size_t>(op.id)])
+        options.sink->op_queue_depth(options.first_op + op.id, *depth);
+      options.sink->op_finished(options.first_op + op.id, at);
+    }
+  }
+  // Ops that will never run (a stopped run's later steps not yet begun):
+  // nothing waits for their memory. Called with `mutex` held.
+  void abandon_after(int step) {
+    std::lock_guard lock(sink_mutex);
+    const int64_t at = now_ns() - options.time_origin_ns;
+    const core::MemoryGate::Apply apply = [&](const core::MemoryStep& m) { apply_memory(m, at); };
+    for (const Op& op : schedule.ops) {
+      if (op.step > step && started_ns[static_cast<size_t>(op.id)] == 0) gate.abandon(op.id, apply);
+    }
+  }
+  void apply_memory(const core::MemoryStep& step, int64_t at) {  // with sink_mutex held
+    const Op& op = schedule.op(step.op);
     std::array<bool, 3> touched{};
-    for (const core::MemoryEffect& e : sign > 0 ? op.allocs : op.frees) {
-      in_use[static_cast<size_t>(e.tier)] += sign * e.bytes.count();
+    for (const core::MemoryEffect& e : step.start ? op.allocs : op.frees) {
+      in_use[static_cast<size_t>(e.tier)] += (step.start ? 1 : -1) * e.bytes.count();
       touched[static_cast<size_t>(e.tier)] = true;
     }
     for (Tier tier : core::kAllTiers) {
       if (touched[static_cast<size_t>(tier)]) report_memory(tier, at);
-    }
-    if (sign < 0 && options.sink != nullptr) {
-      if (const auto& depth = queue_depths[static_cast<size_t>(op.id)])
-        options.sink->op_queue_depth(options.first_op + op.id, *depth);
-      options.sink->op_finished(options.first_op + op.id, at);
     }
   }
   void report_memory(Tier tier, int64_t at) {  // with sink_mutex held
@@ -833,9 +858,10 @@ void Interpreter::State::fail_with(const Op& op, core::Diagnostics d) {
 }
 
 // One of a lane's slot threads. The lane issues its ops in order: the
-// next op starts when its dependencies have finished and a slot is free,
-// exactly as the simulator's engine starts them (sim/engine.cpp), so a
-// lane with N slots runs up to N ops at once.
+// next op starts when its dependencies have finished, the memory gate lets
+// its allocations through and a slot is free, exactly as the simulator's
+// engine starts them (sim/engine.cpp), so a lane with N slots runs up to N
+// ops at once.
 void Interpreter::State::run_lane(Lane lane, int slot) {
   const auto l = static_cast<size_t>(lane);
   const std::vector<core::OpId>& queue = lane_ops[l];
@@ -849,7 +875,7 @@ void Interpreter::State::run_lane(Lane lane, int slot) {
         for (core::OpId d : schedule.op(queue[lane_next[l]]).deps) {
           if (!done[static_cast<size_t>(d)]) return false;
         }
-        return true;
+        return gate.may_start(queue[lane_next[l]]);
       });
       if (failed || lane_next[l] == queue.size() || past_stop()) break;
       id = queue[lane_next[l]++];
@@ -857,24 +883,26 @@ void Interpreter::State::run_lane(Lane lane, int slot) {
       if (kind == OpKind::kOptimizer || kind == OpKind::kAcceptUpdate)
         updating_step = std::max(updating_step, schedule.op(id).step);
       started_ns[static_cast<size_t>(id)] = now_ns();
+      op_boundary(schedule.op(id), true, slot);
     }
     changed.notify_all();  // the lane's next op may be ready for another slot
     const Op& op = schedule.op(id);
-    op_boundary(op, +1, slot);
     OpTally tally;
     current_tally = &tally;
     auto result = execute(op);
     current_tally = nullptr;
     if (result) result = check_tally(op, tally);
-    op_boundary(op, -1, slot);
+    {
+      std::lock_guard lock(mutex);
+      op_boundary(op, false, slot);
+      if (result) {
+        done[static_cast<size_t>(op.id)] = 1;
+        last_progress_ns = now_ns();
+      }
+    }
     if (!result) {
       fail_with(op, result.error());
       break;
-    }
-    {
-      std::lock_guard lock(mutex);
-      done[static_cast<size_t>(op.id)] = 1;
-      last_progress_ns = now_ns();
     }
     changed.notify_all();
     if (--remaining_in_step[static_cast<size_t>(op.step)] == 0 && options.step_done)
@@ -933,6 +961,13 @@ core::Diagnostics Interpreter::State::hang_report(int64_t now) const {
         const Op& w = schedule.op(dep);
         waits += std::string(waits.empty() ? "" : ", ") + "'" + w.name + "' on " +
                  std::string(core::to_string(w.lane));
+      }
+      if (waits.empty()) {
+        if (const std::optional<core::MemoryStep> m = gate.waits_for(next.id)) {
+          const Op& w = schedule.op(m->op);
+          waits = "memory: the " + std::string(m->start ? "allocations of '" : "frees of '") + w.name + "' on " +
+                  std::string(core::to_string(w.lane)) + " come first in the memory order";
+        }
       }
       line += "next '" + next.name + "' waits for " + (waits.empty() ? std::string("a free slot") : waits);
     }
@@ -1017,6 +1052,7 @@ core::Result<void> Interpreter::run() {
         // Asked to stop: finish every step an update has begun, start no
         // later op; the state is then that after stop_after.
         s.stop_after = s.updating_step;
+        s.abandon_after(*s.stop_after);
         s.changed.notify_all();
       }
       const int64_t now = now_ns();

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/lower.h"
+#include "core/memory_gate.h"
+#include "core/memory_replay.h"
 #include "core/policy.h"
 #include "core/workload.h"
 #include "executor/checkpoint/checkpoint_reader.h"
@@ -363,6 +365,11 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
       executor_workload(workload_, *compute, training_.tokens_per_micro_batch());
   auto schedule = core::lower(plan_.policy, machine_, run_workload, profile_training_, lower_options);
   if (!schedule) return std::unexpected(schedule.error());
+  if (options_.predict) {
+    schedule->memory_order = core::memory_order_of(*schedule, options_.predict(*schedule));
+    if (const std::vector<std::string> problems = core::validate_memory_order(*schedule); !problems.empty())
+      return core::fail({{}, "the predicted memory order cannot be run: " + problems.front() + " (a bug)", ""});
+  }
   auto resident = ResidentBuffers::hold(backend_, *schedule);
   if (!resident) return std::unexpected(resident.error());
   recorder_.grow(schedule->ops.size());

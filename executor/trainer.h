@@ -51,6 +51,12 @@ struct TrainerOptions {
   // After the last step, write the fp32 master weights there as safetensors
   // with Hugging Face names (Llama or GPT-2 layout; check_export says).
   std::optional<std::filesystem::path> export_weights;
+  // The prediction of the run's schedule (`stowage run` passes the
+  // simulator on the plan's machine). The run applies its memory effects in
+  // the order predicted (Schedule::memory_order, core/memory_gate.h), so
+  // each tier's measured peak is the predicted one to the byte; without
+  // it the peaks depend on how the lanes happen to race.
+  std::function<core::Timeline(const core::Schedule&)> predict;
   std::function<void(const StepReport&)> on_step;
   std::function<void(const std::string&)> on_note;  // "checkpoint written to ..."
   // Stop with a report of every lane when no op finished for this long.

@@ -7,6 +7,8 @@
 #include <queue>
 #include <stdexcept>
 
+#include "core/memory_gate.h"
+
 namespace stowage::sim {
 namespace {
 
@@ -59,7 +61,7 @@ void share_fairly(std::vector<Flow>& flows, std::span<const Demand> demands, con
 class Engine {
  public:
   Engine(const core::Schedule& s, std::span<const Demand> d, const Capacities& c, core::TimelineSink& sink)
-      : s_(s), demands_(d), capacities_(c), sink_(sink), remaining_deps_(s.ops.size()), users_(s.ops.size()) {
+      : s_(s), demands_(d), capacities_(c), sink_(sink), gate_(s), remaining_deps_(s.ops.size()), users_(s.ops.size()) {
     for (const core::Op& op : s.ops) {
       remaining_deps_[static_cast<size_t>(op.id)] = static_cast<int>(op.deps.size());
       for (OpId dep : op.deps) users_[static_cast<size_t>(dep)].push_back(op.id);
@@ -85,13 +87,15 @@ class Engine {
   void start_ready();
   void start(OpId op, core::Lane lane, int slot);
   void complete(OpId op);
-  void apply(const std::vector<core::MemoryEffect>& effects, int sign, OpId op);
+  void apply(const core::MemoryStep& step);
   void record_overflow(core::Tier tier, OpId op);
 
   const core::Schedule& s_;
   std::span<const Demand> demands_;
   const Capacities& capacities_;
   core::TimelineSink& sink_;
+  core::MemoryGate gate_;
+  core::MemoryGate::Apply apply_ = [this](const core::MemoryStep& step) { apply(step); };
   SimTime now_ = 0;
   std::vector<int> remaining_deps_;
   std::vector<std::vector<OpId>> users_;
@@ -106,18 +110,23 @@ class Engine {
   EngineResult result_;
 };
 
-void Engine::apply(const std::vector<core::MemoryEffect>& effects, int sign, OpId op) {
+// One op's allocations (as it starts) or frees (as it ends, or when the
+// memory gate lets them apply).
+void Engine::apply(const core::MemoryStep& step) {
+  const core::Op& o = s_.op(step.op);
+  if (!result_.overflow) history_.emplace_back(step.op, step.start);
   std::array<bool, 3> touched{};
-  for (const core::MemoryEffect& e : effects) {
+  for (const core::MemoryEffect& e : step.start ? o.allocs : o.frees) {
     const size_t t = static_cast<size_t>(e.tier);
-    in_use_[t] += sign > 0 ? e.bytes : core::Bytes(0) - e.bytes;
+    in_use_[t] += step.start ? e.bytes : core::Bytes(0) - e.bytes;
     touched[t] = true;
   }
   for (size_t t = 0; t < 3; ++t) {
     if (!touched[t]) continue;
     sink_.memory_changed(static_cast<core::Tier>(t), now_, in_use_[t]);
     result_.peak[t] = std::max(result_.peak[t], in_use_[t]);
-    if (sign > 0 && !result_.overflow && in_use_[t] > s_.capacity[t]) record_overflow(static_cast<core::Tier>(t), op);
+    if (step.start && !result_.overflow && in_use_[t] > s_.capacity[t])
+      record_overflow(static_cast<core::Tier>(t), step.op);
   }
 }
 
@@ -142,12 +151,10 @@ void Engine::record_overflow(core::Tier tier, OpId op) {
 }
 
 void Engine::start(OpId op, core::Lane lane, int slot) {
-  const core::Op& o = s_.op(op);
   lanes_[static_cast<size_t>(lane)].slots[static_cast<size_t>(slot)] = op;
   slot_of_[static_cast<size_t>(op)] = slot;
   sink_.op_started(op, now_, slot);
-  if (!result_.overflow) history_.emplace_back(op, true);
-  apply(o.allocs, +1, op);
+  gate_.started(op, apply_);
   const Demand& d = demands_[static_cast<size_t>(op)];
   if (d.work > 0) {
     flows_.push_back({op, d.work});
@@ -157,24 +164,30 @@ void Engine::start(OpId op, core::Lane lane, int slot) {
   }
 }
 
+// Starts every op that may start now, until none may: an op that starts
+// may let another lane's op past the memory gate.
 void Engine::start_ready() {
-  for (int l = 0; l < core::kLaneCount; ++l) {
-    LaneState& lane = lanes_[static_cast<size_t>(l)];
-    while (lane.next < lane.queue.size()) {
-      const OpId op = lane.queue[lane.next];
-      if (remaining_deps_[static_cast<size_t>(op)] > 0) break;  // in order: the lane waits
-      const auto free_slot = std::find(lane.slots.begin(), lane.slots.end(), kNoOp);
-      if (free_slot == lane.slots.end()) break;
-      ++lane.next;
-      start(op, static_cast<core::Lane>(l), static_cast<int>(free_slot - lane.slots.begin()));
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int l = 0; l < core::kLaneCount; ++l) {
+      LaneState& lane = lanes_[static_cast<size_t>(l)];
+      while (lane.next < lane.queue.size()) {
+        const OpId op = lane.queue[lane.next];
+        if (remaining_deps_[static_cast<size_t>(op)] > 0) break;  // in order: the lane waits
+        if (!gate_.may_start(op)) break;                          // its memory is not free yet
+        const auto free_slot = std::find(lane.slots.begin(), lane.slots.end(), kNoOp);
+        if (free_slot == lane.slots.end()) break;
+        ++lane.next;
+        start(op, static_cast<core::Lane>(l), static_cast<int>(free_slot - lane.slots.begin()));
+        progress = true;
+      }
     }
   }
 }
 
 void Engine::complete(OpId op) {
   const core::Op& o = s_.op(op);
-  if (!result_.overflow) history_.emplace_back(op, false);
-  apply(o.frees, -1, op);
+  gate_.ended(op, apply_);
   sink_.op_finished(op, now_);
   lanes_[static_cast<size_t>(o.lane)].slots[static_cast<size_t>(slot_of_[static_cast<size_t>(op)])] = kNoOp;
   for (OpId u : users_[static_cast<size_t>(op)]) --remaining_deps_[static_cast<size_t>(u)];
