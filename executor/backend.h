@@ -70,16 +70,19 @@ struct BlockIo {
 // kernel gets from the backend: the fp32 parameter workspace; for a
 // backward the fp32 gradient workspace; for a forward or recompute the
 // region for what the layer keeps (its saved activations, as the schedule
-// declares them). Absent buffers give empty views.
+// declares them); for both, the region the model's kernels take their
+// temporaries from (model/kernel_scratch.h). Absent buffers give empty views.
 struct LayerBuffers {
   const Buffer* params32 = nullptr;
   const Buffer* grads32 = nullptr;
   const Buffer* kept = nullptr;
+  const Buffer* scratch = nullptr;
 };
 struct LayerWorkspace {
   std::span<float> params32;
   std::span<float> grads32;
   std::span<float> kept;
+  std::span<float> scratch;
 };
 
 // A step's verdict from one tier's gradients: are all finite, and the sum

@@ -10,8 +10,9 @@ core::Workload executor_workload(core::Workload workload, const LayerCompute& mo
   for (size_t l = 0; l < workload.layers().size(); ++l) {
     core::ComputeFootprint f = model.footprint(static_cast<int>(l));
     const int64_t params = workload.layers()[l].param_count();
-    f.forward_scratch = core::Bytes(workspace_bytes(core::OpKind::kForward, params));
-    f.backward_scratch = core::Bytes(workspace_bytes(core::OpKind::kBackward, params));
+    // The model's kernel temporaries, and the interpreter's workspaces.
+    f.forward_scratch += core::Bytes(workspace_bytes(core::OpKind::kForward, params));
+    f.backward_scratch += core::Bytes(workspace_bytes(core::OpKind::kBackward, params));
     footprints.push_back(f);
   }
   workload.set_footprints(std::move(footprints), tokens);

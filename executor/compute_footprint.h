@@ -1,7 +1,7 @@
 // What a run's compute ops hold on the device, as the executor really holds
 // it: the model's kept activations (LayerCompute::footprint, fp32 and with
-// attention probabilities, unlike the GPU training accounting) and the
-// interpreter's fp32 workspaces. The trainer lowers the run with these, so
+// attention probabilities, unlike the GPU training accounting), its kernels'
+// temporaries (model/kernel_scratch.h) and the interpreter's fp32 workspaces. The trainer lowers the run with these, so
 // the simulated peak is of exactly the memory the executor uses, and the
 // interpreter checks every op's allocations against them (interpreter.cpp).
 #pragma once

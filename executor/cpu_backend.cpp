@@ -151,7 +151,10 @@ core::Result<void> CpuBackend::compute(core::Lane, std::string_view what, const 
                                        const std::function<void(const LayerWorkspace&)>& kernel) {
   auto of = [this](const Buffer* b) { return b != nullptr ? view<float>(*b) : std::span<float>(); };
   try {
-    kernel({.params32 = of(buffers.params32), .grads32 = of(buffers.grads32), .kept = of(buffers.kept)});
+    kernel({.params32 = of(buffers.params32),
+            .grads32 = of(buffers.grads32),
+            .kept = of(buffers.kept),
+            .scratch = of(buffers.scratch)});
   } catch (const std::exception& e) {
     return core::fail({{}, "compute '" + std::string(what) + "' failed: " + e.what(), ""});
   }

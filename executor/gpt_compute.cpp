@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "executor/model/kernel_scratch.h"
+
 namespace stowage::executor {
 
 struct GptCompute::Micro {
@@ -11,9 +13,12 @@ struct GptCompute::Micro {
   std::vector<std::span<float>> x;       // x[l]: output of layer l (0 = embedding), in its kept region
   std::vector<model::BlockSaved> saved;  // by layer
   model::FinalSaved final_saved;
-  std::span<float> tied;      // the token embedding the head uses, in the embedding's kept region
-  std::vector<float> d_tied;  // the head's gradient for it
-  std::vector<float> flow;    // d loss / d (output of the layer being back-propagated)
+  // In the embedding's kept region, which lasts the micro-batch: the token
+  // embedding the head uses, the head's gradient for it, and d loss / d
+  // (output of the layer being back-propagated), carried down the layers.
+  std::span<float> tied;
+  std::span<float> d_tied;
+  std::span<float> flow;
 };
 
 namespace {
@@ -51,15 +56,18 @@ int64_t GptCompute::forward(int64_t step, int micro, int layer, std::span<const 
   const size_t width = static_cast<size_t>(mb_.tokens() * model_.shape().d_model);
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kEmbedding: {
-      // [output | the tied token table, copied for the head's forward and backward]
+      // [output | the tied token table, copied for the head's forward and
+      //  backward | the flowing gradient | the head's gradient of the table]
       std::span<const float> table = model_.token_embedding(params);
-      if (kept.size() != width + table.size())
-        throw std::invalid_argument("the embedding keeps " + std::to_string(4 * (width + table.size())) +
+      if (kept.size() != 2 * (width + table.size()))
+        throw std::invalid_argument("the embedding keeps " + std::to_string(8 * (width + table.size())) +
                                     " B where its region holds " + std::to_string(4 * kept.size()) + " B");
       m.x[l] = kept.first(width);
       model_.embedding_forward(params, m.inputs, mb_, m.x[l]);
-      m.tied = kept.subspan(width);
+      m.tied = kept.subspan(width, table.size());
       std::copy(table.begin(), table.end(), m.tied.begin());
+      m.flow = kept.subspan(width + table.size(), width);
+      m.d_tied = kept.subspan(2 * width + table.size());
       return bytes_of(kept);
     }
     case core::LayerKind::kBlock: {
@@ -85,9 +93,10 @@ int64_t GptCompute::recompute(int64_t step, int micro, int layer, std::span<cons
   Micro& m = micro_state(step, micro);
   const auto l = static_cast<size_t>(layer);
   if (model_.layer_kind(layer) != core::LayerKind::kBlock) return 0;
-  std::vector<float> out(m.x[l].size());
+  // The output is discarded: the next layer kept its own input.
+  model::Temporary out(static_cast<int64_t>(m.x[l].size()));
   m.saved[l].storage.provide(rebuilt);
-  model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], out);
+  model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], {out.data(), out.size()});
   return bytes_of(rebuilt);
 }
 
@@ -97,8 +106,8 @@ void GptCompute::backward(int64_t step, int micro, int layer, std::span<const fl
   const auto l = static_cast<size_t>(layer);
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kFinal: {
-      m.flow.assign(m.x[l - 1].size(), 0.0f);
-      m.d_tied.assign(m.tied.size(), 0.0f);
+      std::fill(m.flow.begin(), m.flow.end(), 0.0f);
+      std::fill(m.d_tied.begin(), m.d_tied.end(), 0.0f);
       model_.final_backward(params, m.tied, m.x[l - 1], m.targets, m.final_saved, loss_scale, m.flow, grads,
                             m.d_tied);
       m.final_saved = {};
@@ -128,19 +137,25 @@ core::ComputeFootprint GptCompute::footprint(int layer) const {
   const int64_t x = 4 * mb_.tokens() * model_.shape().d_model;  // the layer's output
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kEmbedding: {
-      const core::Bytes kept(x + 4 * model_.shape().vocab * model_.shape().d_model);  // + the tied copy
+      // + the tied copy, the flowing gradient and the head's table gradient
+      const core::Bytes kept(2 * (x + 4 * model_.shape().vocab * model_.shape().d_model));
       return {.saved = kept, .checkpointed = kept};
     }
     case core::LayerKind::kBlock: {
       model::BlockSaved s;
       model_.size_saved(s, mb_);
-      return {.saved = core::Bytes(x + 4 * s.storage.floats()), .checkpointed = core::Bytes(x)};
+      return {.saved = core::Bytes(x + 4 * s.storage.floats()),
+              .checkpointed = core::Bytes(x),
+              .forward_scratch = core::Bytes(checkpointing_ ? x : 0),  // recompute's discarded output
+              .backward_scratch = core::Bytes(4 * model_.backward_scratch_floats(core::LayerKind::kBlock, mb_))};
     }
     case core::LayerKind::kFinal: {
       model::FinalSaved s;
       model_.size_saved(s, mb_);
       const core::Bytes kept(4 * s.storage.floats());
-      return {.saved = kept, .checkpointed = kept};
+      return {.saved = kept,
+              .checkpointed = kept,
+              .backward_scratch = core::Bytes(4 * model_.backward_scratch_floats(core::LayerKind::kFinal, mb_))};
     }
   }
   return {};

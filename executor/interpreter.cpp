@@ -17,6 +17,7 @@
 
 #include "core/memory_gate.h"
 #include "executor/gradient_divisor.h"
+#include "executor/model/kernel_scratch.h"
 #include "executor/model/matmul.h"
 #include "executor/square_sum.h"
 
@@ -376,6 +377,16 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
     }
     if (result) result = backend.widen(op.lane, *source, *params, h.part.first_param, p);
   }
+  // The region the model's kernels draw their temporaries from, of the
+  // size the layer declares for this kind of op.
+  const bool backward = op.kind == OpKind::kBackward;
+  const core::ComputeFootprint footprint = model.footprint(op.layer);
+  auto scratch = allocate(Tier::kGpu, (backward ? footprint.backward_scratch : footprint.forward_scratch).count(),
+                          "kernel scratch " + op.name);
+  if (!scratch) {
+    release(*params);
+    return std::unexpected(scratch.error());
+  }
   const std::tuple key{op.step, op.micro_step, op.layer};
   int64_t computed = 0;  // the model's matrix-product FLOPs (model/matmul.h)
   if (!result) {
@@ -389,12 +400,15 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
     }
     auto region = allocate(Tier::kGpu, declared, std::string(tag) + op.name);
     if (!region) {
+      release(*scratch);
       release(*params);
       return std::unexpected(region.error());
     }
     int64_t kept = 0;
     result = backend.compute(
-        op.lane, op.name, {.params32 = &*params, .kept = &*region}, [&](const LayerWorkspace& w) {
+        op.lane, op.name, {.params32 = &*params, .kept = &*region, .scratch = &*scratch},
+        [&](const LayerWorkspace& w) {
+          const model::ScratchRegion temporaries(w.scratch);
           const int64_t before = model::matmul_flops_on_this_thread();
           kept = op.kind == OpKind::kForward
                      ? model.forward(global(op.step), op.micro_step, op.layer, w.params32, w.kept)
@@ -413,6 +427,7 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
   } else {
     auto grads = allocate(Tier::kGpu, 4 * layer_params[layer], "fp32 gradients " + op.name);
     if (!grads) {
+      release(*scratch);
       release(*params);
       return std::unexpected(grads.error());
     }
@@ -420,7 +435,9 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
     result = backend.zero(op.lane, *grads);
     if (result) {
       result = backend.compute(
-          op.lane, op.name, {.params32 = &*params, .grads32 = &*grads}, [&](const LayerWorkspace& w) {
+          op.lane, op.name, {.params32 = &*params, .grads32 = &*grads, .scratch = &*scratch},
+          [&](const LayerWorkspace& w) {
+            const model::ScratchRegion temporaries(w.scratch);
             const int64_t before = model::matmul_flops_on_this_thread();
             model.backward(global(op.step), op.micro_step, op.layer, w.params32, w.grads32, scale);
             computed = model::matmul_flops_on_this_thread() - before;
@@ -460,6 +477,7 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
     }
     release(*grads);
   }
+  release(*scratch);
   release(*params);
   if (result) result = check_flops(op, computed);
   // A forward or backward frees the fetched copies it used; a recompute

@@ -33,9 +33,10 @@ class LayerCompute {
   virtual void backward(int64_t step, int micro, int layer, std::span<const float> params,
                         std::span<float> grads, float loss_scale) = 0;
   // What `layer`'s forward keeps (saved, or checkpointed) for one
-  // micro-batch: exactly the bytes forward and recompute return, which
-  // lowering declares (executor/compute_footprint.h). No scratch: that is
-  // the interpreter's.
+  // micro-batch: exactly the bytes forward and recompute return, and what
+  // its kernels' temporaries need at most (forward or recompute, backward),
+  // which lowering declares (executor/compute_footprint.h) and the
+  // interpreter installs as the region they draw from (model/kernel_scratch.h).
   [[nodiscard]] virtual core::ComputeFootprint footprint(int layer) const = 0;
   // The loss of micro-batch (step, micro), once its last layer ran forward.
   [[nodiscard]] virtual double loss(int64_t step, int micro) const = 0;

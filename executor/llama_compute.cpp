@@ -2,8 +2,12 @@
 // Llama's layers.
 #include "executor/llama_compute.h"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <string>
+
+#include "executor/model/kernel_scratch.h"
 
 namespace stowage::executor {
 
@@ -12,7 +16,9 @@ struct LlamaCompute::Micro {
   std::vector<std::span<float>> x;            // x[l]: output of layer l (0 = embedding), in its kept region
   std::vector<model::LlamaBlockSaved> saved;  // by layer
   model::LlamaFinalSaved final_saved;
-  std::vector<float> flow;  // d loss / d (output of the layer being back-propagated)
+  // d loss / d (output of the layer being back-propagated), carried down
+  // the layers in the embedding's kept region, which lasts the micro-batch.
+  std::span<float> flow;
 };
 
 namespace {
@@ -50,8 +56,13 @@ int64_t LlamaCompute::forward(int64_t step, int micro, int layer, std::span<cons
   const size_t width = static_cast<size_t>(mb_.tokens() * model_.shape().d_model);
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kEmbedding:
+      // [output | the flowing gradient]
+      if (kept.size() != 2 * width)
+        throw std::invalid_argument("the embedding keeps " + std::to_string(8 * width) + " B where its region holds " +
+                                    std::to_string(4 * kept.size()) + " B");
       m.x[l] = kept.first(width);
       model_.embedding_forward(params, m.inputs, mb_, m.x[l]);
+      m.flow = kept.subspan(width);
       return bytes_of(kept);
     case core::LayerKind::kBlock:
       m.x[l] = kept.first(width);
@@ -75,9 +86,10 @@ int64_t LlamaCompute::recompute(int64_t step, int micro, int layer, std::span<co
   Micro& m = micro_state(step, micro);
   const auto l = static_cast<size_t>(layer);
   if (model_.layer_kind(layer) != core::LayerKind::kBlock) return 0;
-  std::vector<float> out(m.x[l].size());
+  // The output is discarded: the next layer kept its own input.
+  model::Temporary out(static_cast<int64_t>(m.x[l].size()));
   m.saved[l].storage.provide(rebuilt);
-  model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], out);
+  model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], {out.data(), out.size()});
   return bytes_of(rebuilt);
 }
 
@@ -87,7 +99,7 @@ void LlamaCompute::backward(int64_t step, int micro, int layer, std::span<const 
   const auto l = static_cast<size_t>(layer);
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kFinal:
-      m.flow.assign(m.x[l - 1].size(), 0.0f);
+      std::fill(m.flow.begin(), m.flow.end(), 0.0f);
       model_.final_backward(params, m.x[l - 1], m.targets, m.final_saved, loss_scale, m.flow, grads);
       m.final_saved = {};
       return;
@@ -112,17 +124,22 @@ core::ComputeFootprint LlamaCompute::footprint(int layer) const {
   const core::Bytes x(4 * mb_.tokens() * model_.shape().d_model);  // the layer's output
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kEmbedding:
-      return {.saved = x, .checkpointed = x};
+      return {.saved = x + x, .checkpointed = x + x};  // + the flowing gradient
     case core::LayerKind::kBlock: {
       model::LlamaBlockSaved s;
       model_.size_saved(s, mb_);
-      return {.saved = x + core::Bytes(4 * s.storage.floats()), .checkpointed = x};
+      return {.saved = x + core::Bytes(4 * s.storage.floats()),
+              .checkpointed = x,
+              .forward_scratch = checkpointing_ ? x : core::Bytes(0),  // recompute's discarded output
+              .backward_scratch = core::Bytes(4 * model_.backward_scratch_floats(core::LayerKind::kBlock, mb_))};
     }
     case core::LayerKind::kFinal: {
       model::LlamaFinalSaved s;
       model_.size_saved(s, mb_);
       const core::Bytes kept(4 * s.storage.floats());
-      return {.saved = kept, .checkpointed = kept};
+      return {.saved = kept,
+              .checkpointed = kept,
+              .backward_scratch = core::Bytes(4 * model_.backward_scratch_floats(core::LayerKind::kFinal, mb_))};
     }
   }
   return {};

@@ -6,6 +6,7 @@
 //   dQ = dS K / sqrt(dh),  dK = dS^T Q / sqrt(dh).
 // With grouped-query attention the first query head of a group writes its
 // kv head's dK and dV (beta 0) and the others add to them (beta 1).
+#include "executor/model/kernel_scratch.h"
 #include "executor/model/causal_attention.h"
 
 #include <algorithm>
@@ -93,7 +94,7 @@ void causal_attention_backward(const float* q, const float* k, const float* v, c
   const int64_t kv_width = s.kv_width();
   const int64_t group = check_groups(s);
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
-  std::vector<float> ds(static_cast<size_t>(s.seq * s.seq));
+  Temporary ds(s.seq * s.seq);
   for (int64_t b = 0; b < s.batch; ++b) {
     for (int64_t h = 0; h < s.heads; ++h) {
       const int64_t at = b * s.seq * s.width() + h * s.head_dim;

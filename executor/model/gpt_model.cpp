@@ -2,6 +2,7 @@
 // sequence of the kernels in linear.h, layer_norm.h, gelu.h,
 // causal_attention.h and cross_entropy.h. Initialisation is in
 // parameter_init.cpp.
+#include "executor/model/kernel_scratch.h"
 #include "executor/model/gpt_model.h"
 
 #include <algorithm>
@@ -25,8 +26,6 @@ void require_size(size_t have, int64_t want, const char* what) {
                                 std::to_string(want));
   }
 }
-
-std::vector<float> zeros(int64_t n) { return std::vector<float>(static_cast<size_t>(n), 0.0f); }
 
 void add_into(float* y, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += x[i];
@@ -215,12 +214,12 @@ void GptModel::mlp_backward(const float* p, const BlockSaved& s, const float* d_
   const int64_t d = shape_.d_model;
   const int64_t f = shape_.ffn;
   const BlockOffsets& o = block_;
-  std::vector<float> d_hidden = zeros(n * f);
+  Temporary d_hidden(n * f);
   linear_backward(s.hidden.data(), p + o.down_weight, d_out, d_hidden.data(), dp + o.down_weight, dp + o.down_bias,
                   {.rows = n, .in = f, .out = d});
-  std::vector<float> d_pre(d_hidden.size());
+  Temporary d_pre(static_cast<int64_t>(d_hidden.size()));
   gelu_backward(s.hidden_pre.data(), d_hidden.data(), d_pre.data(), n * f);
-  std::vector<float> d_norm = zeros(n * d);
+  Temporary d_norm(n * d);
   linear_backward(s.mlp_norm_out.data(), p + o.up_weight, d_pre.data(), d_norm.data(), dp + o.up_weight,
                   dp + o.up_bias, {.rows = n, .in = d, .out = f});
   layer_norm_backward(s.mid.data(), p + o.mlp_norm_weight, s.mlp_norm_mean.data(), s.mlp_norm_rstd.data(),
@@ -235,12 +234,12 @@ void GptModel::attention_backward(const float* p, const BlockSaved& s, const flo
   const int64_t d = shape_.d_model;
   const int64_t a = shape_.attention_width();
   const BlockOffsets& o = block_;
-  std::vector<float> d_attn = zeros(n * a);
+  Temporary d_attn(n * a);
   linear_backward(s.attn_out.data(), p + o.o_weight, d_mid, d_attn.data(), dp + o.o_weight, dp + o.o_bias,
                   {.rows = n, .in = a, .out = d});
-  std::vector<float> dq(d_attn.size());
-  std::vector<float> dk(d_attn.size());
-  std::vector<float> dv(d_attn.size());
+  Temporary dq(static_cast<int64_t>(d_attn.size()));
+  Temporary dk(static_cast<int64_t>(d_attn.size()));
+  Temporary dv(static_cast<int64_t>(d_attn.size()));
   const AttentionShape as{.batch = s.batch.batch,
                           .seq = s.batch.seq,
                           .heads = shape_.heads,
@@ -270,13 +269,29 @@ void GptModel::block_backward(std::span<const float> params, std::span<const flo
   float* dp = d_params.data();
   // The residual passes d_out through to mid; d_out is read only until
   // d_in is written, which lets the two share memory.
-  std::vector<float> d_mid(d_out.begin(), d_out.end());
+  Temporary d_mid(d_out);
   mlp_backward(p, s, d_out.data(), d_mid.data(), dp);
-  std::vector<float> d_norm = zeros(n * d);
+  Temporary d_norm(n * d);
   attention_backward(p, s, d_mid.data(), d_norm.data(), dp);
   std::copy(d_mid.begin(), d_mid.end(), d_in.begin());
   layer_norm_backward(in.data(), p + block_.attn_norm_weight, s.attn_norm_mean.data(), s.attn_norm_rstd.data(),
                       d_norm.data(), d_in.data(), dp + block_.attn_norm_weight, dp + block_.attn_norm_bias, n, d);
+}
+
+int64_t GptModel::backward_scratch_floats(LayerKind kind, MicroBatch mb) const {
+  const int64_t n = mb.tokens();
+  const int64_t d = shape_.d_model;
+  switch (kind) {
+    case LayerKind::kEmbedding: return 0;
+    case LayerKind::kBlock: {
+      // d_mid throughout; then the MLP's d_hidden, d_pre, d_norm, or
+      // d_norm and the attention's d_attn, dq, dk, dv and one score matrix.
+      const int64_t a = shape_.attention_width();
+      return n * d + std::max(2 * n * shape_.ffn + n * d, n * d + 4 * n * a + mb.seq * mb.seq);
+    }
+    case LayerKind::kFinal: return n * shape_.vocab + n * d;  // d_logits, d_norm
+  }
+  return 0;
 }
 
 // ---- final: norm, tied head, loss ----
@@ -317,10 +332,10 @@ void GptModel::final_backward(std::span<const float> params, std::span<const flo
   require_size(d_in.size(), n * d, "final_backward: d_in");
   require_size(s.probs.size(), n * v, "final_backward: saved state");
   // The loss is a mean over n targets: each row's gradient carries 1 / n.
-  std::vector<float> d_logits(s.probs.size());
+  Temporary d_logits(static_cast<int64_t>(s.probs.size()));
   const float scale = static_cast<float>(static_cast<double>(loss_scale) / static_cast<double>(n));
   softmax_cross_entropy_backward(s.probs.data(), targets.data(), scale, d_logits.data(), n, v);
-  std::vector<float> d_norm = zeros(n * d);
+  Temporary d_norm(n * d);
   linear_backward(s.norm_out.data(), token_embedding.data(), d_logits.data(), d_norm.data(), d_token_embedding.data(),
                   nullptr, {.rows = n, .in = d, .out = v});
   std::fill(d_in.begin(), d_in.end(), 0.0f);

@@ -84,6 +84,10 @@ class GptModel {
   // one place those sizes are known, which the executor declares to lowering.
   void size_saved(BlockSaved& s, MicroBatch mb) const;
   void size_saved(FinalSaved& s, MicroBatch mb) const;
+  // The most floats the temporaries of a `kind` layer's backward hold at
+  // once for micro-batch `mb` (kernel_scratch.h): what the executor declares
+  // as the op's scratch. A test holds it to what the kernels take.
+  [[nodiscard]] int64_t backward_scratch_floats(core::LayerKind kind, MicroBatch mb) const;
 
   // Layers 1..layers: out = mid + MLP(LN(mid)), mid = in + Attn(LN(in)).
   // in, out [tokens, d], distinct buffers. Fills `saved`; running it again

@@ -1,6 +1,7 @@
 // LlamaModel: size checks, then each layer's forward and backward as a
 // sequence of the kernels in linear.h, rms_norm.h, rotary.h,
 // causal_attention.h (grouped-query), swiglu.h and cross_entropy.h.
+#include "executor/model/kernel_scratch.h"
 #include "executor/model/llama_model.h"
 
 #include <algorithm>
@@ -26,10 +27,6 @@ void require_size(size_t have, int64_t want, const char* what) {
     throw std::invalid_argument(std::string(what) + " holds " + std::to_string(have) + " floats, expected " +
                                 std::to_string(want));
   }
-}
-
-std::vector<float> zeros(int64_t n) {
-  return std::vector<float>(static_cast<size_t>(n), 0.0f);
 }
 
 void add_into(float* y, const float* x, int64_t n) {
@@ -244,13 +241,13 @@ void LlamaModel::mlp_backward(const float* p, const LlamaBlockSaved& s, const fl
   const int64_t d = shape_.d_model;
   const int64_t f = shape_.ffn;
   const BlockOffsets& o = block_;
-  std::vector<float> d_hidden = zeros(n * f);
+  Temporary d_hidden(n * f);
   linear_backward(s.hidden.data(), p + o.down, d_out, d_hidden.data(), dp + o.down, nullptr,
                   {.rows = n, .in = f, .out = d});
-  std::vector<float> d_gate(d_hidden.size());
-  std::vector<float> d_up(d_hidden.size());
+  Temporary d_gate(static_cast<int64_t>(d_hidden.size()));
+  Temporary d_up(static_cast<int64_t>(d_hidden.size()));
   swiglu_backward(s.gate.data(), s.up.data(), d_hidden.data(), d_gate.data(), d_up.data(), n * f);
-  std::vector<float> d_norm = zeros(n * d);
+  Temporary d_norm(n * d);
   const LinearShape up{.rows = n, .in = d, .out = f};
   linear_backward(s.mlp_norm_out.data(), p + o.gate, d_gate.data(), d_norm.data(), dp + o.gate, nullptr, up);
   linear_backward(s.mlp_norm_out.data(), p + o.up, d_up.data(), d_norm.data(), dp + o.up, nullptr, up);
@@ -266,12 +263,12 @@ void LlamaModel::attention_backward(const float* p, const LlamaBlockSaved& s, co
   const int64_t n = s.batch.tokens();
   const int64_t d = shape_.d_model;
   const BlockOffsets& o = block_;
-  std::vector<float> d_attn = zeros(n * shape_.q_width());
+  Temporary d_attn(n * shape_.q_width());
   linear_backward(s.attn_out.data(), p + o.o, d_mid, d_attn.data(), dp + o.o, nullptr,
                   {.rows = n, .in = shape_.q_width(), .out = d});
-  std::vector<float> dq(d_attn.size());
-  std::vector<float> dk(static_cast<size_t>(n * shape_.kv_width()));
-  std::vector<float> dv(dk.size());
+  Temporary dq(static_cast<int64_t>(d_attn.size()));
+  Temporary dk(n * shape_.kv_width());
+  Temporary dv(static_cast<int64_t>(dk.size()));
   causal_attention_backward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), d_attn.data(), dq.data(),
                             dk.data(), dv.data(), attention_shape(s.batch));
   rotary_.rotate_back(dq.data(), s.batch.batch, s.batch.seq, shape_.heads);
@@ -299,13 +296,29 @@ void LlamaModel::block_backward(std::span<const float> params, std::span<const f
   float* dp = d_params.data();
   // The residual passes d_out through to mid; d_out is read only until
   // d_in is written, which lets the two share memory.
-  std::vector<float> d_mid(d_out.begin(), d_out.end());
+  Temporary d_mid(d_out);
   mlp_backward(p, s, d_out.data(), d_mid.data(), dp);
-  std::vector<float> d_norm = zeros(n * d);
+  Temporary d_norm(n * d);
   attention_backward(p, s, d_mid.data(), d_norm.data(), dp);
   std::copy(d_mid.begin(), d_mid.end(), d_in.begin());
   rms_norm_backward(in.data(), p + block_.attn_norm, s.attn_norm_rstd.data(), d_norm.data(), d_in.data(),
                     dp + block_.attn_norm, n, d);
+}
+
+int64_t LlamaModel::backward_scratch_floats(LayerKind kind, MicroBatch mb) const {
+  const int64_t n = mb.tokens();
+  const int64_t d = shape_.d_model;
+  switch (kind) {
+    case LayerKind::kEmbedding: return 0;
+    case LayerKind::kBlock: {
+      // d_mid throughout; then the MLP's d_hidden, d_gate, d_up, d_norm, or
+      // d_norm and the attention's d_attn, dq, dk, dv and one score matrix.
+      const int64_t attention = 2 * n * shape_.q_width() + 2 * n * shape_.kv_width() + mb.seq * mb.seq;
+      return n * d + std::max(3 * n * shape_.ffn + n * d, n * d + attention);
+    }
+    case LayerKind::kFinal: return n * shape_.vocab + n * d;  // d_logits, d_norm
+  }
+  return 0;
 }
 
 // ---- final: norm, untied head, loss ----
@@ -341,10 +354,10 @@ void LlamaModel::final_backward(std::span<const float> params, std::span<const f
   require_size(d_in.size(), n * d, "final_backward: d_in");
   require_size(s.probs.size(), n * v, "final_backward: saved state");
   // The loss is a mean over n targets: each row's gradient carries 1 / n.
-  std::vector<float> d_logits(s.probs.size());
+  Temporary d_logits(static_cast<int64_t>(s.probs.size()));
   const float scale = static_cast<float>(static_cast<double>(loss_scale) / static_cast<double>(n));
   softmax_cross_entropy_backward(s.probs.data(), targets.data(), scale, d_logits.data(), n, v);
-  std::vector<float> d_norm = zeros(n * d);
+  Temporary d_norm(n * d);
   linear_backward(s.norm_out.data(), params.data() + head_offset_, d_logits.data(), d_norm.data(),
                   d_params.data() + head_offset_, nullptr, {.rows = n, .in = d, .out = v});
   std::fill(d_in.begin(), d_in.end(), 0.0f);

@@ -52,6 +52,10 @@ class LlamaModel {
   // one place those sizes are known, which the executor declares to lowering.
   void size_saved(LlamaBlockSaved& s, MicroBatch mb) const;
   void size_saved(LlamaFinalSaved& s, MicroBatch mb) const;
+  // The most floats the temporaries of a `kind` layer's backward hold at
+  // once for micro-batch `mb` (kernel_scratch.h): what the executor declares
+  // as the op's scratch. A test holds it to what the kernels take.
+  [[nodiscard]] int64_t backward_scratch_floats(core::LayerKind kind, MicroBatch mb) const;
 
   // Layers 1..layers: mid = in + o_proj(Attn(RoPE(q), RoPE(k), v)) on
   // RMSNorm(in); out = mid + down_proj(silu(gate_proj(n)) * up_proj(n)) with
