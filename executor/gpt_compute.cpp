@@ -31,7 +31,11 @@ int64_t bytes_of(std::span<const float> v) {
 
 GptCompute::GptCompute(const model::GptModel& model, model::MicroBatch micro_batch, BatchSource batches,
                        bool checkpointing)
-    : model_(model), mb_(micro_batch), batches_(std::move(batches)), checkpointing_(checkpointing) {}
+    : model_(model), mb_(micro_batch), batches_(std::move(batches)), checkpointing_(checkpointing) {
+  model::BlockSaved sizing;
+  model_.size_saved(sizing, mb_);
+  block_saved_floats_ = sizing.storage.floats();
+}
 
 GptCompute::~GptCompute() = default;
 
@@ -72,7 +76,11 @@ int64_t GptCompute::forward(int64_t step, int micro, int layer, std::span<const 
     }
     case core::LayerKind::kBlock: {
       m.x[l] = kept.first(width);
-      if (!checkpointing_) m.saved[l].storage.provide(kept.subspan(width));
+      // Checkpointed, what backward needs is dropped at once (recompute
+      // rebuilds it): it is a temporary of the forward, in its scratch.
+      model::Temporary dropped(checkpointing_ ? block_saved_floats_ : 0);
+      m.saved[l].storage.provide(checkpointing_ ? std::span<float>(dropped.data(), dropped.size())
+                                                : kept.subspan(width));
       model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], m.x[l]);
       if (checkpointing_) m.saved[l] = {};  // rebuilt by recompute
       return bytes_of(kept);
@@ -146,7 +154,8 @@ core::ComputeFootprint GptCompute::footprint(int layer) const {
       model_.size_saved(s, mb_);
       return {.saved = core::Bytes(x + 4 * s.storage.floats()),
               .checkpointed = core::Bytes(x),
-              .forward_scratch = core::Bytes(checkpointing_ ? x : 0),  // recompute's discarded output
+              // a checkpointed forward's dropped state, or recompute's discarded output
+              .forward_scratch = core::Bytes(checkpointing_ ? std::max(x, 4 * block_saved_floats_) : 0),
               .backward_scratch = core::Bytes(4 * model_.backward_scratch_floats(core::LayerKind::kBlock, mb_))};
     }
     case core::LayerKind::kFinal: {

@@ -31,7 +31,11 @@ int64_t bytes_of(std::span<const float> v) {
 
 LlamaCompute::LlamaCompute(const model::LlamaModel& model, model::MicroBatch micro_batch, BatchSource batches,
                            bool checkpointing)
-    : model_(model), mb_(micro_batch), batches_(std::move(batches)), checkpointing_(checkpointing) {}
+    : model_(model), mb_(micro_batch), batches_(std::move(batches)), checkpointing_(checkpointing) {
+  model::LlamaBlockSaved sizing;
+  model_.size_saved(sizing, mb_);
+  block_saved_floats_ = sizing.storage.floats();
+}
 
 LlamaCompute::~LlamaCompute() = default;
 
@@ -64,12 +68,17 @@ int64_t LlamaCompute::forward(int64_t step, int micro, int layer, std::span<cons
       model_.embedding_forward(params, m.inputs, mb_, m.x[l]);
       m.flow = kept.subspan(width);
       return bytes_of(kept);
-    case core::LayerKind::kBlock:
+    case core::LayerKind::kBlock: {
       m.x[l] = kept.first(width);
-      if (!checkpointing_) m.saved[l].storage.provide(kept.subspan(width));
+      // Checkpointed, what backward needs is dropped at once (recompute
+      // rebuilds it): it is a temporary of the forward, in its scratch.
+      model::Temporary dropped(checkpointing_ ? block_saved_floats_ : 0);
+      m.saved[l].storage.provide(checkpointing_ ? std::span<float>(dropped.data(), dropped.size())
+                                                : kept.subspan(width));
       model_.block_forward(params, m.x[l - 1], mb_, m.saved[l], m.x[l]);
       if (checkpointing_) m.saved[l] = {};  // rebuilt by recompute
       return bytes_of(kept);
+    }
     case core::LayerKind::kFinal: {
       m.final_saved.storage.provide(kept);
       const float loss = model_.final_forward(params, m.x[l - 1], m.targets, mb_, m.final_saved);
@@ -130,7 +139,8 @@ core::ComputeFootprint LlamaCompute::footprint(int layer) const {
       model_.size_saved(s, mb_);
       return {.saved = x + core::Bytes(4 * s.storage.floats()),
               .checkpointed = x,
-              .forward_scratch = checkpointing_ ? x : core::Bytes(0),  // recompute's discarded output
+              // a checkpointed forward's dropped state, or recompute's discarded output
+              .forward_scratch = checkpointing_ ? std::max(x, core::Bytes(4 * block_saved_floats_)) : core::Bytes(0),
               .backward_scratch = core::Bytes(4 * model_.backward_scratch_floats(core::LayerKind::kBlock, mb_))};
     }
     case core::LayerKind::kFinal: {

@@ -41,6 +41,7 @@ class LlamaCompute final : public ModelCompute {
   model::MicroBatch mb_;
   BatchSource batches_;
   bool checkpointing_;
+  int64_t block_saved_floats_ = 0;  // what a block's forward keeps beside its output
   mutable std::mutex mutex_;
   std::map<std::pair<int64_t, int>, std::unique_ptr<Micro>> micros_;
   std::map<std::pair<int64_t, int>, double> losses_;

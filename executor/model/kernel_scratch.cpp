@@ -13,6 +13,10 @@ thread_local ScratchRegion* installed = nullptr;
 
 }  // namespace
 
+bool scratch_region_installed() {
+  return installed != nullptr;
+}
+
 ScratchRegion::ScratchRegion(std::span<float> region) : region_(region), outer_(installed) {
   installed = this;
 }

@@ -34,6 +34,10 @@ class ScratchRegion {
   ScratchRegion* outer_;
 };
 
+// Is a region installed on this thread (a layer computing for the
+// executor, where every buffer must be one the schedule declares)?
+[[nodiscard]] bool scratch_region_installed();
+
 // One kernel temporary, zero-filled or a copy.
 class Temporary {
  public:

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "executor/model/kernel_scratch.h"
+
 namespace stowage::executor::model {
 
 class SavedStorage {
@@ -33,6 +35,10 @@ class SavedStorage {
     for (const auto& [view, size] : parts) total += size;
     std::span<float> base = region_;
     if (base.empty()) {
+      // Computing for the executor, every buffer is one the schedule declares.
+      if (scratch_region_installed())
+        throw std::logic_error("a layer laid out " + std::to_string(4 * total) +
+                               " B of saved state in memory of its own (a bug: undeclared memory)");
       owned_.resize(static_cast<size_t>(total));
       base = owned_;
     } else if (static_cast<int64_t>(base.size()) != total) {

@@ -13,6 +13,7 @@
 
 #include "executor/model/gpt_model.h"
 #include "executor/model/llama_model.h"
+#include "executor/model/saved_storage.h"
 #include "tests/executor/model/finite_difference.h"
 #include "tests/executor/model/llama_whole_model.h"
 #include "tests/executor/model/whole_model.h"
@@ -98,6 +99,15 @@ TEST(KernelScratch, WithoutARegionTemporariesAreTheirOwn) {
   Temporary c(3);  // the region is gone: its own again
   EXPECT_EQ(c.size(), 3u);
   EXPECT_NE(c.data(), region.data());
+}
+
+// Computing for the executor, saved state must go where the caller said.
+TEST(KernelScratch, SavedStateInMemoryOfItsOwnWhileARegionIsInstalledIsABug) {
+  std::vector<float> region(4);
+  const ScratchRegion scratch(region);
+  SavedStorage storage;
+  std::span<float> view;
+  EXPECT_THROW(storage.lay_out({{&view, 2}}), std::logic_error);
 }
 
 }  // namespace
