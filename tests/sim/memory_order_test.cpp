@@ -118,6 +118,34 @@ TEST(MemoryOrder, AFreeIsHeldUntilTheEffectsBeforeItHaveApplied) {
   EXPECT_EQ(core::replay_peak(s, ordered.timeline)[0].count(), 150);
 }
 
+// What an interpreter asks the gate: whether an op may start, what it waits
+// for (the watchdog's report), and that a stopped run's ops that never
+// start hold nothing up.
+TEST(MemoryOrder, TheGateSaysWhatAnOpWaitsForAndForgetsAbandonedOps) {
+  Schedule s = schedule_of({op(0, Lane::kGpuCompute), op(1, Lane::kPcieH2d), op(2, Lane::kPcieD2h)});
+  s.ops[0].allocs = {gpu(50)};
+  s.ops[0].frees = {gpu(50)};
+  s.ops[1].allocs = {gpu(100)};
+  s.ops[2].allocs = {gpu(10)};
+  s.memory_order = {{0, true}, {0, false}, {1, true}, {2, true}};
+  ASSERT_EQ(core::validate_memory_order(s), std::vector<std::string>{});
+  core::MemoryGate gate(s);
+  std::vector<MemoryStep> applied;
+  const core::MemoryGate::Apply record = [&](const MemoryStep& m) { applied.push_back(m); };
+  EXPECT_TRUE(gate.may_start(0));
+  EXPECT_FALSE(gate.may_start(1));
+  EXPECT_EQ(gate.waits_for(1), (MemoryStep{0, true}));
+  gate.started(0, record);
+  EXPECT_EQ(gate.waits_for(1), (MemoryStep{0, false}));
+  gate.ended(0, record);
+  EXPECT_TRUE(gate.may_start(1));
+  EXPECT_EQ(gate.waits_for(1), std::nullopt);
+  gate.abandon(1, record);  // never runs: op 2 no longer waits for it
+  EXPECT_TRUE(gate.may_start(2));
+  gate.started(2, record);
+  EXPECT_EQ(applied, (std::vector<MemoryStep>{{0, true}, {0, false}, {2, true}}));
+}
+
 TEST(MemoryOrder, AnOrderThatCannotRunOrMissesAnEffectIsRefused) {
   // op1 depends on op0, yet its allocation comes first: op0 could never start.
   Schedule s = schedule_of({op(0, Lane::kGpuCompute), op(1, Lane::kPcieH2d, {0})});
