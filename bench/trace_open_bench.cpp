@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -28,9 +29,15 @@ using namespace stowage;
 
 constexpr size_t kOps = 1'000'000;
 
+// STOWAGE_BENCH_TRACE names a trace to read instead (kept; written first
+// when absent), for profiling the readers without writing it each run.
+const char* kept_trace() { return std::getenv("STOWAGE_BENCH_TRACE"); }
+
 std::filesystem::path trace_path() {
   static const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("stowage-trace-bench-" + std::to_string(::getpid()) + ".json");
+      kept_trace() != nullptr ? std::filesystem::path(kept_trace())
+                              : std::filesystem::temp_directory_path() /
+                                    ("stowage-trace-bench-" + std::to_string(::getpid()) + ".json");
   return path;
 }
 
@@ -80,6 +87,23 @@ void BM_BareSimdjsonPass(benchmark::State& state) {
   }
 }
 
+// The walker alone, to a visitor that keeps nothing: what the readers' own
+// work adds shows against it.
+struct NullVisitor final : core::TraceEventVisitor {
+  size_t events = 0;
+  void header(const core::TraceHeader&) override {}
+  void event(const core::TraceEvent&) override { ++events; }
+};
+
+void BM_WalkOnly(benchmark::State& state) {
+  for (auto _ : state) {
+    const core::PaddedText text = *core::read_trace_text(trace_path().string());
+    NullVisitor visitor;
+    if (!core::walk_trace(text.text(), trace_path().string(), visitor)) state.SkipWithError("walk failed");
+    benchmark::DoNotOptimize(visitor.events);
+  }
+}
+
 void BM_GuiLoadTrace(benchmark::State& state) {
   for (auto _ : state) {
     core::Result<gui::TraceModel> m = gui::load_trace(trace_path());
@@ -99,6 +123,7 @@ void BM_CompareLoadTrace(benchmark::State& state) {
 // Interleaved: the four run in turn, several times over (--benchmark_repetitions).
 BENCHMARK(BM_ReadFileOnly)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_BareSimdjsonPass)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_WalkOnly)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_GuiLoadTrace)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_CompareLoadTrace)->Unit(benchmark::kMillisecond)->Iterations(1);
 
@@ -106,11 +131,12 @@ BENCHMARK(BM_CompareLoadTrace)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  const size_t ops = write_trace();
+  const bool reuse = kept_trace() != nullptr && std::filesystem::exists(trace_path());
+  const size_t ops = reuse ? 0 : write_trace();
   std::printf("trace: %zu ops, %.0f MB (%s)\n", ops,
               static_cast<double>(std::filesystem::file_size(trace_path())) / 1e6, trace_path().c_str());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  std::filesystem::remove(trace_path());
+  if (kept_trace() == nullptr) std::filesystem::remove(trace_path());
   return 0;
 }

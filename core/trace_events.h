@@ -73,6 +73,14 @@ class TraceEventVisitor {
   virtual ~TraceEventVisitor() = default;
   virtual void header(const TraceHeader& header) = 0;  // once, when otherData is read (if it is)
   virtual void event(const TraceEvent& event) = 0;     // each element of traceEvents, in order
+  // Whether events of phase `ph` ("X", "M", ...) matter. Once an event's
+  // "ph" names one that does not, the rest of it is skipped unread (still
+  // depth-checked) and event() is not called for it: most of a Stowage
+  // trace is flow events that no reader uses (issue 18: opening speed).
+  [[nodiscard]] virtual bool wants_phase(std::string_view ph) const {
+    static_cast<void>(ph);
+    return true;
+  }
 };
 
 // Walks `text`, a whole trace file; `file` names it in diagnostics. The text
