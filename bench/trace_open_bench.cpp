@@ -154,6 +154,7 @@ struct Times {
 
 class VerdictReporter final : public benchmark::ConsoleReporter {
  public:
+  VerdictReporter() : ConsoleReporter(OO_Tabular) {}  // no colour codes: the output is meant to be kept
   std::map<std::string, Times> times;
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
