@@ -139,7 +139,8 @@ void BM_CompareLoadTrace(benchmark::State& state) {
   }
 }
 
-// Interleaved: the four run in turn, several times over (--benchmark_repetitions).
+// Repetitions of one benchmark run back to back unless
+// --benchmark_enable_random_interleaving=true mixes them (use it: the machine is shared).
 BENCHMARK(BM_ReadFileOnly)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_BareSimdjsonPass)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_WalkOnly)->Unit(benchmark::kMillisecond)->Iterations(1);
