@@ -34,6 +34,7 @@ struct EventCollector final : core::TraceEventVisitor {
 
   explicit EventCollector(const std::string& f) : file(f) {}
   void header(const core::TraceHeader&) override {}
+  [[nodiscard]] bool wants_phase(std::string_view ph) const override { return ph == "X"; }
   void event(const core::TraceEvent& e) override {
     if (!e.is_object || e.ph != "X") return;
     const double ts = e.ts.value_or(NAN), dur = e.dur.value_or(0);

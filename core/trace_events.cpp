@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/text_file.h"
+#include "core/trace_event_handoff.h"
 
 namespace stowage::core {
 namespace {
@@ -26,10 +27,12 @@ struct Walk {
   std::string_view text;
   const std::string& file;
   TraceEventVisitor& visitor;
+  TraceEventHandoff& handoff;  // events reach the visitor through it
   int max_depth;
   LineCounter lines{text};
   std::optional<Diagnostic> failure;  // the first problem; the walk stops there
   TraceEvent event;                   // reused: its vectors keep their capacity
+  bool unwanted = false;              // the event's phase is one the visitor skips
 
   size_t offset_of(simdjson::simdjson_result<const char*> where) const {
     const char* at = nullptr;
@@ -119,15 +122,16 @@ struct Walk {
     return true;
   }
 
-  // A string value into `out`; a value of another type is skipped.
-  bool string(od::value v, int depth, std::string_view& out) {
-    bool yes = false;
-    if (!is(v, od::json_type::string, yes)) return false;
-    if (!yes) return skip(v, depth);
+  // A string value into `out`; a value of another type is skipped. The
+  // common case (a string without escapes, a number of the wanted kind) is
+  // inlined into the field loops; the rest, out of line, reads the value
+  // afresh (a failed get leaves it unread).
+  [[gnu::always_inline]] bool string(od::value v, int depth, std::string_view& out) {
     // As with keys: the text itself when it holds no escape. The token is
     // peeked, not consumed; the walk moves past it.
     std::string_view token = v.raw_json_token();
-    while (!token.empty() && (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' || token.back() == '\r'))
+    if (token.empty() || token.front() != '"') return skip(v, depth);
+    while (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' || token.back() == '\r')
       token.remove_suffix(1);
     if (token.size() >= 2 && token.back() == '"' && token.find('\\') == std::string_view::npos) {
       out = token.substr(1, token.size() - 2);
@@ -137,7 +141,15 @@ struct Walk {
     return true;
   }
 
-  bool real(od::value v, int depth, std::optional<double>& out) {
+  [[gnu::always_inline]] bool real(od::value v, int depth, std::optional<double>& out) {
+    if (double d = 0; v.get_double().get(d) == simdjson::SUCCESS) {
+      out = d;
+      return true;
+    }
+    return real_slowly(v, depth, out);
+  }
+
+  [[gnu::noinline]] bool real_slowly(od::value v, int depth, std::optional<double>& out) {
     bool yes = false;
     if (!is(v, od::json_type::number, yes)) return false;
     if (!yes) return skip(v, depth);
@@ -147,7 +159,15 @@ struct Walk {
     return true;
   }
 
-  bool integer(od::value v, int depth, std::optional<int64_t>& out) {
+  [[gnu::always_inline]] bool integer(od::value v, int depth, std::optional<int64_t>& out) {
+    if (int64_t i = 0; v.get_int64().get(i) == simdjson::SUCCESS) {
+      out = i;
+      return true;
+    }
+    return integer_slowly(v, depth, out);
+  }
+
+  [[gnu::noinline]] bool integer_slowly(od::value v, int depth, std::optional<int64_t>& out) {
     bool yes = false;
     if (!is(v, od::json_type::number, yes)) return false;
     if (!yes) return skip(v, depth);
@@ -224,7 +244,12 @@ struct Walk {
 
   bool event_field(std::string_view key, od::value v, int depth) {
     TraceEvent& e = event;
-    if (key == "ph") return string(v, depth, e.ph);
+    if (unwanted) return skip(v, depth);
+    if (key == "ph") {
+      if (!string(v, depth, e.ph)) return false;
+      unwanted = !visitor.wants_phase(e.ph);
+      return true;
+    }
     if (key == "ts") return real(v, depth, e.ts);
     if (key == "dur") return real(v, depth, e.dur);
     if (key == "pid") return integer(v, depth, e.pid);
@@ -250,6 +275,7 @@ struct Walk {
     e.ts = e.dur = std::nullopt;
     e.pid = e.tid = std::nullopt;
     clear_args();
+    unwanted = false;
     bool object = false;
     if (!is(v, od::json_type::object, object)) return false;
     e.is_object = object;
@@ -258,8 +284,7 @@ struct Walk {
     } else if (!fields(v, 3, [this](std::string_view k, od::value f, int d) { return event_field(k, f, d); })) {
       return false;
     }
-    visitor.event(e);
-    return true;
+    return unwanted || handoff.add(e);
   }
 
   bool events(od::value v) {
@@ -289,6 +314,7 @@ struct Walk {
     });
     if (!ok) return false;
     header.format = format, header.title = title, header.source = source;
+    handoff.drain();  // the visitor's thread is idle: events before the header stay before it
     visitor.header(header);
     return true;
   }
@@ -339,7 +365,8 @@ std::pair<int, int> LineCounter::at(size_t offset) {
 
 Result<void> walk_trace(std::string_view text, const std::string& file, TraceEventVisitor& visitor,
                         int max_depth) {
-  Walk walk{.text = text, .file = file, .visitor = visitor, .max_depth = max_depth};
+  TraceEventHandoff handoff(visitor, text);
+  Walk walk{.text = text, .file = file, .visitor = visitor, .handoff = handoff, .max_depth = max_depth};
   od::parser parser(std::max<size_t>(text.size(), 1));
   if (text.size() > simdjson::SIMDJSON_MAXSIZE_BYTES) {
     return fail({{file, 0, 0}, "too large: " + std::to_string(text.size()) + " bytes",
@@ -352,7 +379,9 @@ Result<void> walk_trace(std::string_view text, const std::string& file, TraceEve
     return std::unexpected(Diagnostics{*walk.failure});
   }
   bool seen_events = false;
-  if (!walk.root(doc, seen_events)) return std::unexpected(Diagnostics{*walk.failure});
+  const bool walked = walk.root(doc, seen_events);
+  if (const std::exception_ptr thrown = handoff.finish()) std::rethrow_exception(thrown);
+  if (!walked) return std::unexpected(Diagnostics{*walk.failure});
   // Past the root object, the iterator points at nothing (an error) unless
   // more text follows.
   if (const char* rest = nullptr; doc.current_location().get(rest) == simdjson::SUCCESS && rest != nullptr) {

@@ -2,7 +2,9 @@
 // simdjson's On-Demand API over a Chrome trace that hands each event's fields
 // to a visitor, for the GUI's trace model and for `stowage compare` and
 // calibration (core/trace_reader.h) alike. No JSON tree is built, so a trace
-// of a million ops costs its text and what the visitor keeps.
+// of a million ops costs its text and what the visitor keeps. The visitor
+// runs on a second thread, fed in batches (core/trace_event_handoff.h), so
+// its work overlaps the parse; it is called from one thread at a time.
 //
 // Bounded input (issue 12): nesting deeper than kMaxJsonDepth anywhere is a
 // diagnostic at the line and column of the bracket that opens the level too
@@ -44,7 +46,7 @@ class LineCounter {
 };
 
 // One element of traceEvents, as its fields were found. Strings view the
-// parser's buffer and last until the visitor returns. Numbers are nullopt
+// text or the parser's buffer and last until walk_trace() returns. Numbers are nullopt
 // when absent or not a JSON number; an integer field given as a real keeps
 // its integer part, as a C++ cast would.
 struct TraceEvent {
@@ -73,6 +75,14 @@ class TraceEventVisitor {
   virtual ~TraceEventVisitor() = default;
   virtual void header(const TraceHeader& header) = 0;  // once, when otherData is read (if it is)
   virtual void event(const TraceEvent& event) = 0;     // each element of traceEvents, in order
+  // Whether events of phase `ph` ("X", "M", ...) matter. Once an event's
+  // "ph" names one that does not, the rest of it is skipped unread (still
+  // depth-checked) and event() is not called for it: most of a Stowage
+  // trace is flow events that no reader uses (issue 18: opening speed).
+  [[nodiscard]] virtual bool wants_phase(std::string_view ph) const {
+    static_cast<void>(ph);
+    return true;
+  }
 };
 
 // Walks `text`, a whole trace file; `file` names it in diagnostics. The text

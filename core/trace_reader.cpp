@@ -83,6 +83,7 @@ struct Reader final : TraceEventVisitor {
   }
 
   void header(const TraceHeader& h) override { head = h; }
+  [[nodiscard]] bool wants_phase(std::string_view ph) const override { return ph == "M" || ph == "X"; }
 
   void event(const TraceEvent& e) override {
     if (!e.is_object) return;

@@ -34,6 +34,9 @@ class ModelBuilder final : public core::TraceEventVisitor {
   explicit ModelBuilder(TraceAssembly& a) : a_(a) {}
 
   void header(const core::TraceHeader& h) override { read_header(a_, h); }
+  [[nodiscard]] bool wants_phase(std::string_view ph) const override {
+    return ph == "M" || ph == "X" || ph == "C";
+  }
 
   void event(const core::TraceEvent& e) override {
     if (!e.is_object) return a_.problem(e.index, "event is not an object", {}, e.line());

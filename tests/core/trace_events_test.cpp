@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace stowage::core {
@@ -89,6 +91,87 @@ TEST(TraceEvents, NoTraceObjectAndTrailingTextAreDiagnostics) {
   const auto r = walk("{\"traceEvents\":[]}\n{}", c);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error()[0].where.line, 2) << to_string(r.error());
+}
+
+// Phases a reader does not want are left unread: their events never reach
+// it, yet a bracket too deep inside one is still a diagnostic.
+struct OnlyOps final : TraceEventVisitor {
+  std::vector<std::string> phases;
+  void header(const TraceHeader&) override {}
+  void event(const TraceEvent& e) override { phases.emplace_back(e.ph); }
+  [[nodiscard]] bool wants_phase(std::string_view ph) const override { return ph == "X"; }
+};
+
+TEST(TraceEvents, EventsOfUnwantedPhasesAreSkippedButStillDepthChecked) {
+  OnlyOps seen;
+  const PaddedText text = padded_trace_text(
+      R"({"traceEvents":[{"ph":"s","id":1,"ts":"x"},{"ph":"X","ts":1},{"ph":"f","args":{"a":[1]}},"x"]})");
+  ASSERT_TRUE(walk_trace(text.text(), "t.json", seen).has_value());
+  EXPECT_EQ(seen.phases, (std::vector<std::string>{"X", ""}));  // a non-object still arrives, to be diagnosed
+
+  const std::string deep = "{\"traceEvents\":[{\"ph\":\"s\",\"args\":\n{\"x\":[" + std::string(60, '[') +
+                           std::string(61, ']') + "}}]}";
+  OnlyOps skipped;
+  const PaddedText deep_text = padded_trace_text(deep);
+  const auto r = walk_trace(deep_text.text(), "t.json", skipped);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error()[0].where.line, 2);
+  EXPECT_EQ(r.error()[0].where.column, 6 + 60);
+}
+
+// The visitor runs on a thread of its own, batch by batch: every event
+// arrives once and in order across batches, the header keeps its place
+// among the events, and problems may still ask for an event's line.
+struct Ordered final : TraceEventVisitor {
+  std::vector<size_t> order;  // event indices; kHeader marks the header
+  std::vector<int> lines;
+  std::thread::id thread;
+  static constexpr size_t kHeader = static_cast<size_t>(-1);
+  void header(const TraceHeader&) override { order.push_back(kHeader); }
+  void event(const TraceEvent& e) override {
+    order.push_back(e.index);
+    lines.push_back(e.line());
+    thread = std::this_thread::get_id();
+  }
+};
+
+TEST(TraceEvents, EveryEventReachesTheVisitorOnceInOrderWithTheHeaderInPlace) {
+  constexpr size_t kEvents = 10'000;  // several batches
+  std::string text = "{\"traceEvents\":[\n";
+  for (size_t i = 0; i < kEvents; ++i) text += std::string(i > 0 ? ",\n" : "") + R"({"ph":"X","ts":1})";
+  text += "],\n\"otherData\":{}}";
+  Ordered seen;
+  const PaddedText padded = padded_trace_text(text);
+  ASSERT_TRUE(walk_trace(padded.text(), "t.json", seen).has_value());
+  ASSERT_EQ(seen.order.size(), kEvents + 1);
+  for (size_t i = 0; i < kEvents; ++i) {
+    ASSERT_EQ(seen.order[i], i);
+    ASSERT_EQ(seen.lines[i], static_cast<int>(i) + 2);
+  }
+  EXPECT_EQ(seen.order.back(), Ordered::kHeader);
+  EXPECT_NE(seen.thread, std::this_thread::get_id());
+
+  Ordered first;  // otherData before the events: the header comes first
+  const PaddedText before = padded_trace_text(R"({"otherData":{},"traceEvents":[{"ph":"X"},{"ph":"X"}]})");
+  ASSERT_TRUE(walk_trace(before.text(), "t.json", first).has_value());
+  EXPECT_EQ(first.order, (std::vector<size_t>{Ordered::kHeader, 0, 1}));
+}
+
+TEST(TraceEvents, WhatTheVisitorThrowsReachesTheCallerAndStopsTheWalk) {
+  struct Throws final : TraceEventVisitor {
+    size_t seen = 0;
+    void header(const TraceHeader&) override {}
+    void event(const TraceEvent&) override {
+      if (++seen == 3000) throw std::length_error("visitor full");
+    }
+  } visitor;
+  std::string text = "{\"traceEvents\":[";
+  for (size_t i = 0; i < 100'000; ++i) text += std::string(i > 0 ? "," : "") + R"({"ph":"X"})";
+  text += "]}";
+  const PaddedText padded = padded_trace_text(text);
+  EXPECT_THROW(static_cast<void>(walk_trace(padded.text(), "t.json", visitor)), std::length_error);
+  EXPECT_LT(visitor.seen, 100'000u);  // the walk stopped early; nothing after the throw was visited
+  EXPECT_EQ(visitor.seen, 3000u);
 }
 
 }  // namespace
