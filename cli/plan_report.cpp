@@ -160,6 +160,7 @@ json policy_json(const PlanInputs& in, const planner::Candidate& c) {
           {"nvme_prefetch_depth", p.nvme_prefetch_depth},
           {"staging_buffers", p.staging_buffers},
           {"sub_group_params", p.sub_group_params},
+          {"gather_params", p.gather_params},
           {"pinned_memory", p.pinned_memory},
           {"placement_by_layer", runs},
           {"partitions", partitions}};

@@ -7,6 +7,8 @@
 #include <optional>
 #include <queue>
 
+#include "core/gather_pieces.h"
+
 namespace stowage::core {
 namespace {
 
@@ -31,16 +33,32 @@ constexpr int kBackwardPhase = 1;
 
 std::string tag(int step, int micro) { return " s" + std::to_string(step) + " m" + std::to_string(micro); }
 
+// Elements [begin, end) of `total` elements' share of `whole` bytes: the
+// slices of consecutive ranges add up to `whole` exactly.
+Bytes slice(Bytes whole, int64_t total, int64_t begin, int64_t end) {
+  auto upto = [&](int64_t k) {
+    if (k >= total) return whole.count();
+    return static_cast<int64_t>(static_cast<long double>(whole.count()) * static_cast<long double>(k) /
+                                static_cast<long double>(total));
+  };
+  return Bytes(upto(end) - upto(begin));
+}
+
 class Lowering {
  public:
   Lowering(const Policy& p, const MachineSpec& m, const Workload& w, const TrainingSpec& t, const LowerOptions& o)
       : policy_(p), machine_(m), workload_(w), training_(effective_training(t, p)), options_(o),
         partitions_(partitions_of(w, p.sub_group_params)), ranks_(m.gpu_count) {
     // Sizes and names looked up for every op, computed once.
-    for (const Layer& l : w.layers()) layer_params_.push_back(l.param_count());
+    for (const Layer& l : w.layers()) {
+      layer_params_.push_back(l.param_count());
+      pieces_.push_back(gather_pieces(l, p.gather_params));
+    }
     for (const Partition& part : partitions_) partition_names_.push_back(partition_name(w, part));
-    // Roughly ten ops per partition and layer per micro-step.
-    const size_t estimate = 10 * (partitions_.size() + layer_params_.size()) *
+    // Roughly ten ops per partition and gathered piece per micro-step.
+    size_t units = 0;
+    for (const auto& pieces : pieces_) units += pieces.size();
+    const size_t estimate = 10 * (partitions_.size() + units) *
                             static_cast<size_t>(o.steps * std::max<int64_t>(1, training_.gradient_accumulation));
     ops_.reserve(estimate);
     keys_.reserve(estimate);
@@ -94,11 +112,31 @@ class Lowering {
   void lower_step(int step);
   void forward(int step, int micro);
   void backward(int step, int micro);
-  // Brings a layer's param16 onto the GPU for one use; returns the ops the
-  // compute must wait for and adds the bytes the compute frees.
-  std::vector<OpId> fetch_params(int step, int micro, int phase, int index, int layer, Op& compute,
+  // Brings piece `piece` of a layer's param16 onto the GPU for one use;
+  // returns the ops the compute must wait for and adds the bytes the
+  // compute frees.
+  std::vector<OpId> fetch_params(int step, int micro, int phase, int index, int layer, size_t piece, Op& compute,
                                  std::vector<OpId> recycle);
-  void reduce_and_offload(int step, int micro, int index, int layer, OpId backward_op);
+  OpId recompute_pieces(int step, int micro, int l, std::vector<OpId> waits, std::vector<OpId>& units);
+  void reduce_and_offload(int step, int micro, int index, int layer, size_t piece, OpId backward_op);
+  // A piece's name: its layer's when the layer is one piece, else
+  // "layers.3[first+params]".
+  [[nodiscard]] std::string unit_name(int layer, size_t piece) const {
+    const std::vector<GatherPiece>& pieces = pieces_[static_cast<size_t>(layer)];
+    const std::string& base = workload_.layers()[static_cast<size_t>(layer)].name;
+    if (pieces.size() == 1) return base;
+    return base + "[" + std::to_string(pieces[piece].first_param) + "+" + std::to_string(pieces[piece].params) + "]";
+  }
+  // A piece's share of a quantity its layer has (bytes touched, FLOPs),
+  // by parameters; the shares of a layer's pieces add up to it exactly.
+  [[nodiscard]] Bytes piece_share(int layer, size_t piece, Bytes total) const {
+    const GatherPiece& p = pieces_[static_cast<size_t>(layer)][piece];
+    return slice(total, layer_params_[static_cast<size_t>(layer)], p.first_param, p.first_param + p.params);
+  }
+  [[nodiscard]] double piece_share(int layer, size_t piece, double total) const {
+    const GatherPiece& p = pieces_[static_cast<size_t>(layer)][piece];
+    return total * static_cast<double>(p.params) / static_cast<double>(layer_params_[static_cast<size_t>(layer)]);
+  }
   // The step's gradient verdict (overflow, norm), when training needs one:
   // fp16 skips overflowing steps and clipping scales by the global norm,
   // so no optimizer op may start before every gradient is in.
@@ -131,6 +169,7 @@ class Lowering {
   std::vector<Partition> partitions_;
   int ranks_;
   std::vector<int64_t> layer_params_;         // by layer
+  std::vector<std::vector<GatherPiece>> pieces_;  // by layer: what one fetch gathers
   std::vector<std::string> partition_names_;  // by partition: "layers.3" or "layers.3[0+300000]"
 
   std::vector<Op> ops_;
@@ -191,13 +230,20 @@ void Lowering::resident_memory(Schedule& s) const {
   s.capacity = {machine_.gpu.memory, machine_.host.dram / ranks_, machine_.total_nvme_capacity() / ranks_};
 }
 
-std::vector<OpId> Lowering::fetch_params(int step, int micro, int phase, int index, int layer, Op& compute,
-                                         std::vector<OpId> recycle) {
+std::vector<OpId> Lowering::fetch_params(int step, int micro, int phase, int index, int layer, size_t piece,
+                                         Op& compute, std::vector<OpId> recycle) {
   std::vector<OpId> waits;
-  const std::string what = "param16 " + workload_.layers()[static_cast<size_t>(layer)].name;
+  const GatherPiece& range = pieces_[static_cast<size_t>(layer)][piece];
+  const std::string what = "param16 " + unit_name(layer, piece);
   const int prefetch_index = std::max(0, index - policy_.h2d_prefetch_depth);
   for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
-    if (partitions_[static_cast<size_t>(j)].layer != layer) continue;
+    const Partition& part = partitions_[static_cast<size_t>(j)];
+    if (part.layer != layer) continue;
+    const int64_t begin = std::max(part.first_param, range.first_param);
+    const int64_t end = std::min(part.first_param + part.params, range.first_param + range.params);
+    if (begin >= end) continue;
+    // This piece's share of the partition's shard, exact over the pieces.
+    const Bytes shard = slice(param_shard(j), part.params, begin - part.first_param, end - part.first_param);
     const std::optional<OpId> ready = param_ready_[step][static_cast<size_t>(j)];
     const std::string current = keep_data_ ? "param16 " + pname(j) + " v" + std::to_string(step) : std::string();
     if (pp(j).param16 == Tier::kGpu) {
@@ -208,34 +254,38 @@ std::vector<OpId> Lowering::fetch_params(int step, int micro, int phase, int ind
     std::vector<OpId> deps = recycle;
     if (ready) deps.push_back(*ready);
     std::string source = keep_data_ ? current + (pp(j).param16 == Tier::kCpu ? " cpu" : " nvme") : std::string();
+    // A layer gathered in pieces is fetched piece by piece for each use:
+    // each copy is named for the op that uses it.
+    const std::string copy = pieces_[static_cast<size_t>(layer)].size() == 1 ? "" : " for " + compute.name;
     if (pp(j).param16 == Tier::kNvme) {
       Op read{.kind = OpKind::kReadParams, .lane = Lane::kNvmeRead, .name = "read " + what + tag(step, micro),
               .partition = j, .layer = layer, .step = step, .micro_step = micro,
-              .tensor_class = TensorClass::kParam16, .bytes = param_shard(j), .deps = deps,
-              .allocs = {{Tier::kCpu, param_shard(j), "staged " + what}}};
+              .tensor_class = TensorClass::kParam16, .bytes = shard, .deps = deps,
+              .allocs = {{Tier::kCpu, shard, "staged " + what}}};
       if (keep_data_) {
         read.reads = {source};
-        read.writes = {current + " staged"};
-        source = current + " staged";
+        read.writes = {current + " staged" + copy};
+        source = current + " staged" + copy;
       }
       deps = {add(std::move(read), {step, micro, phase, prefetch_index, kSubReadParams})};
     }
     Op upload{.kind = OpKind::kUploadParams, .lane = Lane::kPcieH2d, .name = "h2d " + what + tag(step, micro),
               .partition = j, .layer = layer, .step = step, .micro_step = micro,
-              .tensor_class = TensorClass::kParam16, .bytes = param_shard(j), .deps = deps,
-              .allocs = {{Tier::kGpu, param_shard(j), "fetched " + what}}};
+              .tensor_class = TensorClass::kParam16, .bytes = shard, .deps = deps,
+              .allocs = {{Tier::kGpu, shard, "fetched " + what}}};
     if (keep_data_) {
       upload.reads = {source};
-      upload.writes = {current + " gpu"};
+      upload.writes = {current + " gpu" + copy};
     }
-    if (pp(j).param16 == Tier::kNvme) upload.frees.push_back({Tier::kCpu, param_shard(j), "staged " + what});
+    if (pp(j).param16 == Tier::kNvme) upload.frees.push_back({Tier::kCpu, shard, "staged " + what});
     waits.push_back(add(std::move(upload), {step, micro, phase, prefetch_index, kSubUpload}));
-    compute.frees.push_back({Tier::kGpu, param_shard(j), "fetched " + what});
-    if (keep_data_) compute.reads.push_back(current + " gpu");
+    compute.frees.push_back({Tier::kGpu, shard, "fetched " + what});
+    if (keep_data_) compute.reads.push_back(current + " gpu" + copy);
   }
   if (policy_.stage == ZeroStage::k3 && ranks_ > 1) {
-    // Every rank holds 1/ranks of the layer; the rest arrives by all-gather.
-    const Bytes rest = layer_param16(layer) - layer_param16(layer) / ranks_;
+    // Every rank holds 1/ranks of the piece; the rest arrives by all-gather.
+    const Bytes full(2 * range.params);
+    const Bytes rest = full - full / ranks_;
     Op gather{.kind = OpKind::kAllGather, .lane = Lane::kGpuComm, .name = "gather " + what + tag(step, micro),
               .layer = layer, .step = step, .micro_step = micro, .tensor_class = TensorClass::kParam16,
               .bytes = rest, .deps = waits, .allocs = {{Tier::kGpu, rest, "gathered " + what}}};
@@ -250,26 +300,72 @@ void Lowering::forward(int step, int micro) {
   const std::vector<Layer>& layers = workload_.layers();
   const int64_t tokens = training_.tokens_per_micro_batch();
   compute_order_.clear();
+  std::string previous;  // the data the last unit wrote
   for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
     const Layer& layer = layers[static_cast<size_t>(l)];
     const ComputeFootprint footprint = workload_.footprint(static_cast<size_t>(l), tokens);
     const Bytes saved = policy_.activation_checkpointing ? footprint.checkpointed : footprint.saved;
-    Op fwd{.kind = OpKind::kForward, .lane = Lane::kGpuCompute, .name = "fwd " + layer.name + tag(step, micro),
-           .layer = l, .step = step, .micro_step = micro,
-           .bytes = layer_param16(l) + saved, .flops = layer.forward_flops_per_token * static_cast<double>(tokens)};
-    if (saved.count() > 0) fwd.allocs.push_back({Tier::kGpu, saved, "activations " + layer.name + tag(step, micro)});
-    hold_scratch(fwd, footprint.forward_scratch);
-    std::vector<OpId> recycle;
-    const int back = l - h2d_buffers();
-    if (back >= 0) recycle.push_back(compute_order_[static_cast<size_t>(back)]);
-    fwd.deps = fetch_params(step, micro, kForwardPhase, l, l, fwd, recycle);
-    if (!compute_order_.empty()) fwd.deps.push_back(compute_order_.back());
-    if (keep_data_) {
-      if (l > 0) fwd.reads.push_back("act " + layers[static_cast<size_t>(l - 1)].name + tag(step, micro));
-      fwd.writes.push_back("act " + layer.name + tag(step, micro));
+    const double flops = layer.forward_flops_per_token.count() * static_cast<double>(tokens);
+    const size_t count = pieces_[static_cast<size_t>(l)].size();
+    for (size_t k = 0; k < count; ++k) {
+      // A layer gathered in pieces keeps its saved activations from its
+      // first piece's forward; each piece's op touches its parameters and
+      // its share of those activations and does its share of the FLOPs.
+      const int u = static_cast<int>(compute_order_.size());
+      Op fwd{.kind = OpKind::kForward, .lane = Lane::kGpuCompute,
+             .name = "fwd " + unit_name(l, k) + tag(step, micro), .layer = l, .step = step, .micro_step = micro,
+             .bytes = piece_share(l, k, layer_param16(l) + saved), .flops = Flops(piece_share(l, k, flops))};
+      if (k == 0 && saved.count() > 0)
+        fwd.allocs.push_back({Tier::kGpu, saved, "activations " + layer.name + tag(step, micro)});
+      hold_scratch(fwd, footprint.forward_scratch);
+      std::vector<OpId> recycle;
+      const int back = u - h2d_buffers();
+      if (back >= 0) recycle.push_back(compute_order_[static_cast<size_t>(back)]);
+      fwd.deps = fetch_params(step, micro, kForwardPhase, u, l, k, fwd, recycle);
+      if (!compute_order_.empty()) fwd.deps.push_back(compute_order_.back());
+      if (keep_data_) {
+        if (!previous.empty()) fwd.reads.push_back(previous);
+        previous = "act " + unit_name(l, k) + tag(step, micro);
+        fwd.writes.push_back(previous);
+      }
+      compute_order_.push_back(add(std::move(fwd), {step, micro, kForwardPhase, u, kSubCompute}));
     }
-    compute_order_.push_back(add(std::move(fwd), {step, micro, kForwardPhase, l, kSubCompute}));
   }
+}
+
+// A layer's recompute, piece by piece in forward order, when it is
+// gathered in pieces: each piece fetches its parameters again and releases
+// them, for the backward fetches them once more (ZeRO-3 does the same).
+// Returns the last recompute op. `units` are the pass's compute ops that
+// release fetched parameters, in order (their positions are fetch indices).
+OpId Lowering::recompute_pieces(int step, int micro, int l, std::vector<OpId> waits, std::vector<OpId>& units) {
+  const Layer& layer = workload_.layers()[static_cast<size_t>(l)];
+  const ComputeFootprint footprint = workload_.footprint(static_cast<size_t>(l), training_.tokens_per_micro_batch());
+  const Bytes saved = policy_.activation_checkpointing ? footprint.checkpointed : footprint.saved;
+  const Bytes full = footprint.saved;
+  const double flops = layer.forward_flops_per_token.count() * static_cast<double>(training_.tokens_per_micro_batch());
+  const std::string name = layer.name + tag(step, micro);
+  std::optional<OpId> last;
+  for (size_t k = 0; k < pieces_[static_cast<size_t>(l)].size(); ++k) {
+    const int u = static_cast<int>(units.size());
+    Op again{.kind = OpKind::kRecompute, .lane = Lane::kGpuCompute, .name = "recompute " + unit_name(l, k) + tag(step, micro),
+             .layer = l, .step = step, .micro_step = micro, .bytes = piece_share(l, k, layer_param16(l) + full),
+             .flops = Flops(piece_share(l, k, flops))};
+    if (k == 0) again.allocs.push_back({Tier::kGpu, full - saved, "recomputed " + name});
+    hold_scratch(again, footprint.forward_scratch);
+    std::vector<OpId> recycle;
+    if (u - h2d_buffers() >= 0) recycle.push_back(units[static_cast<size_t>(u - h2d_buffers())]);
+    again.deps = fetch_params(step, micro, kBackwardPhase, u, l, k, again, recycle);
+    again.deps.insert(again.deps.end(), waits.begin(), waits.end());
+    if (last) again.deps.push_back(*last);
+    if (keep_data_) {
+      again.reads.push_back("act " + unit_name(l, 0) + tag(step, micro));
+      again.writes = {"recomputed " + unit_name(l, k) + tag(step, micro)};
+    }
+    last = add(std::move(again), {step, micro, kBackwardPhase, u, kSubRecompute});
+    units.push_back(*last);
+  }
+  return *last;
 }
 
 void Lowering::backward(int step, int micro) {
@@ -277,11 +373,14 @@ void Lowering::backward(int step, int micro) {
   const int n = static_cast<int>(layers.size());
   const int64_t tokens = training_.tokens_per_micro_batch();
   const bool is_last_micro = micro == last_micro();
-  std::vector<OpId> order;  // backward compute ops so far
+  // The pass's compute ops that release fetched parameters, in order: the
+  // k-th fetch reuses the buffer the (k - buffers)-th one's user released.
+  std::vector<OpId> units;
+  std::optional<OpId> last_compute;  // the pass's latest compute op
   std::vector<std::pair<int, int>> deferred;  // (partition, index) whose optimizer waits for the verdict
   offloads_.clear();
+  std::string grad_in;  // the data the last backward wrote for the unit below it
   for (int l = n - 1; l >= 0; --l) {
-    const int index = n - 1 - l;
     const Layer& layer = layers[static_cast<size_t>(l)];
     const std::string name = layer.name + tag(step, micro);
     const double flops_fwd = layer.forward_flops_per_token.count() * static_cast<double>(tokens);
@@ -289,49 +388,66 @@ void Lowering::backward(int step, int micro) {
     const ComputeFootprint footprint = workload_.footprint(static_cast<size_t>(l), tokens);
     const Bytes saved = policy_.activation_checkpointing ? footprint.checkpointed : footprint.saved;
     const Bytes full = footprint.saved;
-    Op bwd{.kind = OpKind::kBackward, .lane = Lane::kGpuCompute, .name = "bwd " + name, .layer = l, .step = step,
-           .micro_step = micro, .bytes = layer_param16(l) * 2 + full, .flops = Flops(2 * flops_fwd)};
-    std::vector<OpId> recycle;
-    const int back = index - h2d_buffers();
-    if (back >= 0) recycle.push_back(order[static_cast<size_t>(back)]);
-    // fetch_params adds the param16 reads and the frees of fetched copies.
-    std::vector<OpId> waits = fetch_params(step, micro, kBackwardPhase, index, l, bwd, recycle);
-    waits.push_back(order.empty() ? compute_order_.back() : order.back());
-    // Gradients leave through a bounded set of staging buffers: backward
-    // waits for the offload `staging_buffers` layers back to drain.
-    const size_t drained = static_cast<size_t>(std::max(1, policy_.staging_buffers));
-    if (offloads_.size() >= drained) waits.push_back(offloads_[offloads_.size() - drained]);
-    if (recompute) {
-      Op again{.kind = OpKind::kRecompute, .lane = Lane::kGpuCompute, .name = "recompute " + name, .layer = l,
-               .step = step, .micro_step = micro, .bytes = layer_param16(l) + full, .flops = Flops(flops_fwd),
-               .deps = waits, .allocs = {{Tier::kGpu, full - saved, "recomputed " + name}},
-               .reads = bwd.reads};
-      if (keep_data_) {
-        again.writes = {"recomputed " + name};
-        again.reads.push_back("act " + name);
+    const size_t count = pieces_[static_cast<size_t>(l)].size();
+    const bool whole = count == 1;
+    // Gathered in pieces, the recompute fetches for itself (see recompute_pieces).
+    if (recompute && !whole) {
+      std::vector<OpId> waits = {last_compute ? *last_compute : compute_order_.back()};
+      if (units.empty() && training_.precision == Precision::kFp16 && last_verdict_) waits.push_back(*last_verdict_);
+      last_compute = recompute_pieces(step, micro, l, waits, units);
+    }
+    for (size_t k = count; k-- > 0;) {
+      const int index = static_cast<int>(units.size());
+      Op bwd{.kind = OpKind::kBackward, .lane = Lane::kGpuCompute, .name = "bwd " + unit_name(l, k) + tag(step, micro),
+             .layer = l, .step = step, .micro_step = micro,
+             .bytes = piece_share(l, k, layer_param16(l) * 2 + full), .flops = Flops(piece_share(l, k, 2 * flops_fwd))};
+      std::vector<OpId> recycle;
+      if (index - h2d_buffers() >= 0) recycle.push_back(units[static_cast<size_t>(index - h2d_buffers())]);
+      // fetch_params adds the param16 reads and the frees of fetched copies.
+      std::vector<OpId> waits = fetch_params(step, micro, kBackwardPhase, index, l, k, bwd, recycle);
+      waits.push_back(last_compute ? *last_compute : compute_order_.back());
+      // Gradients leave through a bounded set of staging buffers: backward
+      // waits for the offload `staging_buffers` units back to drain.
+      const size_t drained = static_cast<size_t>(std::max(1, policy_.staging_buffers));
+      if (offloads_.size() >= drained) waits.push_back(offloads_[offloads_.size() - drained]);
+      if (recompute && whole) {
+        // A whole layer's recompute uses the backward's fetch, which the
+        // backward releases.
+        Op again{.kind = OpKind::kRecompute, .lane = Lane::kGpuCompute, .name = "recompute " + name, .layer = l,
+                 .step = step, .micro_step = micro, .bytes = layer_param16(l) + full, .flops = Flops(flops_fwd),
+                 .deps = waits, .allocs = {{Tier::kGpu, full - saved, "recomputed " + name}},
+                 .reads = bwd.reads};
+        if (keep_data_) {
+          again.writes = {"recomputed " + name};
+          again.reads.push_back("act " + name);
+        }
+        hold_scratch(again, footprint.forward_scratch);
+        waits = {add(std::move(again), {step, micro, kBackwardPhase, index, kSubRecompute})};
       }
-      hold_scratch(again, footprint.forward_scratch);
-      waits = {add(std::move(again), {step, micro, kBackwardPhase, index, kSubRecompute})};
-      bwd.frees.push_back({Tier::kGpu, full - saved, "recomputed " + name});
-      if (keep_data_) bwd.reads.push_back("recomputed " + name);
+      if (recompute && k == 0) bwd.frees.push_back({Tier::kGpu, full - saved, "recomputed " + name});
+      if (recompute && keep_data_) bwd.reads.push_back("recomputed " + unit_name(l, k) + tag(step, micro));
+      // fp16: the loss scale of this step follows from the previous step's
+      // overflow verdict, so its backward cannot start before that check.
+      if (index == 0 && training_.precision == Precision::kFp16 && last_verdict_)
+        waits.push_back(*last_verdict_);
+      bwd.deps = std::move(waits);
+      if (keep_data_) {
+        bwd.reads.push_back("act " + unit_name(l, k) + tag(step, micro));
+        if (!grad_in.empty()) bwd.reads.push_back(grad_in);
+        grad_in = "grad-in " + unit_name(l, k) + tag(step, micro);
+        bwd.writes = {grad_in, "grad16 " + unit_name(l, k) + tag(step, micro)};
+      }
+      if (k == 0 && saved.count() > 0) bwd.frees.push_back({Tier::kGpu, saved, "activations " + name});
+      const Bytes grads(2 * pieces_[static_cast<size_t>(l)][k].params);
+      bwd.allocs.push_back({Tier::kGpu, grads, "grad16 " + unit_name(l, k) + tag(step, micro)});
+      hold_scratch(bwd, footprint.backward_scratch);
+      const OpId b = add(std::move(bwd), {step, micro, kBackwardPhase, index, kSubCompute});
+      units.push_back(b);
+      last_compute = b;
+      reduce_and_offload(step, micro, index, l, k, b);
     }
-    // fp16: the loss scale of this step follows from the previous step's
-    // overflow verdict, so its backward cannot start before that check.
-    if (index == 0 && training_.precision == Precision::kFp16 && last_verdict_)
-      waits.push_back(*last_verdict_);
-    bwd.deps = std::move(waits);
-    if (keep_data_) {
-      bwd.reads.push_back("act " + name);
-      if (l + 1 < n) bwd.reads.push_back("grad-in " + layers[static_cast<size_t>(l + 1)].name + tag(step, micro));
-      bwd.writes = {"grad-in " + name, "grad16 " + name};
-    }
-    if (saved.count() > 0) bwd.frees.push_back({Tier::kGpu, saved, "activations " + name});
-    bwd.allocs.push_back({Tier::kGpu, layer_param16(l), "grad16 " + name});
-    hold_scratch(bwd, footprint.backward_scratch);
-    const OpId b = add(std::move(bwd), {step, micro, kBackwardPhase, index, kSubCompute});
-    order.push_back(b);
-    reduce_and_offload(step, micro, index, l, b);
     if (!is_last_micro) continue;
+    const int index = static_cast<int>(units.size()) - 1;
     for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
       if (partitions_[static_cast<size_t>(j)].layer != l) continue;
       verdict_inputs_[static_cast<size_t>(j)] = grad_ready_[static_cast<size_t>(j)];
@@ -342,10 +458,11 @@ void Lowering::backward(int step, int micro) {
     }
   }
   if (!is_last_micro || !checks_gradients()) return;
-  const OpId verdict = gradient_check(step, n);
+  const int unit_count = static_cast<int>(units.size());
+  const OpId verdict = gradient_check(step, unit_count);
   last_verdict_ = verdict;
   if (speculative()) {
-    accept_updates(step, n, verdict);
+    accept_updates(step, unit_count, verdict);
     return;
   }
   for (const auto& [j, index] : deferred) optimizer_chain(step, j, index, verdict);
@@ -424,9 +541,10 @@ OpId Lowering::gradient_check(int step, int layer_count) {
   return *verdict;
 }
 
-void Lowering::reduce_and_offload(int step, int micro, int index, int layer, OpId backward_op) {
-  const std::string name = workload_.layers()[static_cast<size_t>(layer)].name + tag(step, micro);
-  const Bytes full = layer_param16(layer);
+void Lowering::reduce_and_offload(int step, int micro, int index, int layer, size_t piece, OpId backward_op) {
+  const GatherPiece& range = pieces_[static_cast<size_t>(layer)][piece];
+  const std::string name = unit_name(layer, piece) + tag(step, micro);
+  const Bytes full(2 * range.params);
   std::vector<OpId> ready = {backward_op};
   std::string grads = "grad16 " + name;
   if (ranks_ > 1) {
@@ -444,30 +562,38 @@ void Lowering::reduce_and_offload(int step, int micro, int index, int layer, OpI
     grads += " reduced";
   }
   for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
-    if (partitions_[static_cast<size_t>(j)].layer != layer) continue;
+    const Partition& part = partitions_[static_cast<size_t>(j)];
+    if (part.layer != layer) continue;
+    const int64_t begin = std::max(part.first_param, range.first_param);
+    const int64_t end = std::min(part.first_param + part.params, range.first_param + range.params);
+    if (begin >= end) continue;
+    // This piece's share of the partition's gradient shard, exact over the pieces.
+    const Bytes shard = slice(grad_shard(j), part.params, begin - part.first_param, end - part.first_param);
     std::vector<OpId>& produced = grad_ready_[static_cast<size_t>(j)];
     if (pp(j).gradients == Tier::kGpu) {
       // The first micro-step's gradients become the accumulation buffer the
       // GPU optimizer frees; later ones are added into it and released.
-      if (micro > 0) ops_[static_cast<size_t>(ready.back())].frees.push_back({Tier::kGpu, grad_shard(j), grads});
+      if (micro > 0) ops_[static_cast<size_t>(ready.back())].frees.push_back({Tier::kGpu, shard, grads});
       produced.insert(produced.end(), ready.begin(), ready.end());
       continue;
     }
     // Gradients to the host: the first micro-step allocates the host buffer,
     // later ones accumulate into it.
-    Op offload{.kind = OpKind::kOffloadGrads, .lane = Lane::kPcieD2h, .name = "d2h grad16 " + pname(j) + tag(step, micro),
+    Op offload{.kind = OpKind::kOffloadGrads, .lane = Lane::kPcieD2h,
+               .name = "d2h grad16 " + (pieces_[static_cast<size_t>(layer)].size() == 1 ? pname(j) : unit_name(layer, piece)) +
+                       tag(step, micro),
                .partition = j, .layer = layer, .step = step, .micro_step = micro,
-               .tensor_class = TensorClass::kGrad16, .bytes = grad_shard(j), .deps = ready,
-               .frees = {{Tier::kGpu, grad_shard(j), "grad16 " + name}}};
+               .tensor_class = TensorClass::kGrad16, .bytes = shard, .deps = ready,
+               .frees = {{Tier::kGpu, shard, "grad16 " + name}}};
     if (keep_data_) {
       offload.reads = {grads};
       offload.writes = {"grad16 " + pname(j) + " cpu s" + std::to_string(step)};
     }
     if (micro == 0) {
-      offload.allocs.push_back({Tier::kCpu, grad_shard(j), "grad16 " + pname(j) + " cpu"});
+      offload.allocs.push_back({Tier::kCpu, shard, "grad16 " + pname(j) + " cpu"});
     } else {
       // Later micro-steps land beside the host accumulator and are added in.
-      const MemoryEffect landing{Tier::kCpu, grad_shard(j), "grad16 " + pname(j) + " landing"};
+      const MemoryEffect landing{Tier::kCpu, shard, "grad16 " + pname(j) + " landing"};
       offload.allocs.push_back(landing);
       offload.frees.push_back(landing);
     }
@@ -530,10 +656,17 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
   else
     opt.frees.push_back(grads);
   // Updated 16-bit parameters that do not land where they rest wait in a
-  // host buffer for the op that publishes them (to the GPU, or to NVMe).
+  // buffer for the op that publishes them: a CPU optimizer's in host
+  // memory (for the GPU, or NVMe); a GPU optimizer's on the GPU, for a
+  // d2h copy to their CPU home or to a host buffer bound for NVMe.
+  const bool gpu_update_leaves = !on_cpu && p.param16 != Tier::kGpu;
   const bool staged_update = p.param16 == Tier::kNvme || (on_cpu && p.param16 == Tier::kGpu);
   const MemoryEffect updated{host, Bytes(2 * params), "updated param16 " + pname(j)};
-  if (staged_update) opt.allocs.push_back(updated);
+  const MemoryEffect updated_on_gpu{Tier::kGpu, Bytes(2 * params), "updated param16 " + pname(j) + " on gpu"};
+  if (gpu_update_leaves)
+    opt.allocs.push_back(updated_on_gpu);
+  else if (staged_update)
+    opt.allocs.push_back(updated);
   const int micro = last_micro();
   const OpId o = add(std::move(opt), {step, micro, kBackwardPhase, index, kSubOptimizer});
   optimizer_order_.push_back(o);
@@ -554,6 +687,22 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
   const int next = policy_.delayed_update ? step + 2 : step + 1;
   const std::string fresh = "param16 " + pname(j) + " v" + std::to_string(next);
   OpId publish = o;
+  if (gpu_update_leaves) {
+    Op down{.kind = OpKind::kOffloadParams,
+            .lane = Lane::kPcieD2h,
+            .name = "d2h updated param16 " + name,
+            .partition = j,
+            .layer = partitions_[static_cast<size_t>(j)].layer,
+            .step = step,
+            .micro_step = micro,
+            .tensor_class = TensorClass::kParam16,
+            .bytes = Bytes(2 * params),
+            .deps = {o},
+            .frees = {updated_on_gpu}};
+    if (p.param16 == Tier::kNvme) down.allocs.push_back(updated);
+    if (keep_data_) down.writes = {fresh + (p.param16 == Tier::kNvme ? " staged" : " cpu")};
+    publish = add(std::move(down), {step, micro, kBackwardPhase, index, kSubPublish});
+  }
   if (on_cpu && p.param16 == Tier::kGpu) {
     Op upload{.kind = OpKind::kUploadParams,
               .lane = Lane::kPcieH2d,
@@ -577,11 +726,11 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
              .step = step,
              .tensor_class = TensorClass::kParam16,
              .bytes = param_shard(j),
-             .deps = {o},
+             .deps = {publish},
              .frees = {updated},
              .writes = {fresh + " nvme"}};
     publish = add(std::move(write), {step, micro, kBackwardPhase, index, kSubPublish});
-  } else {
+  } else if (!gpu_update_leaves) {
     ops_[static_cast<size_t>(o)].writes.push_back(fresh + " " + std::string(to_string(p.param16)));
   }
   if (state_ranks() > 1 && policy_.stage < ZeroStage::k3 && p.param16 == Tier::kGpu) {
@@ -796,7 +945,8 @@ std::optional<Diagnostic> too_big(const Policy& policy, const Workload& workload
                       "at most " + std::to_string(kMaxMicroSteps) + " (a larger micro_batch instead)"};
   }
   const auto partitions = static_cast<int64_t>(partitions_of(workload, policy.sub_group_params).size());
-  const auto layers = static_cast<int64_t>(workload.layers().size());
+  int64_t layers = 0;  // gathered pieces: one per layer unless gathered by parameter
+  for (const Layer& l : workload.layers()) layers += static_cast<int64_t>(gather_pieces(l, policy.gather_params).size());
   const int64_t steps = std::max<int64_t>(1, options.steps);
   // The estimate the lowering reserves for; each factor is bounded (micro
   // here, steps an int), so the product fits in 64 bits.

@@ -137,6 +137,7 @@ void write_policy(std::string& out, const Policy& p, const std::vector<std::stri
   out += "policy:\n";
   write_line(out, kIn, "zero_stage", std::to_string(static_cast<int>(p.stage)));
   write_line(out, kIn, "sub_group_params", std::to_string(p.sub_group_params));
+  if (p.gather_params > 0) write_line(out, kIn, "gather_params", std::to_string(p.gather_params));
   write_line(out, kIn, "nvme_prefetch_depth", std::to_string(p.nvme_prefetch_depth));
   write_line(out, kIn, "h2d_prefetch_depth", std::to_string(p.h2d_prefetch_depth));
   write_line(out, kIn, "staging_buffers", std::to_string(p.staging_buffers));
@@ -200,6 +201,7 @@ Policy read_policy(YamlMap& m, PlanPlaces& places) {
   m.record_places(places.fields);
   assign(p.stage, m.integer("zero_stage", Need::kRequired, kZeroStage));
   assign(p.sub_group_params, m.integer("sub_group_params", Need::kRequired, kSubGroupParams));
+  assign(p.gather_params, m.integer("gather_params", Need::kOptional, kSubGroupParams));
   assign(p.nvme_prefetch_depth, m.integer("nvme_prefetch_depth", Need::kRequired, kPrefetchDepth));
   assign(p.h2d_prefetch_depth, m.integer("h2d_prefetch_depth", Need::kRequired, kPrefetchDepth));
   assign(p.staging_buffers, m.integer("staging_buffers", Need::kRequired, kStagingBuffers));

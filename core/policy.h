@@ -37,6 +37,11 @@ struct Policy {
   // Layers bigger than this are split into sub-groups of at most this many
   // parameters for the optimizer and its I/O; 0 keeps whole layers.
   int64_t sub_group_params = 0;
+  // Gathering by parameter (core/gather_pieces.h): layers with more
+  // parameters than this are fetched, computed and released in pieces of
+  // at most this many (whole modules, a larger module tiled into row
+  // blocks), so the GPU never holds a whole layer; 0 gathers whole layers.
+  int64_t gather_params = 0;
   std::vector<PartitionPolicy> partitions;  // one per partition, in order
   int nvme_prefetch_depth = 2;  // partitions ahead whose NVMe reads are issued
   int h2d_prefetch_depth = 2;   // partitions ahead whose CPU->GPU uploads are issued

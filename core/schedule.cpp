@@ -21,6 +21,7 @@ std::string_view to_string(OpKind kind) {
     case OpKind::kGradCheck: return "grad_check";
     case OpKind::kCheckpoint: return "checkpoint";
     case OpKind::kAcceptUpdate: return "accept_update";
+    case OpKind::kOffloadParams: return "offload_params";
   }
   return "";
 }

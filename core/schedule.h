@@ -72,8 +72,12 @@ enum class OpKind : uint8_t {
   // parameters and states waits for it. The simulator prices acceptance
   // (no duration); a replay is the rare path and is not predicted.
   kAcceptUpdate,
+  // Updated param16 from a GPU optimizer, GPU -> CPU, for parameters that
+  // rest off the GPU: into their CPU home, or into a host buffer that a
+  // kWriteParams then stores on NVMe.
+  kOffloadParams,
 };
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::kAcceptUpdate) + 1;
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::kOffloadParams) + 1;
 
 [[nodiscard]] std::string_view to_string(OpKind kind);
 

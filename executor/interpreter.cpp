@@ -110,7 +110,8 @@ struct PartitionFlight {
   BufferQueue grads_device;   // grad16 accumulated on the device
   BufferQueue grads_out;      // grad16 of one micro-step, waiting to be offloaded
   BufferQueue grads_host;     // grad16 accumulated on the host
-  BufferQueue updated;        // param16 the CPU optimizer wrote, to publish
+  BufferQueue updated;        // param16 the CPU optimizer wrote (or offload_params staged), to publish
+  BufferQueue updated_device;  // param16 a GPU optimizer wrote for a home off the GPU, to offload
 };
 
 // What one op allocated and released on each tier through the interpreter:
@@ -288,6 +289,7 @@ struct Interpreter::State {
   core::Result<void> compute(const Op& op);
   core::Result<void> fetch(const Op& op);
   core::Result<void> publish(const Op& op);
+  core::Result<void> offload_params(const Op& op);
   core::Result<void> offload(const Op& op);
   core::Result<void> optimize(const Op& op);
   core::Result<void> read_states(const Op& op);
@@ -524,6 +526,30 @@ core::Result<void> Interpreter::State::publish(const Op& op) {
   return copied;
 }
 
+// A GPU optimizer's updated parameters leave the device: into their CPU
+// home, or into a host buffer that write_params stores on NVMe.
+core::Result<void> Interpreter::State::offload_params(const Op& op) {
+  PartitionHome& h = home(op);
+  PartitionFlight& f = in_flight(op);
+  auto updated = f.updated_device.pop("updated param16 " + h.name + " on the device");
+  if (!updated) return std::unexpected(updated.error());
+  core::Result<void> result;
+  if (h.policy.param16 == Tier::kNvme) {
+    auto host = allocate(Tier::kCpu, updated->bytes, "updated param16 " + h.name);
+    if (!host)
+      result = std::unexpected(host.error());
+    else if (result = backend.copy(op.lane, *host, 0, *updated, 0, updated->bytes); result)
+      f.updated.push(op.step, std::move(*host));
+    else
+      release(*host);
+  } else {
+    const Buffer& target = h.param16[homes.slot(next_version(op.step))];
+    result = backend.copy(op.lane, target, 0, *updated, 0, target.bytes);
+  }
+  release(*updated);
+  return result;
+}
+
 core::Result<void> Interpreter::State::offload(const Op& op) {
   PartitionHome& h = home(op);
   PartitionFlight& f = in_flight(op);
@@ -582,13 +608,15 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
     kept_grads = std::move(*g);
   }
   // Where the new 16-bit parameters go: straight home when the optimizer
-  // runs where they rest, else to a host buffer that a later op publishes.
-  const bool direct = h.policy.param16 == Tier::kCpu ||
-                      (h.policy.param16 == Tier::kGpu && h.policy.optimizer == core::OptimizerDevice::kGpu);
+  // runs where they rest, else to a buffer beside the optimizer that a
+  // later op publishes (a host buffer for a CPU optimizer, a device buffer
+  // that offload_params copies off for a GPU one).
+  const bool on_gpu = h.policy.optimizer == core::OptimizerDevice::kGpu;
+  const bool direct = (h.policy.param16 == Tier::kCpu && !on_gpu) || (h.policy.param16 == Tier::kGpu && on_gpu);
   Buffer updated;
   const Buffer* out = &h.param16[homes.slot(next_version(op.step))];
   if (!direct) {
-    auto u = allocate(Tier::kCpu, 2 * h.params(), "updated param16 " + h.name);
+    auto u = allocate(on_gpu ? Tier::kGpu : Tier::kCpu, 2 * h.params(), "updated param16 " + h.name);
     if (!u) {
       if (!speculative) release(kept_grads);
       return std::unexpected(u.error());
@@ -628,7 +656,7 @@ core::Result<void> Interpreter::State::optimize(const Op& op) {
   }
   if (updated.data != nullptr) {
     if (result)
-      f.updated.push(op.step, std::move(updated));
+      (on_gpu ? f.updated_device : f.updated).push(op.step, std::move(updated));
     else
       release(updated);
   }
@@ -856,6 +884,8 @@ core::Result<void> Interpreter::State::execute(const Op& op) {
       return op.partition >= 0 ? snapshot(op) : commit_checkpoint(op);
     case OpKind::kAcceptUpdate:
       return accept(op);
+    case OpKind::kOffloadParams:
+      return offload_params(op);
     case OpKind::kAllGather:
     case OpKind::kReduceScatter:
     case OpKind::kAllReduce:
@@ -1018,7 +1048,7 @@ Interpreter::~Interpreter() {
   // Whatever a failed run left in flight goes back to the backend.
   for (PartitionFlight& f : state_->flight) {
     for (BufferQueue* q : {&f.fetched, &f.staged_params, &f.staged_states, &f.grads_device, &f.grads_out,
-                           &f.grads_host, &f.updated}) {
+                           &f.grads_host, &f.updated, &f.updated_device}) {
       for (Buffer& b : q->drain()) state_->backend.release(b);
     }
   }
@@ -1093,6 +1123,7 @@ core::Result<void> Interpreter::run() {
       // updated parameters to the device (an upload that allocates nothing).
       const bool update = op.kind == OpKind::kOptimizer || op.kind == OpKind::kAcceptUpdate ||
                           op.kind == OpKind::kWriteStates || op.kind == OpKind::kWriteParams ||
+                          op.kind == OpKind::kOffloadParams ||
                           (op.kind == OpKind::kUploadParams && op.allocs.empty());
       if (update && op.step <= *s.stop_after) complete &= s.done[static_cast<size_t>(op.id)] != 0;
     }

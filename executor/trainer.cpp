@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/gather_pieces.h"
 #include "core/lower.h"
 #include "core/memory_gate.h"
 #include "core/memory_replay.h"
@@ -544,6 +545,18 @@ core::Diagnostics check_runnable(const core::PlanFile& plan, const core::Machine
   const core::Workload workload(model_spec, core::effective_training(training, plan.policy).sequence_length);
   if (auto model = make_trained_model(workload); !model) {
     problems.insert(problems.end(), model.error().begin(), model.error().end());
+  }
+  // The models' kernels compute a layer at once (LayerCompute), so a plan
+  // that gathers a layer in pieces cannot run here; say so before anything
+  // is allocated rather than run other ops than the schedule's.
+  for (const core::Layer& l : workload.layers()) {
+    const size_t pieces = core::gather_pieces(l, plan.policy.gather_params).size();
+    if (pieces < 2) continue;
+    problems.push_back({{},
+                        "policy.gather_params: " + std::to_string(plan.policy.gather_params) + " gathers " + l.name +
+                            " in " + std::to_string(pieces) + " pieces, but the executor computes whole layers only",
+                        "gather_params: 0 (whole layers), or a plan whose gather size holds every layer"});
+    break;
   }
   if (auto schedule = core::lower(plan.policy, machine, workload, training, {.steps = 1}); !schedule) {
     problems.insert(problems.end(), schedule.error().begin(), schedule.error().end());

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/gather_pieces.h"
 #include "core/lower.h"
 #include "core/memory_estimate.h"
 
@@ -109,15 +110,16 @@ std::array<core::Bytes, 3> resting_floor(const Candidate& c, const core::Machine
   // One micro-batch's saved activations: the forward ops allocate them and
   // the backward ops of the same lane free them, so all are held when the
   // last forward starts (memory_floor's rule, summed as lowering sizes them).
-  // Or, if more, the largest layer's grad16, which its backward op
-  // allocates whole on the GPU (core/lower.cpp).
+  // Or, if more, the largest gathered piece's grad16 (a layer's unless
+  // gathered by parameter), which its backward op allocates whole on the
+  // GPU (core/lower.cpp).
   const int64_t tokens = c.training.tokens_per_micro_batch();
   core::Bytes activations;
   for (size_t l = 0; l < workload.layers().size(); ++l) {
     const core::ComputeFootprint f = workload.footprint(l, tokens);
     activations += p.activation_checkpointing ? f.checkpointed : f.saved;
   }
-  const core::Bytes gradients(2 * workload.largest_layer_params());
+  const core::Bytes gradients(2 * core::largest_gather_piece(workload, p.gather_params));
   floor[static_cast<size_t>(core::Tier::kGpu)] += std::max(activations, gradients);
   const core::RuntimeBuffers reserves;
   floor[static_cast<size_t>(core::Tier::kGpu)] += reserves.gpu_reserve;

@@ -4,6 +4,7 @@
 #include <array>
 #include <set>
 
+#include "core/gather_pieces.h"
 #include "planner/deepspeed_target.h"
 #include "planner/memory_floor.h"
 #include "planner/step_bound.h"
@@ -54,6 +55,7 @@ std::string describe(const Candidate& c, int gpu_states, int cpu_states, int nvm
                   std::to_string(gpu_states) + "/" + std::to_string(cpu_states) + "/" + std::to_string(nvme_states);
   if (p.delayed_update) s += ", delayed update";
   s += ", prefetch " + std::to_string(p.h2d_prefetch_depth);
+  if (p.gather_params > 0) s += ", gathered by parameter (" + std::to_string(p.gather_params) + " per piece)";
   return s;
 }
 
@@ -238,6 +240,12 @@ std::vector<Candidate> search_space(const core::MachineSpec& machine, const core
     const core::Workload w(model, t.sequence_length);
     const std::vector<core::Partition> parts = core::partitions_of(w, 0);
     const size_t n = parts.size();
+    // Gathering by parameter (core/gather_pieces.h) for ZeRO-3, where a
+    // layer is fetched or all-gathered for each use: a variant when some
+    // layer is larger than a piece, so no layer has to fit on the GPU whole
+    // and the largest model that trains grows with the machine (issue 11).
+    const int64_t piece = core::gather_params_for(machine.gpu.memory);
+    const bool piecewise = w.largest_layer_params() > piece;
     const bool several = machine.gpu_count > 1;
     struct ParamChoice { Tier tier; core::ZeroStage stage; };
     std::vector<ParamChoice> params = {{Tier::kGpu, several ? core::ZeroStage::k2 : core::ZeroStage::k0}};
@@ -262,13 +270,18 @@ std::vector<Candidate> search_space(const core::MachineSpec& machine, const core
           for (bool delayed : {true, false}) {
             if (delayed && !cpu_optimizer) continue;
             for (int depth : {2, 4}) {
-              Candidate c = base;
-              c.policy.delayed_update = delayed;
-              c.policy.h2d_prefetch_depth = depth;
-              c.policy.nvme_prefetch_depth = depth;
-              c.name = describe(c, static_cast<int>(on_gpu), static_cast<int>(on_cpu), static_cast<int>(n - on_gpu - on_cpu));
-              if (!seen.insert(c.name).second) continue;
-              out.push_back(std::move(c));
+              for (int64_t gather : {int64_t{0}, piece}) {
+                if (gather > 0 && (!piecewise || pc.stage != core::ZeroStage::k3)) continue;
+                Candidate c = base;
+                c.policy.delayed_update = delayed;
+                c.policy.h2d_prefetch_depth = depth;
+                c.policy.nvme_prefetch_depth = depth;
+                c.policy.gather_params = gather;
+                c.name = describe(c, static_cast<int>(on_gpu), static_cast<int>(on_cpu),
+                                  static_cast<int>(n - on_gpu - on_cpu));
+                if (!seen.insert(c.name).second) continue;
+                out.push_back(std::move(c));
+              }
             }
           }
         }
@@ -289,6 +302,7 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
     ++simulated;
     return !result.cancelled;
   };
+  auto first_fit_found = [&] { return options.until == SearchOptions::Until::kFirstFit && result.best; };
   auto consider = [&](Evaluation e) {
     if (e.fits() && (!result.best || e.step_seconds() < result.best->step_seconds())) result.best = e;
     result.considered.push_back(std::move(e));
@@ -310,6 +324,7 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
       Evaluation e = evaluate(c, machine, model);
       result.baselines.push_back(e);
       consider(std::move(e));
+      if (first_fit_found()) return result;
     }
   }
   std::vector<Bounded> open;  // candidates that may fit, to simulate in order of promise
@@ -346,6 +361,7 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
     }
     if (!go_on()) return result;
     consider(evaluate(b.candidate, machine, model));
+    if (first_fit_found()) return result;
   }
   refine(result, machine, model, options.target, consider, go_on);
   return result;

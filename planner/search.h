@@ -37,6 +37,13 @@ struct SearchOptions {
   // the result, compared in its table, and a candidate, so the chosen plan
   // is never slower than one of them that fits.
   std::vector<core::Placement> also_compare;
+  // Stop at the first candidate that fits, for questions of whether
+  // anything fits rather than which plan is fastest (a ladder of model
+  // sizes): `best` is then that candidate, not the fastest. Whether a plan
+  // is found is the same as without it, since a candidate is only ever
+  // skipped once another fits (bounded out) or for memory it lacks (pruned).
+  enum class Until { kSearchedAll, kFirstFit };
+  Until until = Until::kSearchedAll;
 };
 
 struct PlanResult {

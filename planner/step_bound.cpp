@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/gather_pieces.h"
 #include "sim/lane_models.h"
 
 namespace stowage::planner {
@@ -53,9 +54,15 @@ double step_lower_bound(const Candidate& c, const core::MachineSpec& m, const co
   for (size_t j = 0; j < parts.size() && j < p.partitions.size(); ++j) {
     const core::PartitionPolicy& pp = p.partitions[j];
     const double n = static_cast<double>(parts[j].params);
-    if (pp.param16 != Tier::kGpu) h2d += 2 * n / param_ranks * 2 * accum;  // forward and backward
+    // Fetched for forward and backward; a checkpointed block gathered in
+    // pieces fetches each piece once more for its recompute (core/lower.cpp).
+    const core::Layer& layer = w.layers()[static_cast<size_t>(parts[j].layer)];
+    const bool refetch = p.activation_checkpointing && layer.kind == core::LayerKind::kBlock &&
+                         core::gather_pieces(layer, p.gather_params).size() > 1;
+    const double fetches = (refetch ? 3 : 2) * accum;
+    if (pp.param16 != Tier::kGpu) h2d += 2 * n / param_ranks * fetches;
     if (pp.param16 == Tier::kNvme) {
-      nvme_read += 2 * n / param_ranks * 2 * accum;
+      nvme_read += 2 * n / param_ranks * fetches;
       nvme_write += 2 * n / param_ranks;
     }
     if (pp.optimizer == core::OptimizerDevice::kCpu) {
@@ -63,6 +70,8 @@ double step_lower_bound(const Candidate& c, const core::MachineSpec& m, const co
       if (pp.param16 == Tier::kGpu) h2d += 2 * n / state_ranks;  // updated parameters
     }
     if (pp.gradients == Tier::kCpu) d2h += 2 * n / grad_ranks * accum;
+    // A GPU optimizer's updated parameters go back where they rest.
+    if (pp.optimizer == core::OptimizerDevice::kGpu && pp.param16 != Tier::kGpu) d2h += 2 * n / state_ranks;
     if (pp.optimizer_states == Tier::kNvme) {
       nvme_read += 12 * n / state_ranks;
       nvme_write += 12 * n / state_ranks;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/placement.h"
 #include "tests/core/test_profiles.h"
 
 namespace stowage::core {
@@ -383,6 +384,65 @@ TEST(Lower, SpeculativeUpdatesRunAheadOfTheCheckAndAreAccepted) {
     if (e.tensor.starts_with("rollback copy")) freed += e.bytes;
   }
   EXPECT_EQ(freed, copies);
+}
+
+}  // namespace
+}  // namespace stowage::core
+
+namespace stowage::core {
+namespace {
+
+// Issue 11: a GPU optimizer whose parameters rest on the CPU or on NVMe
+// (DeepSpeed's ZeRO-3 with offload_param and no offload_optimizer, and
+// many planner candidates) writes the updated param16 on the GPU. They go
+// home by one d2h copy per partition and step (2 B per parameter), from a
+// device buffer the optimizer allocates; on NVMe through a host buffer
+// that the d2h copy fills and the NVMe write frees.
+TEST(Lower, AGpuOptimizerCopiesUpdatedParametersOffTheGpu) {
+  const MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const TrainingSpec training = must(bundled().training("default"));
+  const Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  for (const char* name : {"zero-3-params-cpu", "zero-3-params-nvme"}) {
+    const std::optional<Placement> placement = placement_named(name, 1);
+    ASSERT_TRUE(placement) << name;
+    const Policy p = policy_for(*placement, w, training);
+    ASSERT_EQ(p.partitions.front().optimizer, OptimizerDevice::kGpu) << name;
+    const bool nvme = p.partitions.front().param16 == Tier::kNvme;
+    const Schedule s = must(lower(p, machine, w, training, {.steps = 2}));
+    int64_t down = 0;
+    int count = 0;
+    for (const Op& op : s.ops) {
+      if (op.kind == OpKind::kOptimizer) {
+        ASSERT_EQ(op.allocs.size(), 1u) << op.name;
+        EXPECT_EQ(op.allocs[0].tier, Tier::kGpu) << op.name;
+        EXPECT_EQ(op.allocs[0].bytes, Bytes(2 * op.params)) << op.name;
+      }
+      if (op.kind != OpKind::kOffloadParams) continue;
+      ++count;
+      down += op.bytes.count();
+      EXPECT_EQ(op.lane, Lane::kPcieD2h);
+      EXPECT_EQ(s.op(op.deps.front()).kind, OpKind::kOptimizer) << op.name;
+      EXPECT_EQ(op.allocs.size(), nvme ? 1u : 0u) << op.name;
+      if (nvme) {
+        EXPECT_EQ(op.allocs[0].tier, Tier::kCpu) << op.name;
+      }
+      ASSERT_EQ(op.frees.size(), 1u) << op.name;
+      EXPECT_EQ(op.frees[0].tier, Tier::kGpu) << op.name;
+    }
+    EXPECT_EQ(count, 2 * static_cast<int>(w.layers().size())) << name;
+    EXPECT_EQ(down, 2 * 2 * w.total_params()) << name;
+    for (const Op& op : s.ops) {
+      if (op.kind == OpKind::kWriteParams) {
+        EXPECT_EQ(s.op(op.deps.front()).kind, OpKind::kOffloadParams) << op.name;
+      }
+    }
+    std::array<int64_t, 3> net{};
+    for (const Op& op : s.ops) {
+      for (const MemoryEffect& e : op.allocs) net[static_cast<size_t>(e.tier)] += e.bytes.count();
+      for (const MemoryEffect& e : op.frees) net[static_cast<size_t>(e.tier)] -= e.bytes.count();
+    }
+    EXPECT_EQ(net, (std::array<int64_t, 3>{})) << name;
+  }
 }
 
 }  // namespace

@@ -388,3 +388,62 @@ TEST(Trainer, SpeculativeUpdatesGiveTheSameLossesWhetherKeptOrReplayed) {
 
 }  // namespace
 }  // namespace stowage::executor
+
+namespace stowage::executor {
+namespace {
+
+using namespace testing;
+
+// Issue 11: a GPU optimizer whose partition's parameters rest on the CPU
+// or on NVMe updates them on the GPU; before, lowering had no op taking
+// them home (2 B per parameter of d2h traffic and a host buffer missing).
+// Now an offload_params op copies them off the GPU, then a write stores
+// them on NVMe; the executor runs both, with the math of the all-device
+// run, and moves exactly the bytes the schedule declares.
+TEST(Trainer, AGpuOptimizerSendsUpdatedParametersHomeOffTheGpu) {
+  const std::vector<double> device = losses(plan_where(kAllDevice), 4, "device-gpu-opt");
+  for (core::Tier home : {core::Tier::kCpu, core::Tier::kNvme}) {
+    const core::PartitionPolicy where{.param16 = home};
+    const core::PlanFile plan = plan_where(where);
+    auto b = backend("gpu-opt-home");
+    std::array<int64_t, core::kLaneCount> measured{};
+    TrainerOptions options{.steps = 4, .seed = 7};
+    options.on_step = [&](const StepReport& r) {
+      for (size_t l = 0; l < measured.size(); ++l) measured[l] += r.bytes[l];
+    };
+    auto run = train_plan(plan, *b, options);
+    ASSERT_TRUE(run) << core::to_string(run.error());
+    EXPECT_EQ(run->losses, device) << core::to_string(home);
+    int64_t offloaded = 0, written = 0, declared_d2h = 0;
+    for (const core::Op& op : run->schedule.ops) {
+      if (op.kind == core::OpKind::kOffloadParams) offloaded += op.bytes.count();
+      if (op.kind == core::OpKind::kWriteParams) written += op.bytes.count();
+      if (op.lane == core::Lane::kPcieD2h) declared_d2h += op.bytes.count();
+    }
+    const int64_t params = core::Workload(fixture().model, fixture().training.sequence_length).total_params();
+    EXPECT_EQ(offloaded, 2 * params * run->schedule.steps) << core::to_string(home);
+    EXPECT_EQ(written, home == core::Tier::kNvme ? 2 * params * run->schedule.steps : 0);
+    EXPECT_EQ(measured[static_cast<size_t>(core::Lane::kPcieD2h)], declared_d2h);
+  }
+}
+
+// Gathering by parameter splits a layer's compute into pieces; the
+// executor's kernels compute whole layers, so such a plan is refused up
+// front, naming the field and the fix, instead of running other ops.
+TEST(Trainer, APlanThatGathersLayersInPiecesIsRefusedWithTheFix) {
+  core::PlanFile plan = plan_where(kNvmeOffload);
+  plan.policy.gather_params = 1000;
+  auto b = backend("gather-refused");
+  auto run = train_plan(plan, *b, {.steps = 1, .seed = 7});
+  ASSERT_FALSE(run);
+  const std::string text = core::to_string(run.error());
+  EXPECT_NE(text.find("policy.gather_params: 1000 gathers embedding in"), std::string::npos) << text;
+  EXPECT_NE(text.find("the executor computes whole layers only"), std::string::npos) << text;
+  EXPECT_NE(text.find("gather_params: 0"), std::string::npos) << text;
+  // A gather size that holds every layer gathers whole layers: it runs.
+  plan.policy.gather_params = 1'000'000'000;
+  EXPECT_EQ(losses(plan, 2, "gather-whole"), losses(plan_where(kNvmeOffload), 2, "gather-none"));
+}
+
+}  // namespace
+}  // namespace stowage::executor
