@@ -1,6 +1,7 @@
 #include "core/yaml_reader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -284,19 +285,41 @@ std::optional<size_t> YamlMap::choice_index(std::string_view key, Need need,
   return std::nullopt;
 }
 
+namespace {
+
+// Whether a key may be printed back (issue 12 item 4): a file that is not a
+// profile (`gpu: /etc/shadow`) has whole lines as keys, and its content must
+// not reach the terminal. Field names are short words; anything else is
+// reported by its line and column alone.
+bool looks_like_a_field_name(const std::string& key) {
+  constexpr size_t kLongestShown = 64;
+  if (key.empty() || key.size() > kLongestShown) return false;
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.' || c == ' ';
+  });
+}
+
+}  // namespace
+
 void YamlMap::finish() {
   if (!is_map_) return;
   std::map<std::string, int> first_line;
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const std::string key = it->first.Scalar();
     const SourceLocation where = location(it->first.Mark());
+    const bool shown = looks_like_a_field_name(key);
+    const std::string named = shown ? " '" + qualified(key) + "'" : " (not shown: it is not a field name)";
     if (auto [seen, fresh] = first_line.emplace(key, where.line); !fresh) {
-      sink_->push_back({where, "duplicate key '" + qualified(key) + "'",
+      sink_->push_back({where, "duplicate key" + named,
                         "each key once; first given on line " + std::to_string(seen->second)});
       continue;
     }
     if (std::find(known_keys_.begin(), known_keys_.end(), key) != known_keys_.end()) continue;
     std::string expected = "known keys: " + join(known_keys_, ", ");
+    if (!shown) {
+      sink_->push_back({where, "unknown key" + named, expected});
+      continue;
+    }
     if (std::optional<std::string> near = nearest_name(key, known_keys_)) {
       expected = "did you mean '" + *near + "'?";
     }
