@@ -19,6 +19,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Set to 1, a machine profile's references to its GPU, host and NVMe
+// profiles may be paths anywhere; otherwise a path reference is read only
+// inside the profile folder or the machine file's own folder (issue 12).
+constexpr const char* kAllowProfilePathsVariable = "STOWAGE_ALLOW_PROFILE_PATHS";
+
 bool looks_like_path(std::string_view s) {
   return s.find('/') != std::string_view::npos || s.ends_with(".yaml") || s.ends_with(".yml");
 }
@@ -73,6 +78,46 @@ bool resolve(Result<Spec> part, const SourceLocation& at, std::string_view field
     diagnostics.insert(diagnostics.end(), part.error().begin(), part.error().end());
   }
   return false;
+}
+
+// Whether `path` lies inside `folder`, judged on the names as written
+// ("a/../../b" is outside "a"): what a profile's text can reach. A symlink
+// the user put inside the folder is followed as any path the user gives.
+bool lies_inside(const fs::path& path, const fs::path& folder) {
+  std::error_code ec;
+  const fs::path p = fs::absolute(path, ec).lexically_normal();
+  if (ec) return false;
+  fs::path f = fs::absolute(folder, ec).lexically_normal();
+  if (ec) return false;
+  if (!f.empty() && f.filename().empty()) f = f.parent_path();  // "profiles/" is "profiles"
+  auto [fi, pi] = std::mismatch(f.begin(), f.end(), p.begin(), p.end());
+  return fi == f.end();
+}
+
+bool profile_paths_allowed() {
+  const char* env = std::getenv(kAllowProfilePathsVariable);
+  return env != nullptr && std::string_view(env) == "1";
+}
+
+// Where a machine's reference to a part points (issue 12 item 4): a name is
+// a bundled profile; a path is read beside the machine file and must lie in
+// the profile folder or the machine file's folder, so that a machine
+// profile someone sent cannot make Stowage read `gpu: ../../etc/shadow`.
+// STOWAGE_ALLOW_PROFILE_PATHS=1 lifts the rule.
+Result<std::string> place_reference(const fs::path& machine_file, const std::string& ref, const fs::path& root,
+                                    std::string_view field) {
+  if (!looks_like_path(ref)) return ref;
+  const fs::path beside = machine_file.parent_path();
+  const fs::path path = fs::path(ref).is_absolute() ? fs::path(ref) : beside / ref;
+  if (profile_paths_allowed() || lies_inside(path, root) || lies_inside(path, beside.empty() ? "." : beside)) {
+    return path.string();
+  }
+  return fail({{},
+               "the reference '" + ref + "' lies outside the profile folder '" + root.string() +
+                   "' and the machine profile's folder '" + (beside.empty() ? std::string(".") : beside.string()) +
+                   "', so it is not read",
+               std::string("a ") + std::string(field) + " profile name, or a path inside those folders; " +
+                   kAllowProfilePathsVariable + "=1 allows any path"});
 }
 
 }  // namespace
@@ -136,19 +181,35 @@ Result<TrainingSpec> ProfileCatalog::training(std::string_view n) const {
 }
 
 Result<MachineSpec> ProfileCatalog::machine(std::string_view name_or_path) const {
+  Result<fs::path> file = locate(ProfileKind::kMachine, name_or_path);
+  if (!file) return std::unexpected(file.error());
   Result<MachineReferences> refs =
-      load<MachineReferences>(*this, ProfileKind::kMachine, name_or_path, read_machine_profile);
+      load<MachineReferences>(*this, ProfileKind::kMachine, file->string(), read_machine_profile);
   if (!refs) return std::unexpected(refs.error());
+  Diagnostics diagnostics;
+  // A reference that may not be read is reported where the machine names it.
+  auto place = [&](std::string& ref, const SourceLocation& at, std::string_view field) {
+    Result<std::string> placed = place_reference(*file, ref, root_, field);
+    if (placed) {
+      ref = *placed;
+      return true;
+    }
+    const Diagnostic& d = placed.error().front();
+    diagnostics.push_back({at, std::string(field) + ": " + d.what, d.expected});
+    return false;
+  };
+  const bool gpu_ok = refs->gpu_inline || place(refs->gpu, refs->gpu_at, "gpu");
+  const bool host_ok = refs->host_inline || place(refs->host, refs->host_at, "host");
+  const bool nvme_ok = refs->nvme_inline || refs->nvme.empty() || place(refs->nvme, refs->nvme_at, "nvme");
   MachineSpec m{.name = refs->name, .label = refs->label, .source = refs->source,
                 .gpu_count = refs->gpu_count, .nvme_count = refs->nvme_count};
-  Diagnostics diagnostics;
   m.calibration = refs->calibration;
   if (refs->gpu_inline) m.gpu = *refs->gpu_inline;
-  else resolve(gpu(refs->gpu), refs->gpu_at, "gpu", m.gpu, diagnostics);
+  else if (gpu_ok) resolve(gpu(refs->gpu), refs->gpu_at, "gpu", m.gpu, diagnostics);
   if (refs->host_inline) m.host = *refs->host_inline;
-  else resolve(host(refs->host), refs->host_at, "host", m.host, diagnostics);
+  else if (host_ok) resolve(host(refs->host), refs->host_at, "host", m.host, diagnostics);
   if (refs->nvme_inline) m.nvme = *refs->nvme_inline;
-  else if (!refs->nvme.empty()) resolve(nvme(refs->nvme), refs->nvme_at, "nvme", m.nvme, diagnostics);
+  else if (!refs->nvme.empty() && nvme_ok) resolve(nvme(refs->nvme), refs->nvme_at, "nvme", m.nvme, diagnostics);
   if (!diagnostics.empty()) return std::unexpected(diagnostics);
   return m;
 }

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/trace_events.h"
+#include "core/trace_rules.h"
 
 namespace stowage::core {
 
@@ -45,13 +46,6 @@ T int_or(const std::optional<int64_t>& v, T fallback) {
   return static_cast<T>(*v);
 }
 
-// A time in µs that converts to int64 ns: finite and within ±4e15 µs (126
-// years; a start plus a duration still fits). `ts: 1e308` overflowed the
-// conversion (issue 12).
-bool usable_time(const std::optional<double>& us, bool non_negative) {
-  return us && std::isfinite(*us) && std::abs(*us) < 4e15 && (!non_negative || *us >= 0);
-}
-
 // Slot of a thread named "nvme.read #3" (2), or of "nvme.read" (0).
 int slot_of(std::string_view thread_name) {
   const auto hash = thread_name.rfind(" #");
@@ -67,6 +61,9 @@ struct PendingOp {
   SimTime start = 0, end = 0;
   int64_t tid = 0;
 };
+
+// More steps than any run lowers (core/lower.h limits a run's ops).
+constexpr int kMaxTraceSteps = 10'000'000;
 
 // Ops and thread names as the walk finds them; slots are resolved after it
 // (a thread's name may come after its ops).
@@ -95,7 +92,8 @@ struct Reader final : TraceEventVisitor {
     const int64_t id = e.id.value_or(-1);
     const std::optional<Lane> lane = lane_named(e.cat);
     const std::optional<OpKind> kind = kind_named(e.kind);
-    if (id < 0 || id > 100'000'000 || !lane || !kind || !usable_time(e.ts, false) || !usable_time(e.dur, true)) {
+    if (id < 0 || id > kMaxTraceOpId || !lane || !kind || !usable_trace_time(e.ts, false) ||
+        !usable_trace_time(e.dur, true)) {
       bad(e, "an op without a usable id, kind, lane (cat), ts or dur",
           "a Stowage op event: args.id >= 0, args.kind, cat a lane name, ts and dur in microseconds below 4e15, "
           "dur not negative");
@@ -107,6 +105,14 @@ struct Reader final : TraceEventVisitor {
     op.layer = int_or<int>(e.layer, -1);
     op.step = int_or<int>(e.step, 0);
     op.micro_step = int_or<int>(e.micro_step, 0);
+    // A step indexes the summary's per-step table: `args.step: -1` read
+    // before it (found by the sanitizer sweep, issue 12).
+    if (op.step < 0 || op.micro_step < 0 || op.step > kMaxTraceSteps) {
+      bad(e, "args.step " + std::to_string(op.step) + ", args.micro_step " + std::to_string(op.micro_step) +
+                 " out of range",
+          "steps and micro-steps counted from 0, as Stowage writes them");
+      return;
+    }
     if (!e.tensor_class.empty()) op.tensor_class = class_named(e.tensor_class);
     op.bytes = Bytes(e.bytes.value_or(0));
     op.flops = Flops(e.flops.value_or(0));
@@ -131,7 +137,21 @@ Result<RecordedTrace> parse_padded(std::string_view text, const std::string& fil
   trace.title = reader.head.title;
   trace.source = reader.head.source;
   trace.schedule.ranks = std::max(1, int_or<int>(reader.head.ranks, 1));
-  trace.schedule.steps = std::max(1, int_or<int>(reader.head.steps, 1));
+  // Every op's step lies within otherData.steps; without it, the steps the ops name.
+  int last_step = 0;
+  for (const auto& entry : reader.ops) {
+    if (entry) last_step = std::max(last_step, entry->op.step);
+  }
+  trace.schedule.steps = std::max(1, int_or<int>(reader.head.steps, last_step + 1));
+  if (trace.schedule.steps > kMaxTraceSteps) {
+    reader.problems.push_back({{file, 0, 0}, "otherData.steps " + std::to_string(trace.schedule.steps) + " is too many",
+                               "at most " + std::to_string(kMaxTraceSteps) + " steps"});
+  } else if (last_step >= trace.schedule.steps) {
+    reader.problems.push_back({{file, 0, 0},
+                               "an op of step " + std::to_string(last_step) + " in a trace of " +
+                                   std::to_string(trace.schedule.steps) + " steps (otherData.steps)",
+                               "ops of steps 0 to otherData.steps - 1"});
+  }
   trace.schedule.tokens_per_step = reader.head.tokens_per_step.value_or(0);
   for (size_t id = 0; id < reader.ops.size(); ++id) {
     if (!reader.ops[id]) reader.problems.push_back({{file, 0, 0}, "op id " + std::to_string(id) + " is missing",
@@ -150,7 +170,7 @@ Result<RecordedTrace> parse_padded(std::string_view text, const std::string& fil
                      "op " + std::to_string(op.id) + " depends on op " + std::to_string(d) +
                          (d >= 0 && static_cast<size_t>(d) < reader.ops.size() ? ", which is not an earlier op"
                                                                                 : ", which the trace lacks"),
-                     "dependencies on earlier ops of the trace, as a Stowage schedule lists them"});
+                     kTraceDepsExpected});
       }
     }
     const auto slot = reader.slot_by_tid.find(entry->tid);

@@ -10,6 +10,7 @@
 #include "core/profile_catalog.h"
 #include "gui/command_line.h"
 #include "gui/main_window.h"
+#include "gui/view_export.h"
 
 namespace {
 
@@ -78,8 +79,12 @@ int take_screenshot(MainWindow& window, const GuiOptions& options) {
   // Hiding panels resizes the views, whose new sizes post further layout
   // requests (the legend's height for its width): let them settle.
   for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
-  if (!window.grab().save(options.screenshot, screenshot_format(options.screenshot).constData())) {
-    std::cerr << "stowage-gui: cannot write " << options.screenshot.toStdString() << '\n';
+  // Written as the CLI writes its outputs (core/output_file.h): never over
+  // a device, FIFO or folder, a symlink's target replaced, the mode kept.
+  if (const QString problem = stowage::gui::export_image(window, options.screenshot,
+                                                         screenshot_format(options.screenshot));
+      !problem.isEmpty()) {
+    std::cerr << "stowage-gui: " << problem.toStdString() << '\n';
     return kExitCannotWrite;
   }
   if (unfinished || window.failed_inputs() > 0) return kExitBadInput;
@@ -106,6 +111,13 @@ int main(int argc, char** argv) {
               << ": its suffix names no image format this build writes (expected one of "
               << known.join(", ").toStdString() << ")\n";
     return kExitUsage;
+  }
+  // A path that cannot be written is refused before anything loads.
+  if (batch) {
+    if (const QString problem = stowage::gui::check_export_path(options.screenshot); !problem.isEmpty()) {
+      std::cerr << "stowage-gui: " << problem.toStdString() << '\n';
+      return kExitCannotWrite;
+    }
   }
   MainWindow window(stowage::core::ProfileCatalog::default_root(),
                     batch ? stowage::gui::ErrorReporting::kStderr : stowage::gui::ErrorReporting::kDialog);

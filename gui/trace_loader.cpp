@@ -5,9 +5,12 @@
 #include "gui/trace_loader.h"
 
 #include <algorithm>
+#include <sstream>
+#include <string>
 #include <utility>
 
 #include "core/trace_events.h"
+#include "core/trace_rules.h"
 #include "gui/trace_assembly.h"
 
 namespace stowage::gui {
@@ -43,6 +46,24 @@ class ModelBuilder final : public core::TraceEventVisitor {
     if (e.ph == "M") return metadata(e);
     if (e.ph == "X") return op(e);
     if (e.ph == "C") return counter(e);
+    if (!core::known_trace_phase(e.ph)) {
+      return a_.problem(e.index,
+                        e.ph.empty() ? std::string("event without a phase ('ph')")
+                                     : "unknown phase '" + std::string(e.ph) + "'",
+                        "a phase of the Chrome trace event format: X (an op), C (a counter), M (metadata), ...",
+                        e.line());
+    }
+  }
+
+  // After the walk: a dependency on an earlier id that no op has (issue 12
+  // item 6: dangling deps were dropped without a word).
+  void check_deps() {
+    for (const Waiting& w : waiting_) {
+      if (w.dep < 0 || static_cast<size_t>(w.dep) >= seen_.size() || !seen_[static_cast<size_t>(w.dep)]) {
+        a_.problem(w.event, "args.deps names op " + std::to_string(w.dep) + ", which the trace lacks",
+                   core::kTraceDepsExpected, w.line);
+      }
+    }
   }
 
  private:
@@ -58,11 +79,23 @@ class ModelBuilder final : public core::TraceEventVisitor {
       return a_.problem(e.index, "complete event without numeric 'ts' and 'dur'", "times in microseconds",
                         e.line());
     }
+    // Impossible times (issue 12 item 6): `ts: 1e308` overflowed the
+    // conversion to ns, a negative duration was drawn as an instant.
+    if (!core::usable_trace_time(e.ts, false) || !core::usable_trace_time(e.dur, true)) {
+      return a_.problem(e.index, "impossible time: ts " + number(*e.ts) + ", dur " + number(*e.dur) + " µs",
+                        core::kTraceTimesExpected, e.line());
+    }
+    const int64_t id = e.id.value_or(static_cast<int64_t>(a_.model.ops.size()));
+    if (id < 0 || id > core::kMaxTraceOpId) {
+      return a_.problem(e.index, "args.id " + std::to_string(id) + " is out of range",
+                        "op ids from 0 to " + std::to_string(core::kMaxTraceOpId), e.line());
+    }
+    if (!deps_checked(e, id)) return;
     TraceOp op;
     op.start = micros_to_ns(*e.ts);
     op.end = std::max(op.start, op.start + micros_to_ns(*e.dur));
     op.name = a_.model.add_text(e.name);
-    op.id = e.id.value_or(static_cast<int64_t>(a_.model.ops.size()));
+    op.id = id;
     op.lane = lane_(e.cat).value_or(core::Lane::kGpuCompute);
     op.kind = kind_(e.kind).value_or(core::OpKind::kForward);
     op.category = category_of(op.kind, op.lane);
@@ -92,6 +125,41 @@ class ModelBuilder final : public core::TraceEventVisitor {
       read_class_sample(a_, *classes, micros_to_ns(*e.ts), e.other_args);
   }
 
+  // A dependency must name an earlier op (a cycle, a self-dependency or one
+  // on a later op cannot come from a schedule); an earlier id not seen yet
+  // is checked once every op is read.
+  bool deps_checked(const core::TraceEvent& e, int64_t id) {
+    for (const int64_t dep : e.deps) {
+      if (dep >= id) {
+        a_.problem(e.index,
+                   "args.deps names op " + std::to_string(dep) + ", which is not earlier than this op (" +
+                       std::to_string(id) + "): a cycle, or a dependency on a later op",
+                   core::kTraceDepsExpected, e.line());
+        return false;
+      }
+    }
+    const auto at = static_cast<size_t>(id);
+    if (seen_.size() <= at) seen_.resize(std::max(at + 1, seen_.size() * 2));
+    seen_[at] = true;
+    for (const int64_t dep : e.deps) {
+      if (dep < 0 || !seen_[static_cast<size_t>(dep)]) waiting_.push_back({dep, e.index, e.line()});
+    }
+    return true;
+  }
+
+  static std::string number(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  }
+
+  struct Waiting {
+    int64_t dep;
+    size_t event;
+    int line;
+  };
+  std::vector<bool> seen_;  // op ids read so far
+  std::vector<Waiting> waiting_;
   TraceAssembly& a_;
   NameCache<core::Lane, lane_from_name> lane_;
   NameCache<core::OpKind, op_kind_from_name> kind_;
@@ -105,6 +173,7 @@ core::Result<TraceModel> parse_padded(std::string_view text, const std::string& 
   ModelBuilder builder(a);
   if (core::Result<void> walked = core::walk_trace(text, file, builder); !walked)
     return std::unexpected(walked.error());
+  builder.check_deps();
   return finish_assembly(std::move(a));
 }
 

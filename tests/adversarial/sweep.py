@@ -14,13 +14,20 @@ through `stowage memory`, `simulate`, `compare`, `run` and the GUI's
              file (`file:line:column: ...` or at least `file: ...`) and no
              `--argument`
   silent     the GUI reporting a failed input but exiting 0
+  destroyed  an output path that held something Stowage did not create (a
+             FIFO, a device, a folder, a symlink to one) changed by the case
 
 Each case starts from inputs that work (checked first: a control that fails
 is a failure too) and changes one thing. Cases run round-robin across the
 kinds, so a time budget that ends the sweep early still covers them all; the
 count skipped is reported, not failed. Exit 0 when nothing failed.
 
+Under AddressSanitizer and UndefinedBehaviorSanitizer (scripts/run-sanitizer-sweep
+builds both programs so and runs every case with --timeout-scale), a report
+in a case's output fails the case as a crash, whatever its exit code.
+
 Usage: sweep.py --stowage BIN [--gui BIN] --data tests/data --work DIR [--budget S]
+       sweep.py --self-test   (the judge on made-up outputs: each verdict can be reached)
 """
 import argparse
 import collections
@@ -42,7 +49,12 @@ VALUES = [("empty", ""), ("negative", "-1"), ("zero", "0"), ("huge", "1e308"),
 QT_NOISE = re.compile(r"^(QStandardPaths|qt\.|This plugin|QFont|propagateSizeHints|Fontconfig)")
 # Mutations no reader may accept: whatever the file kind, these are refused.
 MUST_REFUSE = {"empty", "garbage", "deep", "truncated", "format-only", "directory", "fifo", "dev-zero",
-               "symlink-loop", "over-limit", "not-an-object", "events-not-a-list", "v1"}
+               "symlink-loop", "over-limit", "not-an-object", "events-not-a-list", "v1",
+               "onto-fifo", "onto-folder", "onto-dev-full", "onto-link-to-fifo", "in-missing-folder"}
+# What a sanitizer prints: ASan's and LSan's "==PID==ERROR: ...Sanitizer", UBSan's
+# "file:line:col: runtime error: ..." and the SUMMARY line each of them ends with.
+SANITIZER = re.compile(r"ERROR: (Address|Leak|Thread|Memory|UndefinedBehavior)Sanitizer|"
+                       r"runtime error: |SUMMARY: (Address|Leak|Thread|Memory|UndefinedBehavior)Sanitizer")
 LOCATION = re.compile(r"^(?P<file>[^\s:][^:]*?)(?::\d+(?::\d+)?)?: \S")
 
 
@@ -88,8 +100,10 @@ def seal(text):
 
 # --- inputs
 class Case:
-    def __init__(self, kind, name, files, command, timeout=30, env=None, gui=False, control=False, cwd=None):
+    def __init__(self, kind, name, files, command, timeout=30, env=None, gui=False, control=False, cwd=None,
+                 check=None):
         self.kind, self.name, self.files, self.command, self.cwd = kind, name, files, command, cwd
+        self.check = check  # after the run: a text when something that was there changed
         self.timeout, self.env, self.gui, self.control = timeout, env or {}, gui, control
         self.verdict, self.code, self.detail, self.seconds = None, None, "", 0.0
 
@@ -187,8 +201,9 @@ class Sweep:
         self.counter = itertools.count()
 
     def run_stowage(self, *argv, cwd=None):
-        out = subprocess.run([self.args.stowage, *argv], capture_output=True, text=True, timeout=300, cwd=cwd)
-        if out.returncode != 0:
+        out = subprocess.run([self.args.stowage, *argv], capture_output=True, text=True,
+                             timeout=300 * self.args.timeout_scale, cwd=cwd)
+        if out.returncode != 0 or SANITIZER.search(out.stderr):
             raise SystemExit(f"setup failed: stowage {' '.join(argv)}\n{out.stderr}")
         return out
 
@@ -431,11 +446,88 @@ class Sweep:
         for name, text in mutations[:: max(1, len(mutations) // self.args.manifests)]:
             self.add(self.run_case(name, manifest=text))
 
+    # -- outputs: `simulate --trace/--save-plan` and the GUI's `--screenshot` onto what Stowage did not make
+    @staticmethod
+    def output_targets(d):
+        """(name, path, make, check) for each thing an output path may hold that must survive it.
+        Every name ends in .png: the GUI takes the image format from it, the CLI does not look."""
+        import stat
+
+        def kind_of(path):
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                return "absent"
+            for test, word in ((stat.S_ISFIFO, "fifo"), (stat.S_ISDIR, "folder"), (stat.S_ISLNK, "link"),
+                               (stat.S_ISCHR, "device"), (stat.S_ISREG, "file")):
+                if test(mode):
+                    return word
+            return "other"
+
+        def stays(*pairs):
+            def check():
+                for path, kind in pairs:
+                    if kind_of(path) != kind:
+                        return f"{path} was a {kind}, now {kind_of(path)}"
+                return None
+            return check
+
+        fifo, folder = os.path.join(d, "out-fifo.png"), os.path.join(d, "out-folder.png")
+        link, target = os.path.join(d, "out-link.png"), os.path.join(d, "link-target-fifo")
+        full, private = os.path.join(d, "full.png"), os.path.join(d, "private.png")
+        missing = os.path.join(d, "no-such-folder")
+
+        def make_folder():
+            os.makedirs(folder)
+            open(os.path.join(folder, "keep"), "w").close()
+
+        def make_link():
+            os.mkfifo(target)
+            os.symlink(target, link)
+
+        def make_private():
+            with open(private, "w") as f:
+                f.write("mine")
+            os.chmod(private, 0o600)
+
+        def private_kept():
+            mode = os.stat(private).st_mode & 0o777
+            return None if mode == 0o600 else f"{private} was 0600, now {oct(mode)}"
+
+        folder_stays = stays((folder, "folder"))
+        return [
+            ("onto-fifo", fifo, lambda: os.mkfifo(fifo), stays((fifo, "fifo"))),
+            ("onto-folder", folder, make_folder,
+             lambda: folder_stays() or (None if os.listdir(folder) == ["keep"] else f"{folder} changed")),
+            ("onto-dev-full", full, lambda: os.symlink("/dev/full", full), stays((full, "link"), ("/dev/full", "device"))),
+            ("onto-link-to-fifo", link, make_link, stays((link, "link"), (target, "fifo"))),
+            ("in-missing-folder", os.path.join(missing, "out.png"), lambda: None, stays((missing, "absent"))),
+            ("over-private-file", private, make_private, private_kept),
+        ]
+
+    def outputs(self):
+        base = os.path.join(self.work, "base")
+        plan, trace = os.path.join(base, "plan.yaml"), os.path.join(base, "trace.json")
+        flags = [("trace", lambda p: ["simulate", plan, "--trace", p]),
+                 ("save-plan", lambda p: ["simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt",
+                                          "--training", "tiny", "--placement", "zero-offload", "--save-plan", p])]
+        if self.args.gui:
+            flags.append(("screenshot", lambda p: ["--screenshot", p, trace]))
+        for flag, argv in flags:
+            for name in [t[0] for t in self.output_targets("unused")]:
+                d = self.case_dir("output")
+                _, path, make, check = next(t for t in self.output_targets(d) if t[0] == name)
+                make()
+                gui = flag == "screenshot"
+                self.add(Case("output", f"{flag}:{name}", [d], argv(path), timeout=120 if gui else 30, gui=gui,
+                              check=check))
+
     # -- running and judging
     def execute(self, case):
         binary = self.args.gui if case.gui else self.args.stowage
         env = dict(os.environ, QT_QPA_PLATFORM="offscreen", **case.env)
         started = time.monotonic()
+        case.timeout *= self.args.timeout_scale
         try:
             out = subprocess.run([binary, *case.command], capture_output=True, timeout=case.timeout, env=env,
                                  stdin=subprocess.DEVNULL, cwd=case.cwd)
@@ -457,7 +549,7 @@ class Sweep:
         return any(os.path.normpath(file).startswith(d) for d in case.files) or os.path.exists(file)
 
     def judge(self, case, err):
-        sanitizer = re.search(r"ERROR: (Address|Leak|Thread)Sanitizer|runtime error:", err)
+        sanitizer = SANITIZER.search(err)
         if case.code is None:
             case.verdict, case.detail = "hang", f"no exit in {case.timeout} s"
         elif sanitizer:
@@ -482,6 +574,10 @@ class Sweep:
                 case.verdict, case.detail = "control", f"a working input failed: exit {case.code}: {err[-400:]}"
             else:
                 case.verdict = "accepted" if case.code == 0 else "refused"
+        if case.check and case.verdict not in ("hang", "crash"):
+            changed = case.check()
+            if changed:
+                case.verdict, case.detail = "destroyed", changed
 
     def run(self):
         order = [c for group in itertools.zip_longest(*self.cases.values()) for c in group if c is not None]
@@ -502,7 +598,43 @@ class Sweep:
         return done, skipped
 
 
+def self_test():
+    """Each verdict from a made-up output, so a judge that passed everything would fail here."""
+    args = argparse.Namespace(work="/nonexistent", data="/nonexistent", timeout_scale=1)
+    sweep = Sweep(args)
+    here = os.path.abspath("plan.yaml")
+    cases = [  # (stderr, exit code, gui, name, verdict)
+        ("", 0, False, "x", "accepted"),
+        (f"error: {here}:3:7: policy: bad (expected good)\n", 65, False, "x", "refused"),
+        ("error: something went wrong\n", 65, False, "x", "unlocated"),
+        ("error: --seed: must be 0 or more\n", 2, False, "x", "refused"),
+        ("==12==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020\n", 86, False, "x", "crash"),
+        ("core/units.cpp:40:12: runtime error: signed integer overflow\n", 87, False, "x", "crash"),
+        ("==3==ERROR: LeakSanitizer: detected memory leaks\nSUMMARY: AddressSanitizer: 8 byte(s)\n", 0, False,
+         "x", "crash"),  # a report fails the case even if the exit code were 0
+        ("", 70, False, "x", "crash"),
+        ("", -11, False, "x", "crash"),
+        (None, None, False, "x", "hang"),
+        ("", 0, False, "deep", "accepted-bad"),
+        (f"stowage-gui: {here}: cannot read\n", 0, True, "x", "silent"),
+    ]
+    cases += [(f"error: {here}: not a regular file\n", 73, False, "onto-fifo", "destroyed")]
+    failed = 0
+    for err, code, gui, name, want in cases:
+        check = (lambda: "out-fifo.png was a fifo, now file") if want == "destroyed" else None
+        case = Case("t", name, [os.path.dirname(here)], [], gui=gui, check=check)
+        case.code = code
+        sweep.judge(case, err or "")
+        if case.verdict != want:
+            failed += 1
+            print(f"self-test: {err!r} exit {code}: judged {case.verdict}, expected {want}")
+    print(f"self-test: {len(cases) - failed} of {len(cases)} verdicts as expected")
+    return 1 if failed else 0
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stowage", required=True)
     parser.add_argument("--gui", help="stowage-gui; without it the GUI cases are left out")
@@ -515,6 +647,9 @@ def main():
     parser.add_argument("--gui-traces", type=int, default=40, help="trace mutations also opened in the GUI")
     parser.add_argument("--run-plans", type=int, default=40, help="plan mutations also given to `run`")
     parser.add_argument("--manifests", type=int, default=1000, help="manifest mutations resumed from")
+    parser.add_argument("--only", action="append", help="run only the cases of this kind (repeatable)")
+    parser.add_argument("--timeout-scale", type=float, default=1,
+                        help="multiply every case's timeout (a sanitizer build runs several times slower)")
     args = parser.parse_args()
     args.stowage = os.path.abspath(args.stowage)  # cases run in their own folders
     args.gui = os.path.abspath(args.gui) if args.gui else None
@@ -525,6 +660,9 @@ def main():
     sweep.plans()
     sweep.traces()
     sweep.runs()
+    sweep.outputs()
+    if args.only:
+        sweep.cases = {k: v for k, v in sweep.cases.items() if k in args.only}
     started = time.monotonic()
     done, skipped = sweep.run()
     elapsed = time.monotonic() - started

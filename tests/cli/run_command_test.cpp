@@ -19,6 +19,7 @@
 #include "cli/app.h"
 #include "cli/exit_codes.h"
 #include "executor/checkpoint/checkpoint_root.h"
+#include "executor/checkpoint/load_checkpoint.h"
 #include "executor/directory_lock.h"
 #include "tests/cli/run_stowage.h"
 
@@ -241,6 +242,25 @@ TEST(RunCommand, TheWatchdogStopsAHungRunAndSaysWhere) {
 
 // Issue 12: a --resume directory that does not exist exited 74, "a run that
 // failed"; it is bad input, named.
+// SIGTERM (what a job scheduler sends) ends the run as SIGINT does, with 143.
+TEST(RunCommand, SigtermWritesAFinalCheckpointAndExits143) {
+  const fs::path dir = scratch("sigterm");
+  const fs::path root = dir / "checkpoints";
+  const int status =
+      signal_after_step_4(run_args(small_plan(dir), dir / "stopped", 1000), root, SIGTERM, dir / "stderr");
+  ASSERT_TRUE(WIFEXITED(status)) << "killed instead of stopping";
+  EXPECT_EQ(WEXITSTATUS(status), 143);
+  std::ifstream err_file(dir / "stderr");
+  const std::string err((std::istreambuf_iterator<char>(err_file)), {});
+  EXPECT_NE(err.find("stopped by signal 15 after step"), std::string::npos) << err;
+  for (const auto& entry : fs::directory_iterator(dir / "stopped" / "nvme")) {
+    EXPECT_NE(entry.path().extension(), ".blocks") << entry.path() << " left behind";
+  }
+  auto latest = executor::find_latest(root);
+  ASSERT_TRUE(latest && *latest);
+  EXPECT_TRUE(executor::load_checkpoint(**latest)) << "the final checkpoint does not load";
+}
+
 TEST(RunCommand, AMissingResumeCheckpointIsBadInput) {
   const fs::path dir = scratch("no-resume");
   std::vector<std::string> args = run_args(small_plan(dir), dir, 2);
@@ -249,6 +269,20 @@ TEST(RunCommand, AMissingResumeCheckpointIsBadInput) {
   EXPECT_EQ(o.code, kExitBadInput);
   EXPECT_NE(o.err.find((dir / "step-000009").string()), std::string::npos) << o.err;
   EXPECT_FALSE(fs::exists(dir / "nvme")) << "set up before the checkpoint was looked at";
+}
+
+// Each key of a `run --json` object is named in docs/json.md's section for it.
+void expect_documented_run_json(const json& printed) {
+  std::ifstream docs(STOWAGE_TEST_DATA_DIR "/../../docs/json.md");
+  std::stringstream text;
+  text << docs.rdbuf();
+  const std::string all = text.str();
+  const size_t start = all.find("## `stowage run --json`");
+  ASSERT_NE(start, std::string::npos);
+  const std::string section = all.substr(start, all.find("\n## ", start + 1) - start);
+  ASSERT_TRUE(printed.is_object()) << printed;
+  for (const auto& [key, value] : printed.items())
+    EXPECT_NE(section.find("`" + key + "`"), std::string::npos) << key << " is not in docs/json.md";
 }
 
 // Issue 12 item 7: a --data corpus too small for the sequence length, and a
@@ -271,16 +305,7 @@ TEST(RunCommand, ATooSmallCorpusOrAnotherRunsCheckpointIsBadInput) {
   const Outcome trained = stowage(first);
   ASSERT_EQ(trained.code, kExitOk) << trained.err;
   // Every key `run --json` prints is documented (issue 12: some were not).
-  std::ifstream docs(STOWAGE_TEST_DATA_DIR "/../../docs/json.md");
-  std::stringstream text;
-  text << docs.rdbuf();
-  const std::string all = text.str();
-  const size_t start = all.find("## `stowage run --json`");
-  ASSERT_NE(start, std::string::npos);
-  const std::string section = all.substr(start, all.find("\n## ", start + 1) - start);
-  const json printed = json::parse(trained.out);
-  for (const auto& [key, value] : printed.items())
-    EXPECT_NE(section.find("`" + key + "`"), std::string::npos) << key << " is not in docs/json.md";
+  expect_documented_run_json(json::parse(trained.out));
   std::vector<std::string> other = run_args(plan, dir, 2);
   other.insert(other.end(), {"--resume", (root / "step-000001").string(), "--seed", "4"});
   const Outcome resumed = stowage(other);
@@ -372,6 +397,15 @@ TEST(RunCommand, ResumingAtOrAfterTheLastStepHasNothingToDo) {
         std::string::npos)
         << o.out;
   }
+  // The same with --json: the short object, its keys documented too.
+  const Outcome j = stowage({"run", plan.string(), "--steps", "2", "--nvme-dir", (dir / "nvme").string(),
+                             "--block-size", "64KiB", "--checkpoint-dir", root.string(), "--resume", "latest",
+                             "--json"});
+  ASSERT_EQ(j.code, kExitOk) << j.err;
+  const json nothing = json::parse(j.out);
+  EXPECT_TRUE(nothing["nothing_to_do"].get<bool>());
+  EXPECT_EQ(nothing["first_step"], 2);
+  expect_documented_run_json(nothing);
 }
 
 // Issue 12: --data /dev/zero grew without bound; a FIFO blocked forever.

@@ -70,5 +70,32 @@ TEST(TraceReader, BadInputIsADiagnostic) {
   EXPECT_FALSE(parse_recorded_trace(std::string(1000, '['), "deep.json").has_value());
 }
 
+// Found by the sweep under AddressSanitizer (issue 12): `args.step: -1`
+// read before the summary's per-step table (heap-buffer-overflow in
+// sim::summarize); a step past otherData.steps read after it.
+TEST(TraceReader, AStepOutsideTheTracesStepsIsADiagnostic) {
+  const auto op = [](const std::string& step) {
+    return R"({"ph":"X","pid":1,"cat":"gpu.compute","ts":0,"dur":1,"args":{"id":0,"kind":"forward","step":)" + step +
+           "}}";
+  };
+  const auto negative = parse_recorded_trace(R"({"traceEvents":[)" + op("-1") + "]}", "neg.json");
+  ASSERT_FALSE(negative.has_value());
+  EXPECT_NE(to_string(negative.error()).find("neg.json:1: traceEvents[0]: args.step -1, args.micro_step 0 out of range"),
+            std::string::npos)
+      << to_string(negative.error());
+  const auto past = parse_recorded_trace(R"({"otherData":{"steps":2},"traceEvents":[)" + op("5") + "]}", "past.json");
+  ASSERT_FALSE(past.has_value());
+  EXPECT_NE(to_string(past.error()).find("past.json: an op of step 5 in a trace of 2 steps"), std::string::npos)
+      << to_string(past.error());
+  const auto many = parse_recorded_trace(R"({"otherData":{"steps":2000000000},"traceEvents":[)" + op("0") + "]}",
+                                         "many.json");
+  ASSERT_FALSE(many.has_value());
+  EXPECT_NE(to_string(many.error()).find("otherData.steps 2000000000 is too many"), std::string::npos);
+  // Without otherData.steps, the ops' own steps count.
+  const auto counted = parse_recorded_trace(R"({"traceEvents":[)" + op("3") + "]}", "counted.json");
+  ASSERT_TRUE(counted.has_value()) << to_string(counted.error());
+  EXPECT_EQ(counted->schedule.steps, 4);
+}
+
 }  // namespace
 }  // namespace stowage::core

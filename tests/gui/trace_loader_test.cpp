@@ -117,3 +117,78 @@ TEST(TraceLoader, NotATraceAndMissingFileAreDiagnostics) {
 
 }  // namespace
 }  // namespace stowage::gui
+
+namespace stowage::gui {
+namespace {
+
+// Issue 12 item 6: the GUI accepted `ts: 1e308`, negative durations, cycles
+// and dangling entries in deps, and skipped unknown phases; each is now a
+// diagnostic naming the event's index and line.
+std::string problems_of(const std::string& events) {
+  const core::Result<TraceModel> m = parse_trace("{\"traceEvents\": [\n" + events + "\n]}", "t.json");
+  return m ? std::string("loaded") : core::to_string(m.error());
+}
+
+std::string op(int id, const std::string& times, const std::string& deps = "[]") {
+  return R"({"ph": "X", "pid": 1, "tid": 1, "name": "op", "cat": "gpu.compute", )" + times +
+         R"(, "args": {"id": )" + std::to_string(id) + R"(, "kind": "forward", "deps": )" + deps + "}}";
+}
+
+TEST(TraceLoaderRefuses, ImpossibleTimesAtTheirEvent) {
+  for (const std::string& times :
+       {std::string(R"("ts": 1e308, "dur": 1)"), std::string(R"("ts": 0, "dur": -5)"),
+        std::string(R"("ts": 0, "dur": 1e300)"), std::string(R"("ts": -1e16, "dur": 1)")}) {
+    const std::string p = problems_of(op(0, R"("ts": 0, "dur": 1)") + ",\n" + op(1, times, "[0]"));
+    EXPECT_NE(p.find("t.json:3: traceEvents[1]: impossible time"), std::string::npos) << times << ": " << p;
+    EXPECT_NE(p.find("dur not negative"), std::string::npos) << p;
+  }
+  EXPECT_EQ(problems_of(op(0, R"("ts": 0, "dur": 0)")), "loaded");  // an instant is possible
+}
+
+TEST(TraceLoaderRefuses, ACycleASelfDependencyAndADependencyOnALaterOp) {
+  const std::string t = R"("ts": 0, "dur": 1)";
+  const std::string cycle = problems_of(op(0, t, "[1]") + ",\n" + op(1, t, "[0]"));
+  EXPECT_NE(cycle.find("t.json:2: traceEvents[0]: args.deps names op 1, which is not earlier than this op (0)"),
+            std::string::npos)
+      << cycle;
+  const std::string self = problems_of(op(0, t) + ",\n" + op(1, t, "[1]"));
+  EXPECT_NE(self.find("traceEvents[1]: args.deps names op 1, which is not earlier"), std::string::npos) << self;
+}
+
+TEST(TraceLoaderRefuses, ADependencyTheTraceLacks) {
+  const std::string t = R"("ts": 0, "dur": 1)";
+  const std::string p = problems_of(op(0, t) + ",\n" + op(2, t, "[1, 0]") + ",\n" + op(3, t, "[-4]"));
+  EXPECT_NE(p.find("t.json:3: traceEvents[1]: args.deps names op 1, which the trace lacks"), std::string::npos) << p;
+  EXPECT_NE(p.find("t.json:4: traceEvents[2]: args.deps names op -4, which the trace lacks"), std::string::npos)
+      << p;
+  // Listed out of id order, a dependency on an earlier op is found all the same.
+  EXPECT_EQ(problems_of(op(1, t, "[0]") + ",\n" + op(0, t)), "loaded");
+}
+
+// Issue 12: a trace nested 100,000 deep overflowed the GUI's stack.
+TEST(TraceLoaderRefuses, NestingAHundredThousandDeep) {
+  for (const std::string& text : {std::string(100'000, '['), "{\"traceEvents\": [" + std::string(100'000, '['),
+                                  "{\"traceEvents\": [{\"ph\": \"X\", \"args\": " + std::string(100'000, '[')}) {
+    const core::Result<TraceModel> m = parse_trace(text, "deep.json");
+    ASSERT_FALSE(m.has_value());
+    EXPECT_NE(core::to_string(m.error()).find("deep.json:1:"), std::string::npos) << core::to_string(m.error());
+  }
+}
+
+TEST(TraceLoaderRefuses, AnUnknownPhaseAndAnOutOfRangeId) {
+  const std::string p = problems_of(op(0, R"("ts": 0, "dur": 1)") + R"(,
+{"ph": "Q", "name": "what"},
+{"name": "no phase"})");
+  EXPECT_NE(p.find("t.json:3: traceEvents[1]: unknown phase 'Q'"), std::string::npos) << p;
+  EXPECT_NE(p.find("t.json:4: traceEvents[2]: event without a phase ('ph')"), std::string::npos) << p;
+  EXPECT_NE(problems_of(op(200'000'000, R"("ts": 0, "dur": 1)")).find("args.id 200000000 is out of range"),
+            std::string::npos);
+  // Flow, instant and metadata events are phases of the format: read or skipped, not refused.
+  EXPECT_EQ(problems_of(op(0, R"("ts": 0, "dur": 1)") + R"(,
+{"ph": "s", "id": 1, "ts": 0, "pid": 1, "tid": 1}, {"ph": "f", "id": 1, "ts": 1, "pid": 1, "tid": 1},
+{"ph": "i", "ts": 0, "name": "mark"}, {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "x"}})"),
+            "loaded");
+}
+
+}  // namespace
+}  // namespace stowage::gui

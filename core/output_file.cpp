@@ -1,4 +1,4 @@
-#include "cli/output_file.h"
+#include "core/output_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 
 #include "core/file_kind.h"
 
-namespace stowage::cli {
+namespace stowage::core {
 namespace {
 
 namespace fs = std::filesystem;
@@ -20,13 +20,13 @@ namespace fs = std::filesystem;
 constexpr int kMaxSymlinks = 40;
 constexpr const char* kExpected = "a regular file, or a new file's name, in a writable folder";
 
-core::Diagnostics problem(const fs::path& path, const std::string& what) {
+Diagnostics problem(const fs::path& path, const std::string& what) {
   return {{{path.string(), 0, 0}, what, kExpected}};
 }
 
 // `path` with every symlink followed, relative links against the folder of
 // the link; the final name may be absent (a link to a file to create).
-core::Result<fs::path> follow_symlinks(const fs::path& path) {
+Result<fs::path> follow_symlinks(const fs::path& path) {
   fs::path p = path;
   for (int i = 0; i <= kMaxSymlinks; ++i) {
     struct stat st {};
@@ -51,7 +51,7 @@ std::string via(const fs::path& path, const fs::path& target) {
 }
 
 // The folder a new entry of `target` goes into, checked to be a writable folder.
-core::Diagnostics check_folder(const fs::path& path, const fs::path& target) {
+Diagnostics check_folder(const fs::path& path, const fs::path& target) {
   const fs::path folder = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   struct stat st {};
   if (::stat(folder.c_str(), &st) != 0) {
@@ -103,21 +103,21 @@ bool write_all(int fd, const std::string& content) {
 
 }  // namespace
 
-core::Result<fs::path> check_output_path(const fs::path& path) {
+Result<fs::path> check_output_path(const fs::path& path) {
   if (path.empty()) return std::unexpected(problem(path, "empty output file name"));
   auto target = follow_symlinks(path);
   if (!target) return target;
   struct stat st {};
   if (::stat(target->c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    return std::unexpected(problem(path, "'" + target->string() + "' is " + core::file_kind_name(st.st_mode) +
+    return std::unexpected(problem(path, "'" + target->string() + "' is " + file_kind_name(st.st_mode) +
                                              ", not a regular file: stowage replaces only regular files "
                                              "(nothing was written)"));
   }
-  if (core::Diagnostics d = check_folder(path, *target); !d.empty()) return std::unexpected(std::move(d));
+  if (Diagnostics d = check_folder(path, *target); !d.empty()) return std::unexpected(std::move(d));
   return target;
 }
 
-core::Diagnostics write_file_atomically(const fs::path& path, const std::string& content) {
+Diagnostics write_file_atomically(const fs::path& path, const std::string& content) {
   auto target = check_output_path(path);
   if (!target) return target.error();
   const std::optional<mode_t> mode = existing_mode(*target);
@@ -149,4 +149,4 @@ core::Diagnostics write_file_atomically(const fs::path& path, const std::string&
   return {};
 }
 
-}  // namespace stowage::cli
+}  // namespace stowage::core
