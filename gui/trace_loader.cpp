@@ -37,8 +37,10 @@ class ModelBuilder final : public core::TraceEventVisitor {
   explicit ModelBuilder(TraceAssembly& a) : a_(a) {}
 
   void header(const core::TraceHeader& h) override { read_header(a_, h); }
+  // Known phases it does not draw (flow events) are skipped unread; an
+  // unknown one is read, to be diagnosed.
   [[nodiscard]] bool wants_phase(std::string_view ph) const override {
-    return ph == "M" || ph == "X" || ph == "C";
+    return ph == "M" || ph == "X" || ph == "C" || !core::known_trace_phase(ph);
   }
 
   void event(const core::TraceEvent& e) override {
