@@ -145,6 +145,9 @@ struct Interpreter::State {
 
   std::vector<std::vector<size_t>> partitions_of_layer;
   std::vector<int64_t> layer_params;
+  // Each layer's footprint, asked once: sizing it lays out what the layer
+  // keeps, which is no work for every compute op.
+  std::vector<core::ComputeFootprint> footprints;
   std::vector<PartitionFlight> flight;
   std::map<std::tuple<int, int, int>, std::vector<Buffer>> activations;  // (step, micro, layer)
   std::mutex activations_mutex;
@@ -382,7 +385,7 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
   // The region the model's kernels draw their temporaries from, of the
   // size the layer declares for this kind of op.
   const bool backward = op.kind == OpKind::kBackward;
-  const core::ComputeFootprint footprint = model.footprint(op.layer);
+  const core::ComputeFootprint& footprint = footprints[layer];
   auto scratch = allocate(Tier::kGpu, (backward ? footprint.backward_scratch : footprint.forward_scratch).count(),
                           "kernel scratch " + op.name);
   if (!scratch) {
@@ -1037,6 +1040,7 @@ Interpreter::Interpreter(const core::Schedule& schedule, Backend& backend, Parti
     s.partitions_of_layer[layer].push_back(j);
     s.layer_params[layer] += homes[j].params();
   }
+  for (size_t l = 0; l < s.layer_params.size(); ++l) s.footprints.push_back(model.footprint(static_cast<int>(l)));
   // Only the schedule orders ops: every gate (the fp16 overflow check,
   // clipping) is an op of its own that both interpreters see.
   for (const Op& op : schedule.ops) s.lane_ops[static_cast<size_t>(op.lane)].push_back(op.id);
