@@ -224,12 +224,9 @@ core::Result<void> CpuBackend::zero(core::Lane, const Buffer& buffer) {
 core::Result<GradientStats> CpuBackend::gradient_stats(core::Lane, const Buffer& grad16,
                                                        core::Precision precision) {
   GradientStats stats;
-  const bool bf16 = precision == core::Precision::kBf16;
-  for (uint16_t x : view<const uint16_t>(grad16)) {
-    const double v = bf16 ? model::bf16_to_float(x) : model::fp16_to_float(x);
-    stats.finite &= std::isfinite(v);
-    stats.squares.add(v);
-  }
+  const std::span<const uint16_t> bits = view<const uint16_t>(grad16);
+  stats.finite = precision == core::Precision::kBf16 ? stats.squares.add_bf16_bits(bits)
+                                                      : stats.squares.add_fp16_bits(bits);
   return stats;
 }
 

@@ -6,12 +6,14 @@
 // (exact, associative); squares below 2^-64 vanish, which moves a norm by
 // at most 2^-32 per 2^32 elements, far below what clipping can see. A
 // square of 2^63 or more (|g| > 3e9) saturates: the norm is then "huge",
-// which clips to almost nothing, as a norm that large would.
+// which clips to almost nothing, as a norm that large would; so does a
+// total that would pass 2^128 (two squares near 2^63 already do).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 
 namespace stowage::executor {
 
@@ -26,19 +28,39 @@ class SquareSum {
       saturated_ = true;  // also NaN and infinity; finiteness is judged apart
       return;
     }
-    total_ += static_cast<SquareSumTotal>(std::ldexp(square, 64));
+    add_total(static_cast<SquareSumTotal>(std::ldexp(square, 64)));
   }
   void add(const SquareSum& other) {
-    total_ += other.total_;
+    add_total(other.total_);
     saturated_ |= other.saturated_;
   }
+  // The squares of 16-bit values given by their bits, each added exactly
+  // as add(value) would add it (the same total to the bit), but with
+  // integer arithmetic by exponent instead of a conversion per value: the
+  // gradient check of a 57M-parameter step took 0.6 s this way (issue 14).
+  // Returns whether every value was finite.
+  bool add_bf16_bits(std::span<const uint16_t> bits);
+  bool add_fp16_bits(std::span<const uint16_t> bits);
   [[nodiscard]] double value() const {
     if (saturated_) return std::numeric_limits<double>::infinity();
     return std::ldexp(static_cast<double>(total_), -64);
   }
 
  private:
-  static constexpr double kLimit = 9223372036854775808.0;  // 2^63: 2^64 such terms still fit in 128 bits
+  static constexpr double kLimit = 9223372036854775808.0;  // 2^63: a square's term is below 2^127
+  void add_total(SquareSumTotal term) {
+    if (total_ + term < total_) saturated_ = true;  // past 2^128
+    total_ += term;
+  }
+  // Adds `sum << shift`, saturating where the result would pass 2^128.
+  void add_shifted(uint64_t sum, int shift) {
+    if (sum == 0) return;
+    if (shift > 64 && (sum >> (128 - shift)) != 0) {
+      saturated_ = true;
+      return;
+    }
+    add_total(static_cast<SquareSumTotal>(sum) << shift);
+  }
   SquareSumTotal total_ = 0;
   bool saturated_ = false;
 };

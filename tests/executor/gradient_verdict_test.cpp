@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "executor/gradient_divisor.h"
+#include "executor/half_bits.h"
 #include "executor/loss_scaler.h"
 #include "executor/square_sum.h"
 
@@ -64,6 +66,59 @@ TEST(SquareSum, SaturatesInsteadOfWrapping) {
   s.add(4e9);  // square 1.6e19 > 2^63
   EXPECT_TRUE(std::isinf(s.value()));
 }
+
+// Two squares near 2^63 each make a term near 2^127: the total passes
+// 2^128 at the third and would wrap to a small norm that clips nothing.
+TEST(SquareSum, SaturatesWhenTheTotalPasses2To128) {
+  SquareSum s;
+  for (int i = 0; i < 3; ++i) s.add(3e9);  // square 9e18, just under 2^63
+  EXPECT_TRUE(std::isinf(s.value()));
+  SquareSum a, b;
+  a.add(3e9);
+  a.add(3e9);
+  b.add(3e9);
+  b.add(3e9);
+  a.add(b);
+  EXPECT_TRUE(std::isinf(a.value()));
+}
+
+// The batched 16-bit paths give add(value)'s total to the bit, and the same
+// finiteness, for every one of the 65,536 patterns alone and for a long mix
+// weighted to the exponents where terms truncate (bf16 below 2^-25),
+// saturate (bf16 near 2^31.5) or are subnormal.
+void expect_bits_add_as_values(bool bf16) {
+  const auto value_of = [bf16](uint16_t x) { return bf16 ? bf16_value(x) : fp16_value(x); };
+  const auto add_bits = [bf16](SquareSum& s, std::span<const uint16_t> x) {
+    return bf16 ? s.add_bf16_bits(x) : s.add_fp16_bits(x);
+  };
+  for (uint32_t x = 0; x < 65536; ++x) {
+    const uint16_t bits = static_cast<uint16_t>(x);
+    SquareSum by_value, by_bits;
+    by_value.add(value_of(bits));
+    const bool finite = add_bits(by_bits, std::span<const uint16_t>(&bits, 1));
+    EXPECT_EQ(finite, std::isfinite(value_of(bits))) << bf16 << " " << x;
+    EXPECT_EQ(by_bits.value(), by_value.value()) << bf16 << " " << x;
+  }
+  std::mt19937 rng(11);
+  const int exp_bits = bf16 ? 8 : 5, man_bits = bf16 ? 7 : 10;
+  std::vector<uint16_t> mix;
+  for (int i = 0; i < 200000; ++i) {
+    uint32_t exp = std::uniform_int_distribution<uint32_t>(0, (1u << exp_bits) - 2)(rng);  // finite
+    if (bf16 && i % 3 == 0) exp = std::uniform_int_distribution<uint32_t>(90, 104)(rng);
+    const uint32_t man = std::uniform_int_distribution<uint32_t>(0, (1u << man_bits) - 1)(rng);
+    mix.push_back(static_cast<uint16_t>(((i & 1u) << 15) | (exp << man_bits) | man));
+  }
+  // Without the saturating values, so that the totals compared are numbers.
+  std::erase_if(mix, [&](uint16_t x) { return std::abs(value_of(x)) > 1e6; });
+  SquareSum by_value, by_bits;
+  for (uint16_t x : mix) by_value.add(value_of(x));
+  EXPECT_TRUE(add_bits(by_bits, mix));
+  EXPECT_FALSE(std::isinf(by_value.value()));
+  EXPECT_EQ(by_bits.value(), by_value.value()) << bf16;
+}
+
+TEST(SquareSum, Bf16BitsAddExactlyAsTheirValues) { expect_bits_add_as_values(true); }
+TEST(SquareSum, Fp16BitsAddExactlyAsTheirValues) { expect_bits_add_as_values(false); }
 
 TEST(LossScaler, HysteresisDelaysTheFirstShrinkAsDeepSpeedDoes) {
   // DeepSpeed's defaults with a short window: hysteresis 2, window 3.
