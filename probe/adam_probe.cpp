@@ -1,7 +1,10 @@
-// The executor's CPU Adam (executor/cpu_adam.h) by thread count.
+// The executor's CPU optimizer kernels: CPU Adam (executor/cpu_adam.h) by
+// thread count, and the step's gradient check (executor/square_sum.h).
+#include <algorithm>
 #include <vector>
 
 #include "executor/cpu_adam.h"
+#include "executor/square_sum.h"
 #include "probe/probes.h"
 
 namespace stowage::probe {
@@ -16,7 +19,7 @@ std::vector<int> counts(int cores) {
 
 }  // namespace
 
-int adam_probe_steps(const ProbeOptions&, int cores) { return static_cast<int>(counts(cores).size()); }
+int adam_probe_steps(const ProbeOptions&, int cores) { return static_cast<int>(counts(cores).size()) + 1; }
 
 void probe_adam(const ProbeOptions& o, Measurements& m, const Tick& tick) {
   // 16 M parameters: 256 MB of fp32 state and gradients, past any cache.
@@ -33,6 +36,21 @@ void probe_adam(const ProbeOptions& o, Measurements& m, const Tick& tick) {
     m.adam_params.push_back({.threads = t, .rate = static_cast<double>(n) / s});
     tick("CPU Adam");
   }
+  // The gradient check scans the 16-bit gradients on one thread, bf16 or
+  // fp16 as the run trains; the slower of the two is the rate a plan can
+  // count on. Gradient-like values (1e-3 and its neighbours) so that every
+  // value takes the common path.
+  for (size_t i = 0; i < n; ++i) p16[i] = static_cast<uint16_t>(0x3a83u + (i & 63u));
+  double slowest = 0;
+  for (bool bf16 : {true, false}) {
+    const double s = best_seconds(o.depth == Depth::kQuick ? 3 : 5, [&] {
+      executor::SquareSum squares;  // its own translation unit: the call is not elided
+      static_cast<void>(bf16 ? squares.add_bf16_bits(p16) : squares.add_fp16_bits(p16));
+    });
+    slowest = std::max(slowest, s);
+  }
+  m.grad_check_bytes_per_s = 2.0 * static_cast<double>(n) / slowest;
+  tick("gradient check");
 }
 
 }  // namespace stowage::probe

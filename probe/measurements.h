@@ -42,6 +42,7 @@ struct Measurements {
   double small_copy_seconds = 0;  // one 4 KiB memcpy with its call, the fixed cost of a copy
   bool locked = false;            // mlock succeeded for the locked copies
   std::vector<ThreadRate> adam_params;  // executor's CPU Adam, parameters/s, by threads
+  double grad_check_bytes_per_s = 0;    // the gradient check's scan of 16-bit gradients, one thread
   std::vector<GemmRate> gemm;           // the executor's sgemm (one BLAS thread), by shape
   double small_gemm_seconds = 0;        // a 1x64x64 product: the fixed cost of a compute op
   std::optional<std::string> disk_dir;

@@ -83,6 +83,7 @@ std::string measurement_comments(const Measurements& m) {
   for (const SizeRate& r : m.memcpy_locked) s += " " + num(static_cast<double>(r.bytes) / 1048576.0) + " MiB " + gbs(r.rate) + ";";
   s += "\n#   a 4 KiB copy: " + num(m.small_copy_seconds * 1e6) + " us\n#   CPU Adam (executor/cpu_adam):";
   for (const ThreadRate& r : m.adam_params) s += " " + std::to_string(r.threads) + "t " + num(r.rate / 1e6) + " Mparam/s;";
+  s += "\n#   gradient check (executor/square_sum.h, one thread): " + gbs(m.grad_check_bytes_per_s);
   s += "\n#   sgemm forward+backward, one BLAS thread:";
   for (const GemmRate& g : m.gemm)
     s += " " + std::to_string(g.rows) + "x" + std::to_string(g.in) + "x" + std::to_string(g.out) + " " + num(g.rate / 1e9) + " GFLOP/s;";
@@ -114,6 +115,7 @@ core::CostParameters measured_calibration(const Measurements& m, const ProfileWr
   p.optimizer_threads = std::max(1, o.optimizer_threads);
   const double adam = rate_at_threads(m.adam_params, p.optimizer_threads);
   if (adam > 0) p.cpu_core_rate = core::FlopsPerSecond(adam * p.adam_flops_per_param / p.optimizer_threads);
+  if (m.grad_check_bytes_per_s > 0) p.grad_check_rate = core::BytesPerSecond(m.grad_check_bytes_per_s);
   return p;
 }
 

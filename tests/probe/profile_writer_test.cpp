@@ -20,6 +20,7 @@ Measurements example() {
   m.locked = true;
   m.small_copy_seconds = 1e-6;
   m.adam_params = {{.threads = 1, .rate = 200e6}, {.threads = 2, .rate = 350e6}};
+  m.grad_check_bytes_per_s = 1.5e9;
   m.gemm = {{.rows = 1024, .in = 256, .out = 1024, .rate = 40e9}, {.rows = 512, .in = 768, .out = 768, .rate = 50e9}};
   m.small_gemm_seconds = 2e-6;
   m.disk_dir = "/tmp";
@@ -52,6 +53,9 @@ TEST(ProfileWriter, WritesAMachineProfileThatLoads) {
   // 200 M params/s x 12 FLOP per param, on one thread.
   EXPECT_DOUBLE_EQ(m->calibration.cpu_core_rate.value(), 2.4e9);
   EXPECT_NEAR(m->calibration.nvme_latency.value(), 90e-6, 1e-12);
+  // The gradient check as measured, not the roofline an unmeasured machine gets.
+  ASSERT_TRUE(m->calibration.grad_check_rate.has_value());
+  EXPECT_DOUBLE_EQ(m->calibration.grad_check_rate->value(), 1.5e9);
 }
 
 TEST(ProfileWriter, WithoutADiskTheMachineHasNone) {
