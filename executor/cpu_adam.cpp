@@ -1,5 +1,8 @@
 // adam_step: validation, per-step constants, the three inner loops (scalar,
-// AVX2, AVX-512F) chosen at run time, and the split over threads.
+// AVX2, AVX-512F) chosen at run time, and the split over threads. The loops
+// are templates over the moments' storage (fp32, or bf16 for
+// adam_step_bf16_moments): bf16 moments are widened exactly on load and
+// rounded to nearest even on store, around the very same float operations.
 //
 // Bit-identity across paths rests on three things: every path performs the
 // same float operations in the same order (compare update_one with the two

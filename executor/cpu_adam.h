@@ -1,5 +1,6 @@
-// The CPU optimizer step: Adam or AdamW on fp32 master weights and moments,
-// fused with writing the bf16/fp16 parameter copy the device trains with.
+// The CPU optimizer step: Adam or AdamW on fp32 master weights and moments
+// (or bf16 moments, adam_step_bf16_moments), fused with writing the bf16/fp16
+// parameter copy the device trains with.
 // This is the kernel the executor runs for a partition whose optimizer
 // state the plan keeps on a host tier (issue 5, item 4). Its float64 twin is
 // executor/adam_reference.h.

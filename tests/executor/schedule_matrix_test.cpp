@@ -184,7 +184,8 @@ TEST(ScheduleMatrix, EveryCaseFinishesWithTheAllDeviceLossesAndTheSameOps) {
 TEST(ScheduleMatrix, Bf16StatesKeepPeaksAsPredictedOnEveryTier) {
   std::vector<double> reference;
   int cases = 0;
-  for (const std::string placement : {"all-device", "optimizer-cpu", "optimizer-nvme", "mixed-three-tier"}) {
+  const std::vector<std::string> placements = {"all-device", "optimizer-cpu", "optimizer-nvme", "mixed-three-tier"};
+  for (const std::string& placement : placements) {
     const Case c{core::Precision::kBf16, 1, true, placement, false, core::StatePrecision::kBf16};
     const Outcome o = run_case(c, "matrix-bf16-states-" + std::to_string(cases++));
     ASSERT_TRUE(o.ran) << c.name();

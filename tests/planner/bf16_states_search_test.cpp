@@ -16,7 +16,7 @@ namespace {
 using core::testing::bundled;
 using core::testing::must;
 
-constexpr SearchOptions kAllowed{.state_precisions = SearchOptions::StatePrecisions::kMayUseBf16};
+const SearchOptions kAllowed{.state_precisions = SearchOptions::StatePrecisions::kMayUseBf16};
 
 bool bf16(const Evaluation& e) {
   return e.candidate.policy.optimizer_state_precision == core::StatePrecision::kBf16;
@@ -28,7 +28,7 @@ PlanResult plan(const std::string& machine, const std::string& model, const Sear
 }
 
 TEST(Bf16StatesSearch, NeverConsideredUnlessAllowed) {
-  const PlanResult r = plan("workstation-24gb-1nvme", "llama-2-13b");
+  const PlanResult r = plan("workstation-24gb-1nvme", "opt-1.3b");
   ASSERT_TRUE(r.best);
   EXPECT_FALSE(bf16(*r.best));
   EXPECT_TRUE(std::ranges::none_of(r.considered, bf16));
@@ -36,13 +36,18 @@ TEST(Bf16StatesSearch, NeverConsideredUnlessAllowed) {
 
 // Llama-2-13B on the 24 GB workstation offloads its optimizer to the CPU,
 // whose Adam is DRAM-bound: 20 instead of 28 B per parameter shortens the
-// step, by more than the 0.5 % resolution. The plan's terms say so.
+// step, by more than the 0.5 % resolution, below every fp32 plan the search
+// simulated. The plan's terms say so.
 TEST(Bf16StatesSearch, ChosenWhenAllowedAndFasterAndSaidSo) {
-  const PlanResult fp32 = plan("workstation-24gb-1nvme", "llama-2-13b");
   const PlanResult allowed = plan("workstation-24gb-1nvme", "llama-2-13b", kAllowed);
-  ASSERT_TRUE(fp32.best && allowed.best);
+  ASSERT_TRUE(allowed.best);
   ASSERT_TRUE(bf16(*allowed.best)) << allowed.best->candidate.name;
-  EXPECT_LT(allowed.best->step_seconds(), fp32.best->step_seconds() * (1 - 0.005));
+  double best_fp32 = 0;
+  for (const Evaluation& e : allowed.considered) {
+    if (e.fits() && !bf16(e) && (best_fp32 == 0 || e.step_seconds() < best_fp32)) best_fp32 = e.step_seconds();
+  }
+  ASSERT_GT(best_fp32, 0);
+  EXPECT_LT(allowed.best->step_seconds(), best_fp32 * (1 - 0.005));
   const core::Workload w(must(bundled().model("llama-2-13b")), allowed.best->candidate.training.sequence_length);
   const std::vector<std::string> terms = plan_terms(allowed.best->candidate, w, 1);
   EXPECT_TRUE(std::ranges::any_of(terms, [](const std::string& t) { return t.starts_with("bf16 optimizer states"); }));
@@ -76,7 +81,7 @@ TEST(Bf16StatesSearch, TakenWhenOnlyItFits) {
 TEST(Bf16StatesSearch, NeverForADeepSpeedTarget) {
   SearchOptions options = kAllowed;
   options.target = Target::kDeepSpeed;
-  const PlanResult r = plan("workstation-24gb-1nvme", "llama-2-13b", options);
+  const PlanResult r = plan("workstation-24gb-1nvme", "opt-1.3b", options);
   ASSERT_TRUE(r.best);
   EXPECT_FALSE(bf16(*r.best));
   EXPECT_TRUE(std::ranges::none_of(r.considered, bf16));
