@@ -399,8 +399,7 @@ TEST(PlanFile, UnknownOptimizerStatePrecisionIsRefusedWhereItIs) {
   ASSERT_EQ(d.size(), 1u);
   // Line 17, "  optimizer_state_precision: " is 29 characters: column 30.
   EXPECT_EQ(d[0].to_string(),
-            "plans/test.yaml:17:30: policy.optimizer_state_precision: unknown value 'fp8' "
-            "(did you mean 'fp32'? one of: fp32, bf16)");
+            "plans/test.yaml:17:30: policy.optimizer_state_precision: unknown value 'fp8' (one of: fp32, bf16)");
 }
 
 }  // namespace

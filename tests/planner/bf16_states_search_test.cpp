@@ -53,14 +53,15 @@ TEST(Bf16StatesSearch, ChosenWhenAllowedAndFasterAndSaidSo) {
   EXPECT_TRUE(std::ranges::any_of(terms, [](const std::string& t) { return t.starts_with("bf16 optimizer states"); }));
 }
 
-// GPT-2 on a DGX A100 trains with everything on the GPUs; its GPU optimizer
-// is a sliver of the step, so bf16 moments cannot make it 0.5 % faster:
-// allowed, they are tried and not taken.
+// Llama-2-7B on a DGX A100: eight GPUs of compute hide the delayed CPU
+// update entirely, so bf16 moments leave the step as it is (3.778 s either
+// way when this was written): allowed, they are tried and not taken.
 TEST(Bf16StatesSearch, NotTakenWhenItDoesNotHelp) {
-  const PlanResult allowed = plan("dgx-a100", "gpt2", kAllowed);
+  const PlanResult allowed = plan("dgx-a100", "llama-2-7b", kAllowed);
   ASSERT_TRUE(allowed.best);
   EXPECT_FALSE(bf16(*allowed.best)) << allowed.best->candidate.name;
-  EXPECT_TRUE(std::ranges::any_of(allowed.considered, bf16));
+  ASSERT_TRUE(bf16(allowed.considered.back()));  // the best plan with bf16 moments, tried last
+  EXPECT_GE(allowed.considered.back().step_seconds(), allowed.best->step_seconds() * (1 - 0.005));
 }
 
 // A workstation with no NVMe and RAM for Llama-2-7B's 8 B per parameter of

@@ -15,13 +15,13 @@ namespace {
 using core::testing::bundled;
 using core::testing::must;
 
-struct Run {
+struct SimulatedRun {
   core::Schedule schedule;
   Prediction prediction;
   int64_t params = 0;
 };
 
-Run simulate_with(const std::string& machine_name, const std::string& model_name, core::StandardPlacement which,
+SimulatedRun simulate_with(const std::string& machine_name, const std::string& model_name, core::StandardPlacement which,
                   core::StatePrecision states) {
   const core::MachineSpec machine = must(bundled().machine(machine_name));
   const core::TrainingSpec training = must(bundled().training("default"));
@@ -33,7 +33,7 @@ Run simulate_with(const std::string& machine_name, const std::string& model_name
   return {std::move(s), std::move(p), w.total_params()};
 }
 
-core::SimTime optimizer_time(const Run& r) {
+core::SimTime optimizer_time(const SimulatedRun& r) {
   core::SimTime t = 0;
   for (const core::Op& op : r.schedule.ops) {
     if (op.kind != core::OpKind::kOptimizer) continue;
@@ -48,9 +48,9 @@ core::SimTime optimizer_time(const Run& r) {
 // per parameter of master32 + adam_m + adam_v), and so does the CPU peak,
 // since the states rest there the whole step; GPU memory is unchanged.
 TEST(Bf16States, OffloadedStatesRestInTwoThirdsOfTheBytes) {
-  const Run fp32 = simulate_with("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload,
+  const SimulatedRun fp32 = simulate_with("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload,
                                  core::StatePrecision::kFp32);
-  const Run bf16 = simulate_with("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload,
+  const SimulatedRun bf16 = simulate_with("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload,
                                  core::StatePrecision::kBf16);
   const auto cpu = static_cast<size_t>(core::Tier::kCpu), gpu = static_cast<size_t>(core::Tier::kGpu);
   EXPECT_EQ((fp32.schedule.resident[cpu] - bf16.schedule.resident[cpu]).count(), 4 * fp32.params);
@@ -61,9 +61,9 @@ TEST(Bf16States, OffloadedStatesRestInTwoThirdsOfTheBytes) {
 // ZeRO-Infinity: the states rest on NVMe (12 -> 8 B per parameter there)
 // and are read and written every step: 2/3 of the NVMe state traffic.
 TEST(Bf16States, NvmeStatesAndTheirTrafficShrinkByTheByteRatio) {
-  const Run fp32 = simulate_with("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroInfinity,
+  const SimulatedRun fp32 = simulate_with("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroInfinity,
                                  core::StatePrecision::kFp32);
-  const Run bf16 = simulate_with("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroInfinity,
+  const SimulatedRun bf16 = simulate_with("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroInfinity,
                                  core::StatePrecision::kBf16);
   const auto nvme = static_cast<size_t>(core::Tier::kNvme);
   // Whatever else rests on NVMe (param16 under ZeRO-Infinity) is the same.
@@ -83,9 +83,9 @@ TEST(Bf16States, NvmeStatesAndTheirTrafficShrinkByTheByteRatio) {
 // time; the FLOPs (unchanged) can only keep the ratio above that. The step
 // of the plan that waits on its optimizer shortens.
 TEST(Bf16States, CpuAdamTakesTheByteRatioOfItsTimeAndTheStepShortens) {
-  const Run fp32 = simulate_with("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload,
+  const SimulatedRun fp32 = simulate_with("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload,
                                  core::StatePrecision::kFp32);
-  const Run bf16 = simulate_with("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload,
+  const SimulatedRun bf16 = simulate_with("workstation-24gb-1nvme", "llama-2-7b", core::StandardPlacement::kZeroOffload,
                                  core::StatePrecision::kBf16);
   core::Bytes bytes_fp32, bytes_bf16;
   for (const core::Op& op : fp32.schedule.ops)
