@@ -168,7 +168,7 @@ core::Result<void> CpuBackend::optimizer_step(core::Lane, const OptimizerWork& w
   if (work.states->bytes != state_bytes || work.param16_out->bytes != work.grad16->bytes)
     return size_mismatch("optimizer step", *work.states, *work.grad16);
   // master32 first, fp32 in either layout; the moments after it.
-  std::byte* base = work.states->data;
+  std::byte* base = view<std::byte>(*work.states).data();  // device memory is reached through view
   const std::span<float> master(reinterpret_cast<float*>(base), n);
   std::byte* moments = base + 4 * n;
   // The gradient arrives in 16 bits and is widened exactly (bf16 and fp16
