@@ -20,6 +20,7 @@ struct FitArgs {
   double min_tokens_per_s = 0;  // 0: any throughput trains
   std::string output;           // the found model's plan; none written unless given
   bool as_json = false;
+  bool allow_bf16_states = false;
 };
 
 bool in_family(const std::string& model, const std::string& family) {
@@ -71,7 +72,10 @@ int run_fit(const Context& context, const FitArgs& a) {
   for (const auto& [params, name] : models) {
     auto inputs = load_plan_inputs(catalog, a.machine, name, a.training);
     if (!inputs) return report(context, inputs.error());
-    const planner::PlanResult result = planner::search(inputs->machine, inputs->model, inputs->training);
+    const planner::SearchOptions options{
+        .state_precisions = a.allow_bf16_states ? planner::SearchOptions::StatePrecisions::kMayUseBf16
+                                                : planner::SearchOptions::StatePrecisions::kFp32Only};
+    const planner::PlanResult result = planner::search(inputs->machine, inputs->model, inputs->training, options);
     if (const std::string stops = what_stops(result, a.min_tokens_per_s); !stops.empty()) {
       if (!a.as_json) out << name << ": does not train here: " << stops << '\n';
       larger = {name, stops};
@@ -119,6 +123,9 @@ CommandBody add_fit_command(CLI::App& app, Context& context) {
       ->check(CLI::Range(0.0, 1e12));
   sub->add_option("-o,--output", a->output, "Write the found model's plan to this file; without it, none is written");
   sub->add_flag("--json", a->as_json, "Print JSON (docs/json.md)");
+  sub->add_flag("--allow-bf16-states", a->allow_bf16_states,
+                "Let plans keep Adam's moments in bf16 (8 instead of 12 B of optimizer state per parameter; "
+                "changes the training's numbers), when that is faster or makes the model fit");
   return [&context, a]() { return run_fit(context, *a); };
 }
 

@@ -28,6 +28,7 @@ struct PlanArgs {
   bool explain = false;
   bool fixed_shape = false;
   bool as_json = false;
+  bool allow_bf16_states = false;
 };
 
 int run_plan(const Context& context, const PlanArgs& a) {
@@ -44,7 +45,9 @@ int run_plan(const Context& context, const PlanArgs& a) {
   if (!inputs) return report(context, inputs.error());
   const planner::Target target = planner::target_named(a.target).value_or(planner::Target::kStowage);
   planner::SearchOptions options{
-      .vary_micro_batch = !a.fixed_shape, .vary_checkpointing = !a.fixed_shape, .target = target};
+      .vary_micro_batch = !a.fixed_shape, .vary_checkpointing = !a.fixed_shape, .target = target,
+      .state_precisions = a.allow_bf16_states ? planner::SearchOptions::StatePrecisions::kMayUseBf16
+                                              : planner::SearchOptions::StatePrecisions::kFp32Only};
   for (const std::string& name : a.placements) {
     if (auto p = core::placement_named(name, inputs->machine.gpu_count)) options.also_compare.push_back(*p);
   }
@@ -100,6 +103,9 @@ CommandBody add_plan_command(CLI::App& app, Context& context) {
   sub->add_flag("--explain", a->explain, "List every candidate considered, its predicted time or why it was rejected");
   sub->add_flag("--fixed-shape", a->fixed_shape, "Keep the training profile's micro-batch and checkpointing");
   sub->add_flag("--json", a->as_json, "Print JSON (docs/json.md)");
+  sub->add_flag("--allow-bf16-states", a->allow_bf16_states,
+                "Let the plan keep Adam's moments in bf16 (8 instead of 12 B of optimizer state per parameter; "
+                "changes the training's numbers), when that is faster or makes the model fit");
   return [&context, a]() { return run_plan(context, *a); };
 }
 

@@ -156,6 +156,7 @@ json policy_json(const PlanInputs& in, const planner::Candidate& c) {
           {"activation_checkpointing", p.activation_checkpointing},
           {"delayed_update", p.delayed_update},
           {"speculative_update", p.speculative_update},
+          {"optimizer_state_precision", std::string(core::to_string(p.optimizer_state_precision))},
           {"h2d_prefetch_depth", p.h2d_prefetch_depth},
           {"nvme_prefetch_depth", p.nvme_prefetch_depth},
           {"staging_buffers", p.staging_buffers},

@@ -82,6 +82,10 @@ class Lowering {
   [[nodiscard]] Bytes layer_param16(int layer) const { return Bytes(2 * layer_params_[static_cast<size_t>(layer)]); }
   [[nodiscard]] const PartitionPolicy& pp(int j) const { return policy_.partitions[static_cast<size_t>(j)]; }
   [[nodiscard]] int64_t state_params(int j) const { return partitions_[static_cast<size_t>(j)].params / state_ranks(); }
+  // master32 + adam_m + adam_v of partition j's shard, at the policy's state precision.
+  [[nodiscard]] Bytes state_bytes(int j) const {
+    return Bytes(state_bytes_per_param(policy_.optimizer_state_precision) * state_params(j));
+  }
   [[nodiscard]] Bytes param_shard(int j) const {
     return Bytes(2 * partitions_[static_cast<size_t>(j)].params / param_ranks());
   }
@@ -209,7 +213,7 @@ void Lowering::resident_memory(Schedule& s) const {
   const int versions = policy_.delayed_update ? 2 : 1;
   for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
     params[static_cast<size_t>(pp(j).param16)] += param_shard(j) * versions;
-    states[static_cast<size_t>(pp(j).optimizer_states)] += Bytes(12 * state_params(j));
+    states[static_cast<size_t>(pp(j).optimizer_states)] += state_bytes(j);
   }
   auto put = [&](Tier t, Bytes b, std::string what) {
     if (b.count() <= 0) return;
@@ -607,7 +611,7 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
   const PartitionPolicy& p = pp(j);
   const std::string name = pname(j) + " s" + std::to_string(step);
   const int64_t params = state_params(j);
-  const Bytes states(12 * params);
+  const Bytes states = state_bytes(j);
   const Tier host = Tier::kCpu;
   std::vector<OpId> deps = grad_ready_[static_cast<size_t>(j)];
   grad_ready_[static_cast<size_t>(j)].clear();
@@ -640,8 +644,10 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
          .partition = j, .layer = partitions_[static_cast<size_t>(j)].layer, .step = step,
          .micro_step = last_micro(),
          // Adam reads master, m, v and the gradient and writes master, m, v and
-         // the 16-bit copy: 12 + 2 read, 12 + 2 written per parameter.
-         .bytes = Bytes(28 * params), .flops = Flops(12.0 * static_cast<double>(params)), .params = params,
+         // the 16-bit copy: 12 + 2 read, 12 + 2 written per parameter (8 + 2
+         // with bf16 moments; core/tensor_class.h).
+         .bytes = Bytes(adam_bytes_per_param(policy_.optimizer_state_precision) * params),
+         .flops = Flops(12.0 * static_cast<double>(params)), .params = params,
          .deps = deps, .reads = {states_at}};
   if (verdict && keep_data_) opt.reads.push_back("gradient verdict s" + std::to_string(step));
   const MemoryEffect grads = p.gradients == Tier::kCpu
@@ -766,7 +772,7 @@ void Lowering::optimizer_chain(int step, int j, int index, std::optional<OpId> v
 OpId Lowering::snapshot(int j, std::optional<OpId> verdict, Key key) {
   const int step = *pending_checkpoint_;
   const int versions = policy_.delayed_update ? 2 : 1;
-  const Bytes bytes = param_shard(j) * versions + Bytes(12 * state_params(j));
+  const Bytes bytes = param_shard(j) * versions + state_bytes(j);
   Op copy{.kind = OpKind::kCheckpoint,
           .lane = Lane::kCpuOptim,
           .name = "snapshot " + pname(j) + " s" + std::to_string(step),

@@ -29,6 +29,8 @@ constexpr std::array<std::pair<std::string_view, Tier>, 3> kTierWords{
     {{"gpu", Tier::kGpu}, {"cpu", Tier::kCpu}, {"nvme", Tier::kNvme}}};
 constexpr std::array<std::pair<std::string_view, OptimizerDevice>, 2> kOptimizerWords{
     {{"cpu", OptimizerDevice::kCpu}, {"gpu", OptimizerDevice::kGpu}}};
+constexpr std::array<std::pair<std::string_view, StatePrecision>, 2> kStatePrecisionWords{
+    {{"fp32", StatePrecision::kFp32}, {"bf16", StatePrecision::kBf16}}};
 
 // Sanity ranges. Depths past 64 partitions ahead buy nothing and more than
 // 1024 staging buffers is a unit slip; a sub-group above 10^13 parameters is
@@ -148,6 +150,9 @@ void write_policy(std::string& out, const Policy& p, const std::vector<std::stri
   write_line(out, kIn, "delayed_update", yes_no(p.delayed_update));
   if (p.speculative_update) write_line(out, kIn, "speculative_update", yes_no(p.speculative_update));
   write_line(out, kIn, "activation_checkpointing", yes_no(p.activation_checkpointing));
+  // Written only when bf16, so plans written before the field read the same.
+  if (p.optimizer_state_precision != StatePrecision::kFp32)
+    write_line(out, kIn, "optimizer_state_precision", word_of(kStatePrecisionWords, p.optimizer_state_precision));
   write_line(out, kIn, "micro_batch", std::to_string(p.micro_batch));
   write_line(out, kIn, "gradient_accumulation", std::to_string(p.gradient_accumulation));
   if (p.partitions.empty()) {
@@ -216,6 +221,9 @@ Policy read_policy(YamlMap& m, PlanPlaces& places) {
   assign(p.delayed_update, m.boolean("delayed_update", Need::kRequired));
   assign(p.speculative_update, m.boolean("speculative_update", Need::kOptional));
   assign(p.activation_checkpointing, m.boolean("activation_checkpointing", Need::kRequired));
+  // Absent: fp32, the precision of every plan written before the field.
+  assign(p.optimizer_state_precision,
+         m.choice<StatePrecision>("optimizer_state_precision", Need::kOptional, kStatePrecisionWords));
   // 0: as the training profile says.
   assign(p.micro_batch, m.integer("micro_batch", Need::kRequired, {0, 1'000'000}));
   assign(p.gradient_accumulation, m.integer("gradient_accumulation", Need::kRequired, {0, 1'000'000}));

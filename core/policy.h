@@ -61,6 +61,9 @@ struct Policy {
   // speculation-then-validation). Only matters when the step has a check.
   bool speculative_update = false;
   bool activation_checkpointing = true;
+  // Adam moments in fp32 or bf16 (core/tensor_class.h, StatePrecision), for
+  // every partition; the planner chooses bf16 only when the user allows it.
+  StatePrecision optimizer_state_precision = StatePrecision::kFp32;
   // The training shape the plan chose: sequences per micro-batch and
   // micro-steps per optimizer step; 0 keeps the training profile's.
   int64_t micro_batch = 0;

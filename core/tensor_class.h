@@ -63,15 +63,54 @@ enum class DType { kBf16, kFp16, kFp32 };
 
 [[nodiscard]] constexpr int64_t bytes_per_element(DType d) { return d == DType::kFp32 ? 4 : 2; }
 
-// How a tensor class is stored under a training precision.
-[[nodiscard]] constexpr DType dtype_of(TensorClass c, Precision p) {
+// How the optimizer keeps its Adam moments (issue 16, item 3), a policy
+// decision the user must allow. kBf16 stores adam_m and adam_v in bf16
+// (round to nearest even on every store) and keeps master32 in fp32, so the
+// optimizer states take 4 + 2 + 2 = 8 bytes per parameter instead of 12.
+// DeepSpeed's own bf16 states go further: DeepSpeedCPUAdam keeps its moments
+// in the parameter's dtype when fp32_optimizer_states=False
+// (deepspeed/ops/adam/cpu_adam.py), and ZeRO exposes that only together with
+// bf16 master weights (bf16.bf16_master_weights_and_grads +
+// bf16.bf16_optimizer_states, docs/_pages/config-json.md: "~6 bytes/param,
+// versus ~10"), which drops updates below bf16's resolution; Stowage keeps
+// the fp32 master, which DeepSpeed cannot express (the exporters refuse it).
+enum class StatePrecision { kFp32, kBf16 };
+
+[[nodiscard]] constexpr std::string_view to_string(StatePrecision s) {
+  return s == StatePrecision::kBf16 ? "bf16" : "fp32";
+}
+
+// How a tensor class is stored under a training precision and an optimizer
+// state precision.
+[[nodiscard]] constexpr DType dtype_of(TensorClass c, Precision p,
+                                       StatePrecision states = StatePrecision::kFp32) {
   const DType half = p == Precision::kBf16 ? DType::kBf16 : DType::kFp16;
   switch (c) {
     case TensorClass::kParam16:
     case TensorClass::kGrad16:
     case TensorClass::kActivation: return half;
+    case TensorClass::kAdamM:
+    case TensorClass::kAdamV: return states == StatePrecision::kBf16 ? DType::kBf16 : DType::kFp32;
     default: return DType::kFp32;
   }
+}
+
+// The one place the optimizer state's size comes from: master32, adam_m and
+// adam_v of one parameter (12 B in fp32, 8 B with bf16 moments). Lowering's
+// resting and staged states, NVMe state traffic, rollback copies, snapshots,
+// the planner's floors and the executor's state buffers all use it.
+[[nodiscard]] constexpr int64_t state_bytes_per_param(StatePrecision states) {
+  return bytes_per_element(dtype_of(TensorClass::kMaster32, Precision::kBf16, states)) +
+         bytes_per_element(dtype_of(TensorClass::kAdamM, Precision::kBf16, states)) +
+         bytes_per_element(dtype_of(TensorClass::kAdamV, Precision::kBf16, states));
+}
+
+// DRAM traffic of one parameter's Adam step: the states read and written,
+// the 16-bit gradient read and the 16-bit parameter copy written (28 B in
+// fp32, 20 B with bf16 moments). The simulator prices the CPU optimizer by
+// these bytes (sim/cpu_optimizer_model.cpp).
+[[nodiscard]] constexpr int64_t adam_bytes_per_param(StatePrecision states) {
+  return 2 * state_bytes_per_param(states) + 2 + 2;
 }
 
 }  // namespace stowage::core

@@ -10,6 +10,7 @@
 #include <span>
 
 #include "executor/cpu_adam.h"
+#include "executor/half_bits.h"
 
 namespace stowage::executor {
 
@@ -42,6 +43,20 @@ inline void adam_reference_step(std::span<AdamReferenceState> state, std::span<c
     const double m_hat = s.m / bias_correction1;
     const double v_hat = s.v / bias_correction2;
     s.param -= a.learning_rate * m_hat / (std::sqrt(v_hat) + a.eps);  // eps outside the sqrt of v_hat
+  }
+}
+
+// The twin of adam_step_bf16_moments: the same step in double, the update
+// taking the moments before they are stored, then m and v rounded to bf16
+// (through fp32, round to nearest even) as the kernel stores them. The
+// kernel's moments are within one bf16 unit in the last place of these
+// (both round nearly the same value; the double one is nearer the truth).
+inline void adam_reference_step_bf16_moments(std::span<AdamReferenceState> state, std::span<const float> grad,
+                                             const AdamHyper& hyper, int64_t step, double grad_scale) {
+  adam_reference_step(state, grad, hyper, step, grad_scale);
+  for (AdamReferenceState& s : state) {
+    s.m = static_cast<double>(bf16_value(bf16_bits(static_cast<float>(s.m))));
+    s.v = static_cast<double>(bf16_value(bf16_bits(static_cast<float>(s.v))));
   }
 }
 

@@ -51,7 +51,10 @@ inline constexpr int kCallKindCount = 6;
 // One optimizer step on a partition, in the backend's memory. The gradient
 // is 16-bit (the partition's grad16) and is widened by the backend.
 struct OptimizerWork {
-  const Buffer* states = nullptr;       // master32 | adam_m | adam_v, 12 B per parameter
+  // master32 [n] fp32 | adam_m [n] | adam_v [n], the moments fp32 or bf16 as
+  // state_precision says: core::state_bytes_per_param (12 or 8 B) each.
+  const Buffer* states = nullptr;
+  core::StatePrecision state_precision = core::StatePrecision::kFp32;
   const Buffer* grad16 = nullptr;       // 2 B per parameter
   const Buffer* param16_out = nullptr;  // 2 B per parameter, written
   core::Precision precision = core::Precision::kBf16;

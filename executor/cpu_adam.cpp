@@ -1,5 +1,8 @@
 // adam_step: validation, per-step constants, the three inner loops (scalar,
-// AVX2, AVX-512F) chosen at run time, and the split over threads.
+// AVX2, AVX-512F) chosen at run time, and the split over threads. The loops
+// are templates over the moments' storage (fp32, or bf16 for
+// adam_step_bf16_moments): bf16 moments are widened exactly on load and
+// rounded to nearest even on store, around the very same float operations.
 //
 // Bit-identity across paths rests on three things: every path performs the
 // same float operations in the same order (compare update_one with the two
@@ -20,6 +23,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "executor/half_bits.h"
@@ -53,19 +57,36 @@ constexpr size_t kMinElementsPerThread = size_t{1} << 16;
 // atomic add) costs nothing next to moving it (1.9 MiB).
 constexpr size_t kPiece = size_t{1} << 16;
 
-// The arrays of one contiguous range of parameters.
-struct Chunk {
+// The arrays of one contiguous range of parameters. Moment is float for
+// fp32 moments, uint16_t for bf16 ones (bit patterns).
+template <class Moment>
+struct ChunkOf {
   float* master;
   const float* grad;
-  float* m;
-  float* v;
+  Moment* m;
+  Moment* v;
   uint16_t* param16;
   size_t n;
 };
+using Chunk = ChunkOf<float>;
+using Bf16Chunk = ChunkOf<uint16_t>;
 
-Chunk slice(const Chunk& all, size_t begin, size_t end) {
+template <class Moment>
+ChunkOf<Moment> slice(const ChunkOf<Moment>& all, size_t begin, size_t end) {
   return {all.master + begin, all.grad + begin,    all.m + begin,
           all.v + begin,      all.param16 + begin, end - begin};
+}
+
+// A stored moment as fp32 (bf16 widens exactly) and back (bf16: round to
+// nearest even, NaN kept NaN; half_bits.h).
+inline float load_moment(float x) { return x; }
+inline float load_moment(uint16_t bits) { return bf16_value(bits); }
+template <class Moment>
+inline Moment store_moment(float x) {
+  if constexpr (std::is_same_v<Moment, float>)
+    return x;
+  else
+    return bf16_bits(x);
 }
 
 // The step's scalars, computed in double once per call and rounded to float,
@@ -133,10 +154,14 @@ inline float update_one(const StepConstants& c, float param, float grad, float& 
     return param - std::fma(c.lr_weight_decay, param, c.step_size * ratio);
 }
 
-template <OptimizerKind kOptimizer, Precision kPrecision>
-[[gnu::always_inline]] inline void scalar_loop(const StepConstants& c, const Chunk& x) {
+template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
+[[gnu::always_inline]] inline void scalar_loop(const StepConstants& c, const ChunkOf<Moment>& x) {
   for (size_t i = 0; i < x.n; ++i) {
-    const float param = update_one<kOptimizer>(c, x.master[i], x.grad[i], x.m[i], x.v[i]);
+    float m = load_moment(x.m[i]);
+    float v = load_moment(x.v[i]);
+    const float param = update_one<kOptimizer>(c, x.master[i], x.grad[i], m, v);
+    x.m[i] = store_moment<Moment>(m);
+    x.v[i] = store_moment<Moment>(v);
     x.master[i] = param;
     x.param16[i] = to_half<kPrecision>(param);
   }
@@ -144,18 +169,33 @@ template <OptimizerKind kOptimizer, Precision kPrecision>
 
 // The portable path (Isa::kScalar). std::fma is libm's fmaf here: correctly
 // rounded everywhere, in software where the CPU has no FMA unit.
-template <OptimizerKind kOptimizer, Precision kPrecision>
-void run_scalar(const StepConstants& c, const Chunk& x) {
-  scalar_loop<kOptimizer, kPrecision>(c, x);
+template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
+void run_scalar(const StepConstants& c, const ChunkOf<Moment>& x) {
+  scalar_loop<kOptimizer, kPrecision, Moment>(c, x);
+}
+
+// The bf16-moment roofline (adam_roofline_pass_bf16_moments): the moments'
+// bits grow by the gradient's top 16 bits, an integer add as cheap as a
+// float one.
+inline uint16_t top_bits(float x) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(x) >> 16); }
+
+void roofline_bf16_tail(const Bf16Chunk& x) {
+  for (size_t i = 0; i < x.n; ++i) {
+    const uint16_t g = top_bits(x.grad[i]);
+    x.m[i] = static_cast<uint16_t>(x.m[i] + g);
+    x.v[i] = static_cast<uint16_t>(x.v[i] + g);
+    x.master[i] += x.grad[i];
+    x.param16[i] = top_bits(x.master[i]);
+  }
 }
 
 #if defined(__x86_64__)
 
 // The same loop where std::fma compiles to one instruction, for the vector
 // loops' tails. Same bits as run_scalar.
-template <OptimizerKind kOptimizer, Precision kPrecision>
-__attribute__((target("fma"))) void run_scalar_fma(const StepConstants& c, const Chunk& x) {
-  scalar_loop<kOptimizer, kPrecision>(c, x);
+template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
+__attribute__((target("fma"))) void run_scalar_fma(const StepConstants& c, const ChunkOf<Moment>& x) {
+  scalar_loop<kOptimizer, kPrecision, Moment>(c, x);
 }
 
 // bf16_bits on 8 lanes; returns the 8 results packed as 16-bit.
@@ -180,8 +220,19 @@ __attribute__((target("avx2,f16c"))) inline __m128i to_half_avx2(__m256 x) {
     return _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
-template <OptimizerKind kOptimizer, Precision kPrecision>
-__attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, const Chunk& x) {
+// 8 moments as fp32, and back (bf16: widened exactly, stored as bf16_avx2 rounds).
+__attribute__((target("avx2"))) inline __m256 load_moments_avx2(const float* p) { return _mm256_loadu_ps(p); }
+__attribute__((target("avx2"))) inline __m256 load_moments_avx2(const uint16_t* p) {
+  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+}
+__attribute__((target("avx2"))) inline void store_moments_avx2(float* p, __m256 x) { _mm256_storeu_ps(p, x); }
+__attribute__((target("avx2"))) inline void store_moments_avx2(uint16_t* p, __m256 x) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bf16_avx2(x));
+}
+
+template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
+__attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, const ChunkOf<Moment>& x) {
   const __m256 inv_grad_scale = _mm256_set1_ps(c.inv_grad_scale);
   const __m256 weight_decay = _mm256_set1_ps(c.weight_decay);
   const __m256 lr_weight_decay = _mm256_set1_ps(c.lr_weight_decay);
@@ -194,7 +245,7 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, c
     const __m256 param = _mm256_loadu_ps(x.master + i);
     __m256 g = _mm256_mul_ps(_mm256_loadu_ps(x.grad + i), inv_grad_scale);
     if constexpr (kOptimizer == OptimizerKind::kAdam) g = _mm256_fmadd_ps(weight_decay, param, g);
-    const __m256 m_old = _mm256_loadu_ps(x.m + i), v_old = _mm256_loadu_ps(x.v + i);
+    const __m256 m_old = load_moments_avx2(x.m + i), v_old = load_moments_avx2(x.v + i);
     const __m256 m = _mm256_fmadd_ps(one_minus_beta1, _mm256_sub_ps(g, m_old), m_old);
     const __m256 v = _mm256_fmadd_ps(one_minus_beta2, _mm256_fmsub_ps(g, g, v_old), v_old);
     const __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(v), sqrt_bc2), eps);
@@ -205,12 +256,12 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, c
     else
       updated =
           _mm256_sub_ps(param, _mm256_fmadd_ps(lr_weight_decay, param, _mm256_mul_ps(step_size, ratio)));
-    _mm256_storeu_ps(x.m + i, m);
-    _mm256_storeu_ps(x.v + i, v);
+    store_moments_avx2(x.m + i, m);
+    store_moments_avx2(x.v + i, v);
     _mm256_storeu_ps(x.master + i, updated);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(x.param16 + i), to_half_avx2<kPrecision>(updated));
   }
-  run_scalar_fma<kOptimizer, kPrecision>(c, slice(x, i, x.n));  // the < 8 left over: same bits
+  run_scalar_fma<kOptimizer, kPrecision, Moment>(c, slice(x, i, x.n));  // the < 8 left over: same bits
 }
 
 // bf16_bits on 16 lanes. Not VCVTNEPS2BF16 (AVX512_BF16): it treats
@@ -234,8 +285,19 @@ __attribute__((target("avx512f"))) inline __m256i to_half_avx512(__m512 x) {
     return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
-template <OptimizerKind kOptimizer, Precision kPrecision>
-__attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const Chunk& x) {
+// 16 moments as fp32, and back (bf16: widened exactly, stored as bf16_avx512 rounds).
+__attribute__((target("avx512f"))) inline __m512 load_moments_avx512(const float* p) { return _mm512_loadu_ps(p); }
+__attribute__((target("avx512f"))) inline __m512 load_moments_avx512(const uint16_t* p) {
+  const __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+}
+__attribute__((target("avx512f"))) inline void store_moments_avx512(float* p, __m512 x) { _mm512_storeu_ps(p, x); }
+__attribute__((target("avx512f"))) inline void store_moments_avx512(uint16_t* p, __m512 x) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bf16_avx512(x));
+}
+
+template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
+__attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const ChunkOf<Moment>& x) {
   const __m512 inv_grad_scale = _mm512_set1_ps(c.inv_grad_scale);
   const __m512 weight_decay = _mm512_set1_ps(c.weight_decay);
   const __m512 lr_weight_decay = _mm512_set1_ps(c.lr_weight_decay);
@@ -248,7 +310,7 @@ __attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const
     const __m512 param = _mm512_loadu_ps(x.master + i);
     __m512 g = _mm512_mul_ps(_mm512_loadu_ps(x.grad + i), inv_grad_scale);
     if constexpr (kOptimizer == OptimizerKind::kAdam) g = _mm512_fmadd_ps(weight_decay, param, g);
-    const __m512 m_old = _mm512_loadu_ps(x.m + i), v_old = _mm512_loadu_ps(x.v + i);
+    const __m512 m_old = load_moments_avx512(x.m + i), v_old = load_moments_avx512(x.v + i);
     const __m512 m = _mm512_fmadd_ps(one_minus_beta1, _mm512_sub_ps(g, m_old), m_old);
     const __m512 v = _mm512_fmadd_ps(one_minus_beta2, _mm512_fmsub_ps(g, g, v_old), v_old);
     const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(v), sqrt_bc2), eps);
@@ -259,12 +321,12 @@ __attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const
     else
       updated =
           _mm512_sub_ps(param, _mm512_fmadd_ps(lr_weight_decay, param, _mm512_mul_ps(step_size, ratio)));
-    _mm512_storeu_ps(x.m + i, m);
-    _mm512_storeu_ps(x.v + i, v);
+    store_moments_avx512(x.m + i, m);
+    store_moments_avx512(x.v + i, v);
     _mm512_storeu_ps(x.master + i, updated);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(x.param16 + i), to_half_avx512<kPrecision>(updated));
   }
-  run_scalar_fma<kOptimizer, kPrecision>(c, slice(x, i, x.n));  // the < 16 left over: same bits
+  run_scalar_fma<kOptimizer, kPrecision, Moment>(c, slice(x, i, x.n));  // the < 16 left over: same bits
 }
 
 // The roofline kernels (adam_roofline_pass): Adam's loads and stores, in
@@ -309,7 +371,53 @@ __attribute__((target("avx512f"))) void roofline_avx512(const StepConstants& c, 
   roofline_avx2(c, slice(x, i, x.n));
 }
 
+__attribute__((target("avx2"))) inline __m128i top_bits_avx2(__m256 x) {
+  const __m256i high = _mm256_srli_epi32(_mm256_castps_si256(x), 16);
+  return _mm_packus_epi32(_mm256_castsi256_si128(high), _mm256_extracti128_si256(high, 1));
+}
+
+__attribute__((target("avx2"))) void roofline_bf16_avx2(const StepConstants&, const Bf16Chunk& x) {
+  size_t i = 0;
+  for (; i + 8 <= x.n; i += 8) {
+    const __m256 param = _mm256_loadu_ps(x.master + i);
+    const __m256 g = _mm256_loadu_ps(x.grad + i);
+    const __m128i g16 = top_bits_avx2(g);
+    auto* m = reinterpret_cast<__m128i*>(x.m + i);
+    auto* v = reinterpret_cast<__m128i*>(x.v + i);
+    const __m128i m_new = _mm_add_epi16(_mm_loadu_si128(m), g16);
+    const __m128i v_new = _mm_add_epi16(_mm_loadu_si128(v), g16);
+    const __m256 updated = _mm256_add_ps(param, g);
+    _mm_storeu_si128(m, m_new);
+    _mm_storeu_si128(v, v_new);
+    _mm256_storeu_ps(x.master + i, updated);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(x.param16 + i), top_bits_avx2(updated));
+  }
+  roofline_bf16_tail(slice(x, i, x.n));
+}
+
+__attribute__((target("avx512f"))) void roofline_bf16_avx512(const StepConstants& c, const Bf16Chunk& x) {
+  size_t i = 0;
+  for (; i + 16 <= x.n; i += 16) {
+    const __m512 param = _mm512_loadu_ps(x.master + i);
+    const __m512 g = _mm512_loadu_ps(x.grad + i);
+    const __m256i g16 = _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(g), 16));
+    auto* m = reinterpret_cast<__m256i*>(x.m + i);
+    auto* v = reinterpret_cast<__m256i*>(x.v + i);
+    const __m256i m_new = _mm256_add_epi16(_mm256_loadu_si256(m), g16);
+    const __m256i v_new = _mm256_add_epi16(_mm256_loadu_si256(v), g16);
+    const __m512 updated = _mm512_add_ps(param, g);
+    _mm256_storeu_si256(m, m_new);
+    _mm256_storeu_si256(v, v_new);
+    _mm512_storeu_ps(x.master + i, updated);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x.param16 + i),
+                        _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(updated), 16)));
+  }
+  roofline_bf16_avx2(c, slice(x, i, x.n));
+}
+
 #endif  // __x86_64__
+
+void roofline_bf16_scalar(const StepConstants&, const Bf16Chunk& x) { roofline_bf16_tail(x); }
 
 void roofline_scalar(const StepConstants&, const Chunk& x) {
   for (size_t i = 0; i < x.n; ++i) {
@@ -320,27 +428,30 @@ void roofline_scalar(const StepConstants&, const Chunk& x) {
   }
 }
 
-using ChunkKernel = void (*)(const StepConstants&, const Chunk&);
+template <class Moment>
+using KernelOf = void (*)(const StepConstants&, const ChunkOf<Moment>&);
+using ChunkKernel = KernelOf<float>;
 
-template <OptimizerKind kOptimizer, Precision kPrecision>
-ChunkKernel kernel_for(Isa isa) {
+template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
+KernelOf<Moment> kernel_for(Isa isa) {
 #if defined(__x86_64__)
-  if (isa == Isa::kAvx512) return &run_avx512<kOptimizer, kPrecision>;
-  if (isa == Isa::kAvx2) return &run_avx2<kOptimizer, kPrecision>;
+  if (isa == Isa::kAvx512) return &run_avx512<kOptimizer, kPrecision, Moment>;
+  if (isa == Isa::kAvx2) return &run_avx2<kOptimizer, kPrecision, Moment>;
 #endif
   (void)isa;
-  return &run_scalar<kOptimizer, kPrecision>;
+  return &run_scalar<kOptimizer, kPrecision, Moment>;
 }
 
 // `isa` is resolved and supported here.
-ChunkKernel select_kernel(Isa isa, OptimizerKind optimizer, Precision precision) {
+template <class Moment>
+KernelOf<Moment> select_kernel(Isa isa, OptimizerKind optimizer, Precision precision) {
   const bool bf16 = precision == Precision::kBf16;
   if (optimizer == OptimizerKind::kAdam) {
-    return bf16 ? kernel_for<OptimizerKind::kAdam, Precision::kBf16>(isa)
-                : kernel_for<OptimizerKind::kAdam, Precision::kFp16>(isa);
+    return bf16 ? kernel_for<OptimizerKind::kAdam, Precision::kBf16, Moment>(isa)
+                : kernel_for<OptimizerKind::kAdam, Precision::kFp16, Moment>(isa);
   }
-  return bf16 ? kernel_for<OptimizerKind::kAdamW, Precision::kBf16>(isa)
-              : kernel_for<OptimizerKind::kAdamW, Precision::kFp16>(isa);
+  return bf16 ? kernel_for<OptimizerKind::kAdamW, Precision::kBf16, Moment>(isa)
+              : kernel_for<OptimizerKind::kAdamW, Precision::kFp16, Moment>(isa);
 }
 
 // Runs `kernel` over `all` on at most `threads` threads, the calling thread
@@ -348,7 +459,8 @@ ChunkKernel select_kernel(Isa isa, OptimizerKind optimizer, Precision precision)
 // Every element is computed alone, so the split never changes a bit. If a
 // thread cannot be started, those that run take its pieces: slower, but the
 // same bits and never a half-updated partition.
-void run_chunks(ChunkKernel kernel, const StepConstants& c, const Chunk& all, int threads) {
+template <class Moment>
+void run_chunks(KernelOf<Moment> kernel, const StepConstants& c, const ChunkOf<Moment>& all, int threads) {
   const size_t by_size = std::max<size_t>(1, all.n / kMinElementsPerThread);
   const size_t workers = std::min(static_cast<size_t>(threads), by_size);
   if (workers <= 1) {
@@ -378,7 +490,8 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("adam_step: " + what);
 }
 
-void validate(size_t n, std::span<const float> grad, std::span<float> m, std::span<float> v,
+template <class Moment>
+void validate(size_t n, std::span<const float> grad, std::span<Moment> m, std::span<Moment> v,
               std::span<uint16_t> param16, const AdamHyper& hyper, int64_t step, float grad_scale,
               const AdamOptions& options) {
   const auto same = [n](size_t k) { return k == n; };
@@ -449,15 +562,38 @@ std::string_view isa_name(Isa isa) {
   return "unknown";
 }
 
-void adam_roofline_pass(std::span<float> master, std::span<const float> grad, std::span<float> m,
-                        std::span<float> v, std::span<uint16_t> param16, const AdamOptions& options) {
-  const size_t n = master.size();
+namespace {
+
+void validate_roofline(size_t n, size_t grad, size_t m, size_t v, size_t param16, const AdamOptions& options) {
   const auto same = [n](size_t k) { return k == n; };
-  require(same(grad.size()) && same(m.size()) && same(v.size()) && same(param16.size()),
+  require(same(grad) && same(m) && same(v) && same(param16),
           "master, grad, m, v and param16 must have the same length (master has " + std::to_string(n) + ")");
   require(options.threads >= 1, "threads must be >= 1, got " + std::to_string(options.threads));
   require(isa_supported(options.isa),
           "this CPU does not support the requested instruction set " + std::string(isa_name(options.isa)));
+}
+
+}  // namespace
+
+void adam_roofline_pass_bf16_moments(std::span<float> master, std::span<const float> grad,
+                                     std::span<uint16_t> m, std::span<uint16_t> v, std::span<uint16_t> param16,
+                                     const AdamOptions& options) {
+  const size_t n = master.size();
+  validate_roofline(n, grad.size(), m.size(), v.size(), param16.size(), options);
+  const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
+  KernelOf<uint16_t> kernel = &roofline_bf16_scalar;
+#if defined(__x86_64__)
+  if (isa == Isa::kAvx512) kernel = &roofline_bf16_avx512;
+  if (isa == Isa::kAvx2) kernel = &roofline_bf16_avx2;
+#endif
+  const Bf16Chunk all{master.data(), grad.data(), m.data(), v.data(), param16.data(), n};
+  run_chunks(kernel, StepConstants{}, all, options.threads);
+}
+
+void adam_roofline_pass(std::span<float> master, std::span<const float> grad, std::span<float> m,
+                        std::span<float> v, std::span<uint16_t> param16, const AdamOptions& options) {
+  const size_t n = master.size();
+  validate_roofline(n, grad.size(), m.size(), v.size(), param16.size(), options);
   const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
   ChunkKernel kernel = &roofline_scalar;
 #if defined(__x86_64__)
@@ -474,8 +610,18 @@ void adam_step(std::span<float> master, std::span<const float> grad, std::span<f
   validate(master.size(), grad, m, v, param16, hyper, step, grad_scale, options);
   const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
   const Chunk all{master.data(), grad.data(), m.data(), v.data(), param16.data(), master.size()};
-  run_chunks(select_kernel(isa, hyper.optimizer, precision), constants_for(hyper, step, grad_scale), all,
+  run_chunks(select_kernel<float>(isa, hyper.optimizer, precision), constants_for(hyper, step, grad_scale), all,
              options.threads);
+}
+
+void adam_step_bf16_moments(std::span<float> master, std::span<const float> grad, std::span<uint16_t> m,
+                            std::span<uint16_t> v, std::span<uint16_t> param16, core::Precision precision,
+                            const AdamHyper& hyper, int64_t step, float grad_scale, const AdamOptions& options) {
+  validate(master.size(), grad, m, v, param16, hyper, step, grad_scale, options);
+  const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
+  const Bf16Chunk all{master.data(), grad.data(), m.data(), v.data(), param16.data(), master.size()};
+  run_chunks(select_kernel<uint16_t>(isa, hyper.optimizer, precision), constants_for(hyper, step, grad_scale),
+             all, options.threads);
 }
 
 }  // namespace stowage::executor

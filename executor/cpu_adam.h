@@ -1,5 +1,6 @@
-// The CPU optimizer step: Adam or AdamW on fp32 master weights and moments,
-// fused with writing the bf16/fp16 parameter copy the device trains with.
+// The CPU optimizer step: Adam or AdamW on fp32 master weights and moments
+// (or bf16 moments, adam_step_bf16_moments), fused with writing the bf16/fp16
+// parameter copy the device trains with.
 // This is the kernel the executor runs for a partition whose optimizer
 // state the plan keeps on a host tier (issue 5, item 4). Its float64 twin is
 // executor/adam_reference.h.
@@ -84,6 +85,18 @@ void adam_step(std::span<float> master, std::span<const float> grad, std::span<f
                std::span<uint16_t> param16, core::Precision precision, const AdamHyper& hyper, int64_t step,
                float grad_scale, const AdamOptions& options);
 
+// adam_step with bf16 moments (issue 16, item 3; core::StatePrecision::kBf16):
+// m and v are bf16 bit patterns, widened exactly on load and rounded to
+// nearest even on store (NaN kept NaN), as executor/half_bits.h does; master
+// stays fp32. Each element performs exactly adam_step's float operations on
+// the widened moments, then rounds them, so the result is again the same
+// bits on every ISA and thread count; its float64 twin is
+// adam_reference_step_bf16_moments (adam_reference.h). 22 bytes per
+// parameter move instead of 30. Same preconditions and throws as adam_step.
+void adam_step_bf16_moments(std::span<float> master, std::span<const float> grad, std::span<uint16_t> m,
+                            std::span<uint16_t> v, std::span<uint16_t> param16, core::Precision precision,
+                            const AdamHyper& hyper, int64_t step, float grad_scale, const AdamOptions& options);
+
 // The roofline of adam_step (issue 16, item 1): the same five arrays read
 // and written in the same order, in place, split over the same threads and
 // pieces, with trivial arithmetic instead of Adam's (master += grad,
@@ -94,5 +107,13 @@ void adam_step(std::span<float> master, std::span<const float> grad, std::span<f
 // on the spans and threads as adam_step (throws std::invalid_argument).
 void adam_roofline_pass(std::span<float> master, std::span<const float> grad, std::span<float> m,
                         std::span<float> v, std::span<uint16_t> param16, const AdamOptions& options);
+
+// The roofline of adam_step_bf16_moments: its 22 bytes per parameter read
+// and written in the same order, in place, with trivial arithmetic (the
+// moments' bits += the gradient's top 16 bits, master += grad, param16 = the
+// top 16 bits of master). Same preconditions as adam_roofline_pass.
+void adam_roofline_pass_bf16_moments(std::span<float> master, std::span<const float> grad,
+                                     std::span<uint16_t> m, std::span<uint16_t> v, std::span<uint16_t> param16,
+                                     const AdamOptions& options);
 
 }  // namespace stowage::executor

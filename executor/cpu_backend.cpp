@@ -162,20 +162,31 @@ core::Result<void> CpuBackend::compute(core::Lane, std::string_view what, const 
 }
 
 core::Result<void> CpuBackend::optimizer_step(core::Lane, const OptimizerWork& work) {
-  const std::span<float> states = view<float>(*work.states);
-  const size_t n = states.size() / 3;
   const std::span<const uint16_t> grad16 = view<const uint16_t>(*work.grad16);
-  if (grad16.size() != n || work.param16_out->bytes != work.grad16->bytes)
+  const size_t n = grad16.size();
+  const auto state_bytes = static_cast<int64_t>(n) * core::state_bytes_per_param(work.state_precision);
+  if (work.states->bytes != state_bytes || work.param16_out->bytes != work.grad16->bytes)
     return size_mismatch("optimizer step", *work.states, *work.grad16);
+  // master32 first, fp32 in either layout; the moments after it.
+  std::byte* base = view<std::byte>(*work.states).data();  // device memory is reached through view
+  const std::span<float> master(reinterpret_cast<float*>(base), n);
+  std::byte* moments = base + 4 * n;
   // The gradient arrives in 16 bits and is widened exactly (bf16 and fp16
   // both embed in fp32), once per step, in a buffer reused per thread.
   thread_local std::vector<float> grad32;
   grad32.resize(n);
   model::from_half(work.precision, grad16, grad32);
+  const AdamOptions options{.threads = options_.optimizer_threads};
   try {
-    adam_step(states.subspan(0, n), grad32, states.subspan(n, n), states.subspan(2 * n, n),
-              view<uint16_t>(*work.param16_out), work.precision, work.hyper, work.step, work.grad_scale,
-              {.threads = options_.optimizer_threads});
+    if (work.state_precision == core::StatePrecision::kBf16) {
+      auto* m = reinterpret_cast<uint16_t*>(moments);
+      adam_step_bf16_moments(master, grad32, {m, n}, {m + n, n}, view<uint16_t>(*work.param16_out), work.precision,
+                             work.hyper, work.step, work.grad_scale, options);
+    } else {
+      auto* m = reinterpret_cast<float*>(moments);
+      adam_step(master, grad32, {m, n}, {m + n, n}, view<uint16_t>(*work.param16_out), work.precision, work.hyper,
+                work.step, work.grad_scale, options);
+    }
   } catch (const std::exception& e) {
     return core::fail({{}, std::string("optimizer step failed: ") + e.what(), ""});
   }

@@ -724,6 +724,7 @@ core::Result<void> Interpreter::State::commit_checkpoint(const Op& op) {
 OptimizerWork Interpreter::State::adam_work(const Op& op, const Buffer& states, const Buffer& grads,
                                             const Buffer& param16_out, float divisor) const {
   return {.states = &states,
+          .state_precision = homes[static_cast<size_t>(op.partition)].state_precision,
           .grad16 = &grads,
           .param16_out = &param16_out,
           .precision = options.precision,
@@ -781,7 +782,7 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
     if (fresh.data != nullptr) release(fresh);
   };
   if (h.policy.optimizer_states == Tier::kNvme) {
-    auto s = allocate(Tier::kCpu, 12 * h.params(), "replayed states " + h.name);
+    auto s = allocate(Tier::kCpu, h.state_bytes(), "replayed states " + h.name);
     if (!s) return std::unexpected(s.error());
     staged = std::move(*s);
     states = &staged;
@@ -815,7 +816,7 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
 
 core::Result<void> Interpreter::State::read_states(const Op& op) {
   PartitionHome& h = home(op);
-  auto staged = allocate(Tier::kCpu, 12 * h.params(), "staged states " + h.name);
+  auto staged = allocate(Tier::kCpu, h.state_bytes(), "staged states " + h.name);
   if (!staged) return std::unexpected(staged.error());
   auto r =
       moved(op, backend.block_read(op.lane, {.region = h.states_region, .data = staged->as<std::byte>()}));

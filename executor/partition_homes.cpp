@@ -9,7 +9,8 @@ core::Result<PartitionHomes> PartitionHomes::allocate(Backend& backend, const st
                                                       const core::Policy& policy) {
   PartitionHomes homes(backend, policy.delayed_update ? 2 : 1);
   for (size_t j = 0; j < partitions.size(); ++j) {
-    PartitionHome h{.part = partitions[j], .policy = policy.partitions[j], .name = names[j]};
+    PartitionHome h{.part = partitions[j], .policy = policy.partitions[j], .name = names[j],
+                    .state_precision = policy.optimizer_state_precision};
     const int64_t n = h.params();
     for (int s = 0; s < homes.versions_; ++s) {
       const auto slot = static_cast<size_t>(s);
@@ -26,9 +27,9 @@ core::Result<PartitionHomes> PartitionHomes::allocate(Backend& backend, const st
     const std::string states = "states " + h.name;
     if (h.policy.optimizer_states == core::Tier::kNvme) {
       h.states_region = states;
-      if (auto r = backend.reserve_region(states, 12 * n); !r) return std::unexpected(r.error());
+      if (auto r = backend.reserve_region(states, h.state_bytes()); !r) return std::unexpected(r.error());
     } else {
-      auto b = backend.allocate(h.policy.optimizer_states, 12 * n, states);
+      auto b = backend.allocate(h.policy.optimizer_states, h.state_bytes(), states);
       if (!b) return std::unexpected(b.error());
       h.states = std::move(*b);
     }
@@ -74,7 +75,7 @@ core::Result<std::vector<std::byte>> PartitionHomes::read_param16(size_t j, size
 }
 
 core::Result<std::vector<std::byte>> PartitionHomes::read_states(size_t j) {
-  std::vector<std::byte> out(static_cast<size_t>(12 * homes_[j].params()));
+  std::vector<std::byte> out(static_cast<size_t>(homes_[j].state_bytes()));
   if (auto r = load(homes_[j].states, homes_[j].states_region, out); !r) return std::unexpected(r.error());
   return out;
 }

@@ -1,7 +1,7 @@
 // Where each partition's training state rests between uses, as the plan
 // says: its 16-bit parameters (two versions under a delayed update, which
 // reads parameters one step older than the optimizer writes) and its fp32
-// master weights and Adam moments, on the device, in host RAM or on NVMe.
+// master weights and Adam moments (fp32 or bf16), on the device, in host RAM or on NVMe.
 // Allocated once for a run; checkpoints read and restore them here.
 #pragma once
 
@@ -24,8 +24,11 @@ struct PartitionHome {
   std::array<std::string, 2> param16_region;  // on nvme: by version parity
   Buffer states;                           // on gpu or cpu: master32 | adam_m | adam_v
   std::string states_region;               // on nvme
+  core::StatePrecision state_precision = core::StatePrecision::kFp32;  // the plan's, for every partition
 
   [[nodiscard]] int64_t params() const { return part.params; }
+  // master32 + adam_m + adam_v: what lowering sizes the states by (core::state_bytes_per_param).
+  [[nodiscard]] int64_t state_bytes() const { return core::state_bytes_per_param(state_precision) * part.params; }
 };
 
 class PartitionHomes {

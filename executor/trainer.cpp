@@ -120,6 +120,7 @@ class Trainer {
  private:
   core::Result<void> initialise();
   core::Result<void> restore(const std::filesystem::path& dir);
+  core::Result<void> same_state_precision(const std::string& metadata_json, const std::filesystem::path& dir) const;
   core::Result<void> snapshot(size_t j, std::span<std::byte> into);
   core::Result<std::string> save(const RunState& state,
                                  const std::vector<std::span<const std::byte>>& snapshots);
@@ -170,7 +171,8 @@ core::Result<void> Trainer::initialise() {
       if (parts_[j].layer != l) continue;
       const size_t n = static_cast<size_t>(parts_[j].params);
       std::span<const float> slice(params.data() + parts_[j].first_param, n);
-      std::vector<float> states(3 * n, 0.0f);
+      // master32 then the moments, all zero bits (0.0 in fp32 and in bf16).
+      std::vector<float> states(static_cast<size_t>((*homes_)[j].state_bytes()) / sizeof(float), 0.0f);
       std::copy(slice.begin(), slice.end(), states.begin());
       if (auto r = homes_->write_states(j, bytes_of(states)); !r) return r;
       std::vector<uint16_t> half(n);
@@ -234,6 +236,7 @@ core::Result<std::string> Trainer::save(const RunState& state,
                          {"corpus_crc32c", corpus_digest_},
                          {"partitions", names_},
                          {"param16_versions", homes_->versions()},
+                         {"optimizer_state_precision", std::string(core::to_string(plan_.policy.optimizer_state_precision))},
                          {"loss_scale", state.scaler.scale},
                          {"good_steps", state.scaler.good_steps},
                          {"hysteresis_left", state.scaler.hysteresis_left},
@@ -252,15 +255,36 @@ core::Result<std::string> Trainer::save(const RunState& state,
   }
 }
 
+// Resuming fp32 moments as bf16 ones (or back) would read the states with
+// another layout: refused, before the blob sizes (which differ too) are
+// compared, with the precisions named. A checkpoint without the key was
+// written before bf16 states existed: fp32.
+core::Result<void> Trainer::same_state_precision(const std::string& metadata_json,
+                                                 const std::filesystem::path& dir) const {
+  const std::string ours(core::to_string(plan_.policy.optimizer_state_precision));
+  std::string theirs = "fp32";
+  const nlohmann::json meta = nlohmann::json::parse(metadata_json, nullptr, false);
+  if (meta.is_object() && meta.contains("optimizer_state_precision")) {
+    const nlohmann::json& saved = meta["optimizer_state_precision"];
+    theirs = saved.is_string() ? saved.get<std::string>() : saved.dump();
+  }
+  if (theirs == ours) return {};
+  return core::fail({{(dir / "manifest.json").string()},
+                     "the checkpoint keeps its optimizer states (Adam moments) in " + theirs +
+                         ", this run's plan in " + ours,
+                     "a plan with optimizer_state_precision: " + theirs + " to resume it"});
+}
+
 core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   auto reader = CheckpointReader::open(dir);
   if (!reader) return std::unexpected(reader.error());
+  if (auto same = same_state_precision(reader->metadata_json(), dir); !same) return same;
   std::vector<ExpectedBlob> expected;  // checked before verify() reads every byte
   for (size_t j = 0; j < parts_.size(); ++j) {
     for (int v = 0; v < homes_->versions(); ++v)
       expected.push_back(
           {"param16 " + names_[j] + " #" + std::to_string(v), core::Bytes(2 * parts_[j].params)});
-    expected.push_back({"states " + names_[j], core::Bytes(12 * parts_[j].params)});
+    expected.push_back({"states " + names_[j], core::Bytes((*homes_)[j].state_bytes())});
   }
   if (auto e = reader->expect_blobs(expected); !e) return e;
   if (auto v = reader->verify(); !v) return v;
@@ -300,7 +324,7 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
       if (auto r = reader->read_blob("param16 " + names_[j] + " #" + std::to_string(v), bytes); !r) return r;
       if (auto r = homes_->write_param16(j, static_cast<size_t>(v), bytes); !r) return r;
     }
-    std::vector<std::byte> states(static_cast<size_t>(12 * parts_[j].params));
+    std::vector<std::byte> states(static_cast<size_t>((*homes_)[j].state_bytes()));
     if (auto r = reader->read_blob("states " + names_[j], states); !r) return r;
     if (auto r = homes_->write_states(j, states); !r) return r;
   }

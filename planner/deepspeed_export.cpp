@@ -96,6 +96,18 @@ core::Result<std::vector<Partition>> check_plan(const core::PlanFile& plan, cons
                             "]: the plan puts data on NVMe but " + machine.name + " has no NVMe drives",
                         "a machine with nvme_count > 0"});
   }
+  // DeepSpeedCPUAdam keeps its moments in the dtype of the weights it
+  // steps (fp32_optimizer_states=False, deepspeed/ops/adam/cpu_adam.py), and
+  // ZeRO steps the fp32 master unless bf16.bf16_master_weights_and_grads
+  // makes the master bf16 too (with bf16.bf16_optimizer_states): bf16
+  // moments beside an fp32 master, what this plan keeps, it cannot express.
+  if (policy.optimizer_state_precision == core::StatePrecision::kBf16) {
+    problems.push_back({{},
+                        "policy.optimizer_state_precision: bf16 moments beside fp32 master weights cannot be "
+                        "expressed in DeepSpeed, whose bf16 optimizer states (bf16.bf16_optimizer_states) "
+                        "require bf16 master weights (bf16.bf16_master_weights_and_grads)",
+                        "fp32 (plan again without --allow-bf16-states)"});
+  }
   core::locate_in_plan(problems, plan.places);
   if (!problems.empty()) return std::unexpected(std::move(problems));
   return parts;

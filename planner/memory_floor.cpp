@@ -105,7 +105,7 @@ std::array<core::Bytes, 3> resting_floor(const Candidate& c, const core::Machine
   for (size_t j = 0; j < parts.size() && j < p.partitions.size(); ++j) {
     floor[static_cast<size_t>(p.partitions[j].param16)] += core::Bytes(2 * parts[j].params / param_ranks);
     floor[static_cast<size_t>(p.partitions[j].optimizer_states)] +=
-        core::Bytes(12 * (parts[j].params / state_ranks));
+        core::Bytes(core::state_bytes_per_param(p.optimizer_state_precision) * (parts[j].params / state_ranks));
   }
   // One micro-batch's saved activations: the forward ops allocate them and
   // the backward ops of the same lane free them, so all are held when the

@@ -95,6 +95,11 @@ std::vector<std::string> plan_terms(const Candidate& chosen, const core::Workloa
     out.push_back("speculative update: CPU optimizers start before the step's overflow/clipping check and roll "
                   "back if it fails");
   }
+  if (p.optimizer_state_precision == core::StatePrecision::kBf16) {
+    out.push_back("bf16 optimizer states (allowed by --allow-bf16-states): Adam's moments are kept in bf16, "
+                  "8 instead of 12 B of optimizer state per parameter and 20 instead of 28 B of optimizer "
+                  "traffic; the master weights stay fp32. The loss follows fp32 states closely but not exactly");
+  }
   return out;
 }
 

@@ -232,8 +232,12 @@ std::vector<Candidate> baseline_candidates(const core::MachineSpec& machine, con
   return out;
 }
 
-std::vector<Candidate> search_space(const core::MachineSpec& machine, const core::ModelSpec& model,
-                                    const core::TrainingSpec& training, const SearchOptions& options) {
+namespace {
+
+// The search space with every candidate's optimizer states at `states`.
+std::vector<Candidate> search_space_at(const core::MachineSpec& machine, const core::ModelSpec& model,
+                                       const core::TrainingSpec& training, const SearchOptions& options,
+                                       core::StatePrecision states) {
   std::vector<Candidate> out;
   std::set<std::string> seen;
   for (const core::TrainingSpec& t : training_shapes(training, options)) {
@@ -255,9 +259,11 @@ std::vector<Candidate> search_space(const core::MachineSpec& machine, const core
     for (const ParamChoice& pc : params) {
       const int64_t ranks = pc.stage >= core::ZeroStage::k1 ? machine.gpu_count : 1;
       std::vector<int64_t> state_bytes;  // per rank, per partition: optimizer states (+ gradients on the GPU)
-      for (const core::Partition& part : parts) state_bytes.push_back(14 * part.params / ranks);
+      const int64_t per_param = core::state_bytes_per_param(states) + 2;
+      for (const core::Partition& part : parts) state_bytes.push_back(per_param * part.params / ranks);
       Candidate base{.name = "",
                      .policy = {.stage = pc.stage, .activation_checkpointing = t.activation_checkpointing,
+                                .optimizer_state_precision = states,
                                 .micro_batch = t.micro_batch, .gradient_accumulation = t.gradient_accumulation},
                      .training = t};
       for (size_t on_gpu : splits(state_bytes, 0, core::Bytes(int64_t{1} << 29), core::Bytes(int64_t{128} << 30))) {
@@ -279,6 +285,7 @@ std::vector<Candidate> search_space(const core::MachineSpec& machine, const core
                 c.policy.gather_params = gather;
                 c.name = describe(c, static_cast<int>(on_gpu), static_cast<int>(on_cpu),
                                   static_cast<int>(n - on_gpu - on_cpu));
+                if (states == core::StatePrecision::kBf16) c.name += ", bf16 states";
                 if (!seen.insert(c.name).second) continue;
                 out.push_back(std::move(c));
               }
@@ -291,8 +298,15 @@ std::vector<Candidate> search_space(const core::MachineSpec& machine, const core
   return out;
 }
 
-PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model,
-                  const core::TrainingSpec& training, const SearchOptions& options) {
+Candidate with_bf16_states(Candidate c) {
+  c.policy.optimizer_state_precision = core::StatePrecision::kBf16;
+  c.name += ", bf16 states";
+  return c;
+}
+
+PlanResult search_at(const core::MachineSpec& machine, const core::ModelSpec& model,
+                     const core::TrainingSpec& training, const SearchOptions& options,
+                     core::StatePrecision states) {
   PlanResult result;
   const std::array<core::Bytes, 3> have = rank_capacity(machine);
   int simulated = 0, most = 0;
@@ -313,6 +327,9 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
     for (const core::Placement& p : options.also_compare) {
       baselines.push_back({p.name, core::policy_for(p, w, training), training});
     }
+    if (states == core::StatePrecision::kBf16) {
+      for (Candidate& c : baselines) c = with_bf16_states(c);
+    }
     // DeepSpeed has no delayed update: that baseline is zero-offload again.
     if (options.target != Target::kStowage) {
       std::erase_if(baselines, [](const Candidate& c) { return c.policy.delayed_update; });
@@ -329,7 +346,8 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
   }
   std::vector<Bounded> open;  // candidates that may fit, to simulate in order of promise
   const core::Workload w(model, training.sequence_length);  // the shapes keep the sequence length
-  for (Candidate& c : as_run_by(options.target, search_space(machine, model, training, options), machine, model)) {
+  for (Candidate& c : as_run_by(options.target, search_space_at(machine, model, training, options, states),
+                                machine, model)) {
     // What rests on the tiers, a floor that needs no lowering, rules out
     // much of what cannot fit before anything is lowered.
     if (std::optional<Evaluation> pruned = too_big(c, machine, resting_floor(c, machine, w), have)) {
@@ -364,6 +382,44 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
     if (first_fit_found()) return result;
   }
   refine(result, machine, model, options.target, consider, go_on);
+  return result;
+}
+
+}  // namespace
+
+std::vector<Candidate> search_space(const core::MachineSpec& machine, const core::ModelSpec& model,
+                                    const core::TrainingSpec& training, const SearchOptions& options) {
+  return search_space_at(machine, model, training, options, core::StatePrecision::kFp32);
+}
+
+// bf16 optimizer states change the training's numbers, so they are chosen
+// only when the user allows them and only when they help: when the best
+// fp32 plan, with its moments in bf16, is faster by more than the search's
+// resolution, or when no fp32 plan fits and a bf16 one does. DeepSpeed
+// cannot run fp32 master weights with bf16 moments (core/tensor_class.h),
+// so a DeepSpeed or Accelerate target never gets them.
+PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model,
+                  const core::TrainingSpec& training, const SearchOptions& options) {
+  PlanResult result = search_at(machine, model, training, options, core::StatePrecision::kFp32);
+  const bool allowed = options.state_precisions == SearchOptions::StatePrecisions::kMayUseBf16 &&
+                       options.target == Target::kStowage;
+  if (!allowed || result.cancelled || (result.best && options.until == SearchOptions::Until::kFirstFit))
+    return result;
+  if (result.best) {
+    if (options.progress && !options.progress(static_cast<int>(result.considered.size()),
+                                              static_cast<int>(result.considered.size()) + 1)) {
+      result.cancelled = true;
+      return result;
+    }
+    Evaluation e = evaluate(with_bf16_states(result.best->candidate), machine, model);
+    if (e.fits() && e.step_seconds() < result.best->step_seconds() * (1 - kResolution)) result.best = e;
+    result.considered.push_back(std::move(e));
+    return result;
+  }
+  PlanResult bf16 = search_at(machine, model, training, options, core::StatePrecision::kBf16);
+  result.best = std::move(bf16.best);
+  result.cancelled = bf16.cancelled;
+  for (Evaluation& e : bf16.considered) result.considered.push_back(std::move(e));
   return result;
 }
 

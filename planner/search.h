@@ -44,6 +44,12 @@ struct SearchOptions {
   // skipped once another fits (bounded out) or for memory it lacks (pruned).
   enum class Until { kSearchedAll, kFirstFit };
   Until until = Until::kSearchedAll;
+  // May the plan keep Adam's moments in bf16 (core::StatePrecision)? They
+  // change the training's numbers, so only when the user says so (`plan
+  // --allow-bf16-states`); search() then takes them only when they make the
+  // step faster by more than its resolution or make a plan fit.
+  enum class StatePrecisions { kFp32Only, kMayUseBf16 };
+  StatePrecisions state_precisions = StatePrecisions::kFp32Only;
 };
 
 struct PlanResult {

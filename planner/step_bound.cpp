@@ -66,15 +66,16 @@ double step_lower_bound(const Candidate& c, const core::MachineSpec& m, const co
       nvme_write += 2 * n / param_ranks;
     }
     if (pp.optimizer == core::OptimizerDevice::kCpu) {
-      optimizer += 28 * n / state_ranks;
+      optimizer += static_cast<double>(core::adam_bytes_per_param(p.optimizer_state_precision)) * n / state_ranks;
       if (pp.param16 == Tier::kGpu) h2d += 2 * n / state_ranks;  // updated parameters
     }
     if (pp.gradients == Tier::kCpu) d2h += 2 * n / grad_ranks * accum;
     // A GPU optimizer's updated parameters go back where they rest.
     if (pp.optimizer == core::OptimizerDevice::kGpu && pp.param16 != Tier::kGpu) d2h += 2 * n / state_ranks;
     if (pp.optimizer_states == Tier::kNvme) {
-      nvme_read += 12 * n / state_ranks;
-      nvme_write += 12 * n / state_ranks;
+      const double states = static_cast<double>(core::state_bytes_per_param(p.optimizer_state_precision));
+      nvme_read += states * n / state_ranks;
+      nvme_write += states * n / state_ranks;
     }
   }
   auto at = [&](sim::Resource r) { return cap[static_cast<size_t>(r)]; };

@@ -1,5 +1,5 @@
 // The arrays of one CPU Adam measurement, shared by cpu_adam_bench and
-// cpu_adam_once: master, grad, m, v in fp32 and the 16-bit copy, each
+// cpu_adam_once: master, grad, m, v in fp32 (and m, v in bf16) and the 16-bit copy, each
 // 2 MiB-aligned (so transparent huge pages can back them, as the executor's
 // large pinned buffers are) and first touched by the threads that will use
 // them, and a timer for one pass of adam_step or of its roofline kernel.
@@ -47,31 +47,45 @@ class AlignedArray {
 // 16-bit copy written (STREAM's count: a store's write-allocate read is not
 // counted).
 inline constexpr double kAdamBytesPerParam = 30;
+// With bf16 moments (adam_step_bf16_moments): m and v 2 bytes each way, 22.
+inline constexpr double kAdamBf16MomentsBytesPerParam = 22;
 
-enum class Kernel { kAdam, kRoofline };
+enum class Kernel { kAdam, kRoofline, kAdamBf16Moments, kRooflineBf16Moments };
 
 struct AdamArrays {
   AdamArrays(size_t n, int threads)
       : master(n, 0.01f, threads), grad(n, 1e-3f, threads), m(n, 0.0f, threads), v(n, 0.0f, threads),
-        param16(n, 0, threads) {}
+        param16(n, 0, threads), m16(n, 0, threads), v16(n, 0, threads) {}
 
   // One pass of `kernel` on all of the arrays; seconds it took.
   double pass(Kernel kernel, int threads, executor::Isa isa) {
     const executor::AdamOptions options{.threads = threads, .isa = isa};
     const auto start = std::chrono::steady_clock::now();
-    if (kernel == Kernel::kAdam) {
-      const executor::AdamHyper hyper{.config = {.learning_rate = 1e-3, .weight_decay = 1e-2},
-                                      .optimizer = core::OptimizerKind::kAdamW};
-      executor::adam_step(master.span(), grad.span(), m.span(), v.span(), param16.span(), core::Precision::kBf16,
-                          hyper, ++step, 1, options);
-    } else {
-      executor::adam_roofline_pass(master.span(), grad.span(), m.span(), v.span(), param16.span(), options);
+    const executor::AdamHyper hyper{.config = {.learning_rate = 1e-3, .weight_decay = 1e-2},
+                                    .optimizer = core::OptimizerKind::kAdamW};
+    switch (kernel) {
+      case Kernel::kAdam:
+        executor::adam_step(master.span(), grad.span(), m.span(), v.span(), param16.span(), core::Precision::kBf16,
+                            hyper, ++step, 1, options);
+        break;
+      case Kernel::kRoofline:
+        executor::adam_roofline_pass(master.span(), grad.span(), m.span(), v.span(), param16.span(), options);
+        break;
+      case Kernel::kAdamBf16Moments:
+        executor::adam_step_bf16_moments(master.span(), grad.span(), m16.span(), v16.span(), param16.span(),
+                                         core::Precision::kBf16, hyper, ++step, 1, options);
+        break;
+      case Kernel::kRooflineBf16Moments:
+        executor::adam_roofline_pass_bf16_moments(master.span(), grad.span(), m16.span(), v16.span(),
+                                                  param16.span(), options);
+        break;
     }
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
   AlignedArray<float> master, grad, m, v;
   AlignedArray<uint16_t> param16;
+  AlignedArray<uint16_t> m16, v16;  // the moments in bf16, for the bf16-moment kernels
   int64_t step = 0;
 };
 

@@ -375,5 +375,32 @@ TEST(PlanFile, ReferencesAreWrittenRelativeToThePlan) {
   EXPECT_FALSE(is_path_reference("default"));
 }
 
+// Issue 16, item 3: the optimizer state precision. Absent reads as fp32 (every
+// plan written before the field), fp32 is not written, bf16 is written and
+// reads back, and another word is refused where the file says it.
+TEST(PlanFile, OptimizerStatePrecisionIsOptionalAndRoundTrips) {
+  Result<PlanFile> plain = read_plan(kGoodPlan, kFile);
+  ASSERT_TRUE(plain) << to_string(plain.error());
+  EXPECT_EQ(plain->policy.optimizer_state_precision, StatePrecision::kFp32);
+  EXPECT_EQ(write_plan(*plain).find("optimizer_state_precision"), std::string::npos);
+  PlanFile bf16 = awkward_plan();
+  bf16.policy.optimizer_state_precision = StatePrecision::kBf16;
+  EXPECT_NE(write_plan(bf16).find("  optimizer_state_precision: bf16\n"), std::string::npos);
+  EXPECT_EQ(read_back(bf16), bf16);
+  Result<PlanFile> spelled =
+      read_plan(replace(kGoodPlan, "  micro_batch: 0\n", "  optimizer_state_precision: bf16\n  micro_batch: 0\n"), kFile);
+  ASSERT_TRUE(spelled) << to_string(spelled.error());
+  EXPECT_EQ(spelled->policy.optimizer_state_precision, StatePrecision::kBf16);
+}
+
+TEST(PlanFile, UnknownOptimizerStatePrecisionIsRefusedWhereItIs) {
+  const Diagnostics d =
+      errors_of(replace(kGoodPlan, "  micro_batch: 0\n", "  optimizer_state_precision: fp8\n  micro_batch: 0\n"));
+  ASSERT_EQ(d.size(), 1u);
+  // Line 17, "  optimizer_state_precision: " is 29 characters: column 30.
+  EXPECT_EQ(d[0].to_string(),
+            "plans/test.yaml:17:30: policy.optimizer_state_precision: unknown value 'fp8' (one of: fp32, bf16)");
+}
+
 }  // namespace
 }  // namespace stowage::core

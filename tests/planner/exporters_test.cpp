@@ -409,6 +409,25 @@ TEST(DeepSpeedExport, NvmeOnAMachineWithoutDrivesIsADiagnostic) {
   EXPECT_NE(core::to_string(r.error()).find("has no NVMe drives"), std::string::npos);
 }
 
+// Issue 16, item 3: bf16 moments beside fp32 master weights have no
+// DeepSpeed spelling (its bf16_optimizer_states needs bf16 master weights),
+// so both exporters refuse them, naming the field and what would export.
+TEST(DeepSpeedExport, Bf16OptimizerStatesAreRefusedWithTheReason) {
+  const Profiles s = profiles("workstation-24gb-1nvme");
+  PlanFile plan = uniform_plan(s, ZeroStage::k2, kZeroOffload);
+  plan.policy.optimizer_state_precision = core::StatePrecision::kBf16;
+  for (const core::Result<ExportResult>& r : {export_deepspeed(plan, s.machine, s.workload, s.training, {}),
+                                              export_accelerate(plan, s.machine, s.workload, s.training, {})}) {
+    ASSERT_FALSE(r.has_value());
+    const std::string message = core::to_string(r.error());
+    EXPECT_NE(message.find("policy.optimizer_state_precision: bf16 moments beside fp32 master weights cannot be "
+                           "expressed in DeepSpeed"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("bf16.bf16_master_weights_and_grads"), std::string::npos) << message;
+  }
+}
+
 TEST(AccelerateExport, YamlPointsAtTheDeepSpeedJson) {
   const Profiles s = profiles("workstation-24gb-1nvme");
   const ExportOptions options{.deepspeed_config_file = "run/acc.deepspeed.json"};
