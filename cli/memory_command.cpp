@@ -296,8 +296,11 @@ std::vector<core::Placement> chosen_placements(const std::string& which, int gpu
 
 int print_json(const Context& context, const MemoryArgs& args, const ProfileInputs& in, const json& placements) {
   const core::Workload workload(in.model, in.training.sequence_length);
-  *context.out << json{{"machine", in.machine.name}, {"model", in.model.name}, {"training", in.training.name},
-                       {"params", workload.total_params()}, {"micro_batch", in.training.micro_batch},
+  *context.out << json{{"machine", in.machine.name}, {"gpu_count", in.machine.gpu_count},
+                       {"model", in.model.name}, {"training", in.training.name},
+                       {"params", workload.total_params()},
+                       {"largest_module_params", workload.largest_module_params()},
+                       {"micro_batch", in.training.micro_batch},
                        {"sequence_length", in.training.sequence_length}, {"convention", args.convention},
                        {"scope", args.model_states_only ? "model_states" : "everything"},
                        {"placements", placements}}.dump(2)

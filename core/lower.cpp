@@ -8,6 +8,7 @@
 #include <queue>
 
 #include "core/gather_pieces.h"
+#include "core/tied_head.h"
 
 namespace stowage::core {
 namespace {
@@ -116,11 +117,19 @@ class Lowering {
   void lower_step(int step);
   void forward(int step, int micro);
   void backward(int step, int micro);
+  // Whom a fetch of a layer's param16 serves: that layer's own compute, or
+  // the tied LM head of the final layer reading the embedding's table.
+  enum class FetchFor { kOwnLayer, kTiedHead };
   // Brings piece `piece` of a layer's param16 onto the GPU for one use;
   // returns the ops the compute must wait for and adds the bytes the
   // compute frees.
   std::vector<OpId> fetch_params(int step, int micro, int phase, int index, int layer, size_t piece, Op& compute,
-                                 std::vector<OpId> recycle);
+                                 std::vector<OpId> recycle, FetchFor use = FetchFor::kOwnLayer);
+  // With tied embeddings the final layer's head multiplies by the embedding
+  // layer's token table: the final layer's forward and backward fetch the
+  // embedding's pieces that hold it, for themselves, and add their waits.
+  void fetch_tied_table(int step, int micro, int phase, int index, int layer, Op& compute,
+                        const std::vector<OpId>& recycle, std::vector<OpId>& waits);
   OpId recompute_pieces(int step, int micro, int l, std::vector<OpId> waits, std::vector<OpId>& units);
   void reduce_and_offload(int step, int micro, int index, int layer, size_t piece, OpId backward_op);
   // A piece's name: its layer's when the layer is one piece, else
@@ -234,11 +243,25 @@ void Lowering::resident_memory(Schedule& s) const {
   s.capacity = {machine_.gpu.memory, machine_.host.dram / ranks_, machine_.total_nvme_capacity() / ranks_};
 }
 
+void Lowering::fetch_tied_table(int step, int micro, int phase, int index, int layer, Op& compute,
+                                const std::vector<OpId>& recycle, std::vector<OpId>& waits) {
+  const std::optional<TiedHead> tied = tied_head(workload_);
+  if (!tied || tied->layer != layer) return;
+  const int64_t table = workload_.model().vocab * workload_.model().d_model;  // the first params of the embedding
+  const std::vector<GatherPiece>& pieces = pieces_[static_cast<size_t>(tied->source)];
+  for (size_t k = 0; k < pieces.size() && pieces[k].first_param < table; ++k) {
+    const std::vector<OpId> more =
+        fetch_params(step, micro, phase, index, tied->source, k, compute, recycle, FetchFor::kTiedHead);
+    waits.insert(waits.end(), more.begin(), more.end());
+  }
+}
+
 std::vector<OpId> Lowering::fetch_params(int step, int micro, int phase, int index, int layer, size_t piece,
-                                         Op& compute, std::vector<OpId> recycle) {
+                                         Op& compute, std::vector<OpId> recycle, FetchFor use) {
   std::vector<OpId> waits;
   const GatherPiece& range = pieces_[static_cast<size_t>(layer)][piece];
-  const std::string what = "param16 " + unit_name(layer, piece);
+  const bool for_head = use == FetchFor::kTiedHead;
+  const std::string what = "param16 " + unit_name(layer, piece) + (for_head ? " for the tied head" : "");
   const int prefetch_index = std::max(0, index - policy_.h2d_prefetch_depth);
   for (int j = 0; j < static_cast<int>(partitions_.size()); ++j) {
     const Partition& part = partitions_[static_cast<size_t>(j)];
@@ -258,9 +281,11 @@ std::vector<OpId> Lowering::fetch_params(int step, int micro, int phase, int ind
     std::vector<OpId> deps = recycle;
     if (ready) deps.push_back(*ready);
     std::string source = keep_data_ ? current + (pp(j).param16 == Tier::kCpu ? " cpu" : " nvme") : std::string();
-    // A layer gathered in pieces is fetched piece by piece for each use:
-    // each copy is named for the op that uses it.
-    const std::string copy = pieces_[static_cast<size_t>(layer)].size() == 1 ? "" : " for " + compute.name;
+    // A layer gathered in pieces is fetched piece by piece for each use,
+    // and the tied head fetches the embedding for itself: each such copy is
+    // named for the op that uses it.
+    const std::string copy =
+        pieces_[static_cast<size_t>(layer)].size() == 1 && !for_head ? "" : " for " + compute.name;
     if (pp(j).param16 == Tier::kNvme) {
       Op read{.kind = OpKind::kReadParams, .lane = Lane::kNvmeRead, .name = "read " + what + tag(step, micro),
               .partition = j, .layer = layer, .step = step, .micro_step = micro,
@@ -326,6 +351,7 @@ void Lowering::forward(int step, int micro) {
       const int back = u - h2d_buffers();
       if (back >= 0) recycle.push_back(compute_order_[static_cast<size_t>(back)]);
       fwd.deps = fetch_params(step, micro, kForwardPhase, u, l, k, fwd, recycle);
+      if (k + 1 == count) fetch_tied_table(step, micro, kForwardPhase, u, l, fwd, recycle, fwd.deps);
       if (!compute_order_.empty()) fwd.deps.push_back(compute_order_.back());
       if (keep_data_) {
         if (!previous.empty()) fwd.reads.push_back(previous);
@@ -409,6 +435,7 @@ void Lowering::backward(int step, int micro) {
       if (index - h2d_buffers() >= 0) recycle.push_back(units[static_cast<size_t>(index - h2d_buffers())]);
       // fetch_params adds the param16 reads and the frees of fetched copies.
       std::vector<OpId> waits = fetch_params(step, micro, kBackwardPhase, index, l, k, bwd, recycle);
+      if (k + 1 == count) fetch_tied_table(step, micro, kBackwardPhase, index, l, bwd, recycle, waits);
       waits.push_back(last_compute ? *last_compute : compute_order_.back());
       // Gradients leave through a bounded set of staging buffers: backward
       // waits for the offload `staging_buffers` units back to drain.

@@ -82,7 +82,14 @@ void gpu_params_and_grads(Account& a, const Placement& p, const MemoryOptions& o
     }
     return;
   }
-  const bool partitioned = p.stage == ZeroStage::k2 && gpus > 1 && !deepspeed;
+  if (deepspeed) {
+    // DeepSpeed's estimator divides the 16-bit gradients among the GPUs for
+    // stages 1 and 2 alike: the "2_grads_16bit" of its 18 B / N / GPUs
+    // (stage_1_and_2.py, DeepSpeed 0.19.8).
+    a.gpu_share(TensorClass::kGrad16, 2, gpus);
+    return;
+  }
+  const bool partitioned = p.stage == ZeroStage::k2 && gpus > 1;
   if (partitioned) {
     a.gpu_share(TensorClass::kGrad16, 2, gpus);
     a.add(Tier::kGpu, "gradient bucket (grad16)", TensorClass::kGrad16, Bytes(2 * gathered_params));
@@ -126,6 +133,11 @@ void runtime_needs(Account& a, const Workload& w, const TrainingSpec& t, const P
 // hold the larger of that and the steady state.
 void construction_peak(Account& a, const Workload& w, const Placement& p, const MemoryOptions& o, int gpus) {
   const bool layerwise = o.convention == Convention::kStowage || (p.stage == ZeroStage::k3 && o.zero_init);
+  // DeepSpeed's stage-3 estimator under zero.Init with the optimizer
+  // offloaded counts the steady state only (16 or 18 B/param, stage3.py):
+  // no construction term however large the largest module.
+  const bool offloaded = p.optimizer_states != Tier::kGpu;
+  if (o.convention == Convention::kDeepSpeedEstimator && p.stage == ZeroStage::k3 && o.zero_init && offloaded) return;
   const int64_t unit = !layerwise ? w.total_params()
                        : o.convention == Convention::kStowage ? w.largest_layer_params()
                                                               : w.largest_module_params();

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace stowage::core {
 namespace {
@@ -168,7 +169,16 @@ int64_t Workload::active_params() const {
 int64_t Workload::largest_module_params() const {
   std::map<std::string, int64_t> modules;
   for (const Layer& l : layers_) {
-    for (const ParamTensor& p : l.params) modules[p.module] += p.elements();
+    for (const ParamTensor& p : l.params) {
+      // A layer's experts are one module, as Hugging Face transformers holds
+      // them (MixtralExperts: every expert's gate_up_proj and down_proj in
+      // one module, transformers 5.x), which DeepSpeed's estimator takes as
+      // its largest layer: "layers.3.mlp.experts.5.up_proj" belongs to
+      // "layers.3.mlp.experts".
+      constexpr std::string_view kExperts = ".experts.";
+      const size_t at = p.module.find(kExperts);
+      modules[at == std::string::npos ? p.module : p.module.substr(0, at + kExperts.size() - 1)] += p.elements();
+    }
   }
   int64_t largest = 0;
   for (const auto& [name, n] : modules) largest = std::max(largest, n);

@@ -7,18 +7,27 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 
 #include "core/schedule.h"
+#include "core/tied_head.h"
 #include "core/workload.h"
 #include "executor/layer_compute.h"
 
 namespace stowage::executor {
 
-// The interpreter's fp32 scratch around one compute op of a layer with
-// `layer_params` parameters: the widened parameters (every compute op),
-// and the fp32 gradients (backward).
-[[nodiscard]] constexpr int64_t workspace_bytes(core::OpKind kind, int64_t layer_params) {
-  return (kind == core::OpKind::kBackward ? 8 : 4) * layer_params;
+// The parameters a compute op of `layer` widens to fp32: the layer's own
+// (layer_params[layer]), then, for the final layer of a tied model, the
+// embedding layer's whose token table its head multiplies by (core::tied_head).
+[[nodiscard]] int64_t widened_params(const std::optional<core::TiedHead>& tied_head,
+                                     std::span<const int64_t> layer_params, int layer);
+
+// The interpreter's fp32 scratch around one compute op: the `widened`
+// parameters (every compute op), and the fp32 gradients of the layer's own
+// `layer_params` (backward).
+[[nodiscard]] constexpr int64_t workspace_bytes(core::OpKind kind, int64_t widened, int64_t layer_params) {
+  return 4 * widened + (kind == core::OpKind::kBackward ? 4 * layer_params : 0);
 }
 
 // `workload` with every layer's footprint as `model` keeps it for

@@ -13,10 +13,9 @@ struct GptCompute::Micro {
   std::vector<std::span<float>> x;       // x[l]: output of layer l (0 = embedding), in its kept region
   std::vector<model::BlockSaved> saved;  // by layer
   model::FinalSaved final_saved;
-  // In the embedding's kept region, which lasts the micro-batch: the token
-  // embedding the head uses, the head's gradient for it, and d loss / d
-  // (output of the layer being back-propagated), carried down the layers.
-  std::span<float> tied;
+  // In the embedding's kept region, which lasts the micro-batch: the head's
+  // gradient for the tied token embedding, and d loss / d (output of the
+  // layer being back-propagated), carried down the layers.
   std::span<float> d_tied;
   std::span<float> flow;
 };
@@ -28,6 +27,14 @@ int64_t bytes_of(std::span<const float> v) {
 }
 
 }  // namespace
+
+std::span<const float> GptCompute::own_params(int layer, std::span<const float> params) const {
+  return params.first(static_cast<size_t>(model_.layer_param_count(layer)));
+}
+
+std::span<const float> GptCompute::tied_table(int layer, std::span<const float> params) const {
+  return model_.token_embedding(params.subspan(static_cast<size_t>(model_.layer_param_count(layer))));
+}
 
 GptCompute::GptCompute(const model::GptModel& model, model::MicroBatch micro_batch, BatchSource batches,
                        bool checkpointing)
@@ -60,18 +67,16 @@ int64_t GptCompute::forward(int64_t step, int micro, int layer, std::span<const 
   const size_t width = static_cast<size_t>(mb_.tokens() * model_.shape().d_model);
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kEmbedding: {
-      // [output | the tied token table, copied for the head's forward and
-      //  backward | the flowing gradient | the head's gradient of the table]
-      std::span<const float> table = model_.token_embedding(params);
-      if (kept.size() != 2 * (width + table.size()))
-        throw std::invalid_argument("the embedding keeps " + std::to_string(8 * (width + table.size())) +
+      // [output | the flowing gradient | the head's gradient of the table].
+      // The head reads the table itself from its own fetch (core::TiedHead).
+      const size_t table = model_.token_embedding(params).size();
+      if (kept.size() != 2 * width + table)
+        throw std::invalid_argument("the embedding keeps " + std::to_string(4 * (2 * width + table)) +
                                     " B where its region holds " + std::to_string(4 * kept.size()) + " B");
       m.x[l] = kept.first(width);
       model_.embedding_forward(params, m.inputs, mb_, m.x[l]);
-      m.tied = kept.subspan(width, table.size());
-      std::copy(table.begin(), table.end(), m.tied.begin());
-      m.flow = kept.subspan(width + table.size(), width);
-      m.d_tied = kept.subspan(2 * width + table.size());
+      m.flow = kept.subspan(width, width);
+      m.d_tied = kept.subspan(2 * width);
       return bytes_of(kept);
     }
     case core::LayerKind::kBlock: {
@@ -87,7 +92,8 @@ int64_t GptCompute::forward(int64_t step, int micro, int layer, std::span<const 
     }
     case core::LayerKind::kFinal: {
       m.final_saved.storage.provide(kept);
-      const float loss = model_.final_forward(params, m.tied, m.x[l - 1], m.targets, mb_, m.final_saved);
+      const float loss = model_.final_forward(own_params(layer, params), tied_table(layer, params), m.x[l - 1],
+                                              m.targets, mb_, m.final_saved);
       std::lock_guard lock(mutex_);
       losses_[{step, micro}] = loss;
       return bytes_of(kept);
@@ -116,8 +122,8 @@ void GptCompute::backward(int64_t step, int micro, int layer, std::span<const fl
     case core::LayerKind::kFinal: {
       std::fill(m.flow.begin(), m.flow.end(), 0.0f);
       std::fill(m.d_tied.begin(), m.d_tied.end(), 0.0f);
-      model_.final_backward(params, m.tied, m.x[l - 1], m.targets, m.final_saved, loss_scale, m.flow, grads,
-                            m.d_tied);
+      model_.final_backward(own_params(layer, params), tied_table(layer, params), m.x[l - 1], m.targets,
+                            m.final_saved, loss_scale, m.flow, grads, m.d_tied);
       m.final_saved = {};
       return;
     }
@@ -145,8 +151,8 @@ core::ComputeFootprint GptCompute::footprint(int layer) const {
   const int64_t x = 4 * mb_.tokens() * model_.shape().d_model;  // the layer's output
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kEmbedding: {
-      // + the tied copy, the flowing gradient and the head's table gradient
-      const core::Bytes kept(2 * (x + 4 * model_.shape().vocab * model_.shape().d_model));
+      // + the flowing gradient and the head's table gradient
+      const core::Bytes kept(2 * x + 4 * model_.shape().vocab * model_.shape().d_model);
       return {.saved = kept, .checkpointed = kept};
     }
     case core::LayerKind::kBlock: {

@@ -1,9 +1,10 @@
 // LayerCompute for the GPT of executor/model/: keeps each micro-batch's
 // activations between its forward and backward ops, fetches the micro-batch
 // from the data, and handles the tied head (the final layer computes with
-// the embedding layer's token matrix, copied at the embedding's forward, and
-// its gradient for that matrix joins the embedding's at the embedding's
-// backward, the last op of the backward pass).
+// the embedding layer's token matrix, which its ops are given after their
+// own parameters (core::TiedHead), and its gradient for that matrix joins
+// the embedding's at the embedding's backward, the last op of the backward
+// pass).
 #pragma once
 
 #include <map>
@@ -39,6 +40,10 @@ class GptCompute final : public ModelCompute {
  private:
   struct Micro;
   Micro& micro_state(int64_t step, int micro);
+  // The final layer's ops get its own parameters, then the embedding
+  // layer's: its own, and the token table [vocab, d_model] its head uses.
+  [[nodiscard]] std::span<const float> own_params(int layer, std::span<const float> params) const;
+  [[nodiscard]] std::span<const float> tied_table(int layer, std::span<const float> params) const;
 
   const model::GptModel& model_;
   model::MicroBatch mb_;

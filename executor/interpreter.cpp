@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/memory_gate.h"
+#include "executor/compute_footprint.h"
 #include "executor/gradient_divisor.h"
 #include "executor/model/kernel_scratch.h"
 #include "executor/model/matmul.h"
@@ -290,6 +291,9 @@ struct Interpreter::State {
     return {};
   }
   core::Result<void> compute(const Op& op);
+  // The partitions whose param16 a compute op of `layer` widens, each with
+  // the element offset of its first parameter in the fp32 workspace.
+  [[nodiscard]] std::vector<std::pair<size_t, int64_t>> widened_partitions(int layer) const;
   core::Result<void> fetch(const Op& op);
   core::Result<void> publish(const Op& op);
   core::Result<void> offload_params(const Op& op);
@@ -359,15 +363,30 @@ struct Interpreter::State {
   core::Diagnostics hang_report(int64_t now) const;
 };
 
+std::vector<std::pair<size_t, int64_t>> Interpreter::State::widened_partitions(int layer) const {
+  std::vector<std::pair<size_t, int64_t>> out;
+  for (size_t j : partitions_of_layer[static_cast<size_t>(layer)]) out.emplace_back(j, homes[j].part.first_param);
+  const std::optional<core::TiedHead>& tied = options.tied_head;
+  if (tied && tied->layer == layer) {
+    // The tied head's table: the embedding layer's parameters, after the
+    // layer's own (LayerCompute's contract; lowering fetched them for this op).
+    for (size_t j : partitions_of_layer[static_cast<size_t>(tied->source)])
+      out.emplace_back(j, layer_params[static_cast<size_t>(layer)] + homes[j].part.first_param);
+  }
+  return out;
+}
+
 core::Result<void> Interpreter::State::compute(const Op& op) {
   const auto layer = static_cast<size_t>(op.layer);
   const core::Precision p = options.precision;
-  auto params = allocate(Tier::kGpu, 4 * layer_params[layer], "fp32 workspace " + op.name);
+  const std::vector<std::pair<size_t, int64_t>> widened = widened_partitions(op.layer);
+  auto params = allocate(Tier::kGpu, 4 * widened_params(options.tied_head, layer_params, op.layer),
+                         "fp32 workspace " + op.name);
   if (!params) return std::unexpected(params.error());
-  // Widen the layer's 16-bit parameters, partition by partition, from
-  // where they rest on the device or from their fetched copies.
+  // Widen the 16-bit parameters the op computes with, partition by
+  // partition, from where they rest on the device or from their fetched copies.
   core::Result<void> result;
-  for (size_t j : partitions_of_layer[layer]) {
+  for (const auto& [j, offset] : widened) {
     PartitionHome& h = homes[j];
     const Buffer* source = nullptr;
     if (h.policy.param16 == Tier::kGpu) {
@@ -380,7 +399,7 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
       }
       source = *f;
     }
-    if (result) result = backend.widen(op.lane, *source, *params, h.part.first_param, p);
+    if (result) result = backend.widen(op.lane, *source, *params, offset, p);
   }
   // The region the model's kernels draw their temporaries from, of the
   // size the layer declares for this kind of op.
@@ -488,7 +507,8 @@ core::Result<void> Interpreter::State::compute(const Op& op) {
   // A forward or backward frees the fetched copies it used; a recompute
   // leaves them for its backward.
   if (op.kind != OpKind::kRecompute) {
-    for (size_t j : partitions_of_layer[layer]) {
+    for (const auto& w : widened) {
+      const size_t j = w.first;
       if (homes[j].policy.param16 == Tier::kGpu) continue;
       auto f = flight[j].fetched.pop("fetched param16");
       if (f) release(*f);

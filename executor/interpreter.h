@@ -25,6 +25,7 @@
 
 #include "core/diagnostic.h"
 #include "core/schedule.h"
+#include "core/tied_head.h"
 #include "core/timeline.h"
 #include "executor/backend.h"
 #include "executor/layer_compute.h"
@@ -46,6 +47,10 @@ struct InterpretOptions {
   int64_t skipped_before = 0;
   int64_t accumulation = 1;  // micro-steps per step: their gradients are averaged
   double max_grad_norm = 0;  // clip to this global norm; 0: no clipping
+  // The schedule's model's tied head (core::tied_head of the workload it
+  // was lowered for): the final layer's compute ops widen the embedding
+  // layer's parameters after their own, which lowering fetched for them.
+  std::optional<core::TiedHead> tied_head;
   // Set (by a signal handler, say) to ask the run to stop: every step whose
   // update has begun finishes, nothing later starts. May be null.
   const std::atomic<int>* stop = nullptr;

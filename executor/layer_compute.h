@@ -30,6 +30,10 @@ class LayerCompute {
                             std::span<float> rebuilt) = 0;
   // Adds d(loss * loss_scale)/d(params) into `grads` and passes the gradient
   // on to the layer below; the caller releases the layer's regions after.
+  // `params` is the layer's parameters; for the final layer of a model
+  // with tied embeddings (core::TiedHead) it is followed by the embedding
+  // layer's, whose token table the head multiplies by, in every call;
+  // `grads` is always the layer's own.
   virtual void backward(int64_t step, int micro, int layer, std::span<const float> params,
                         std::span<float> grads, float loss_scale) = 0;
   // What `layer`'s forward keeps (saved, or checkpointed) for one

@@ -415,6 +415,7 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
                       .skipped_before = state_.skipped,
                       .accumulation = training_.gradient_accumulation,
                       .max_grad_norm = training_.max_grad_norm,
+                      .tied_head = core::tied_head(workload_),
                       .stop = options_.stop,
                       .watchdog = options_.watchdog,
                       .sink = &recorder_};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/placement.h"
+#include "core/tied_head.h"
 #include "tests/core/test_profiles.h"
 
 namespace stowage::core {
@@ -74,16 +75,17 @@ TEST(Lower, ZeroOffloadMovesGradientsAndOptimizerToTheHost) {
 }
 
 // ZeRO-Infinity: parameters come from the CPU for the forward and again for
-// the backward (12 uploads), and optimizer states are read from and written
-// to NVMe around each of the 6 optimizer steps: 16 compute + 12 + 6 + 12 + 6,
-// and the gradient check.
+// the backward (12 uploads), and the tied head's forward and backward fetch
+// the embedding for themselves (2 more); optimizer states are read from and
+// written to NVMe around each of the 6 optimizer steps: 16 compute + 14 + 6
+// + 12 + 6, and the gradient check.
 TEST(Lower, ZeroInfinityStreamsParamsAndStates) {
   const Lowered l = lower_tiny(StandardPlacement::kZeroInfinity);
   std::map<OpKind, int> n = count_kinds(l.schedule);
-  EXPECT_EQ(n[OpKind::kUploadParams], 12);
+  EXPECT_EQ(n[OpKind::kUploadParams], 14);
   EXPECT_EQ(n[OpKind::kReadStates], 6);
   EXPECT_EQ(n[OpKind::kWriteStates], 6);
-  EXPECT_EQ(l.schedule.ops.size(), 53u);
+  EXPECT_EQ(l.schedule.ops.size(), 55u);
   // Each state read moves 12 bytes per parameter of its layer.
   for (const Op& op : l.schedule.ops) {
     if (op.kind == OpKind::kReadStates) {
@@ -116,6 +118,64 @@ TEST(Lower, SeveralRanksAddCollectives) {
       EXPECT_EQ(op.bytes, Bytes(2 * l.workload.layers()[static_cast<size_t>(op.layer)].param_count() / 8));
     }
   }
+}
+
+// Tied embeddings: the final layer's head multiplies by the embedding's
+// token table, so with parameters off the GPU its forward and backward each
+// wait for uploads of the embedding layer's param16 (tiny-gpt's table
+// and positions are one partition: 2 B x its parameters) that they free;
+// with parameters on the GPU they read it where it rests. An untied model's
+// head owns its weight and fetches nothing else.
+TEST(Lower, TiedHeadFetchesTheEmbeddingTableForTheFinalLayer) {
+  const Lowered l = lower_tiny(StandardPlacement::kZeroInfinity);
+  const Schedule& s = l.schedule;
+  const int final_layer = static_cast<int>(l.workload.layers().size()) - 1;
+  ASSERT_EQ(tied_head(l.workload), (TiedHead{.layer = final_layer, .source = 0}));
+  const Bytes embedding(2 * l.workload.layers()[0].param_count());
+  int heads = 0;
+  for (const Op& op : s.ops) {
+    if (op.layer != final_layer || (op.kind != OpKind::kForward && op.kind != OpKind::kBackward)) continue;
+    ++heads;
+    Bytes uploaded;
+    for (OpId d : op.deps) {
+      const Op& dep = s.op(d);
+      if (dep.kind != OpKind::kUploadParams || dep.layer != 0) continue;
+      uploaded += dep.bytes;
+      ASSERT_EQ(dep.allocs.size(), 1u);
+      EXPECT_TRUE(std::any_of(op.frees.begin(), op.frees.end(), [&](const MemoryEffect& f) {
+        return f.tier == Tier::kGpu && f.tensor == dep.allocs[0].tensor && f.bytes == dep.bytes;
+      })) << op.name;
+    }
+    EXPECT_EQ(uploaded, embedding) << op.name;
+  }
+  EXPECT_EQ(heads, 2);
+  EXPECT_TRUE(validate(s).empty());
+  // Parameters on the GPU: the head reads the embedding's resting copy.
+  const Lowered gpu = lower_tiny(StandardPlacement::kZeroOffload);
+  for (const Op& op : gpu.schedule.ops) {
+    if (op.layer != final_layer || op.kind != OpKind::kForward) continue;
+    EXPECT_TRUE(std::any_of(op.reads.begin(), op.reads.end(),
+                            [](const std::string& r) { return r.starts_with("param16 embedding v0 gpu"); }))
+        << op.name;
+  }
+  // tiny-llama's head is its own: no tied head, and its final layer's ops
+  // wait for no fetch of the embedding.
+  const MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const TrainingSpec training = must(bundled().training("default"));
+  const Workload llama(must(bundled().model("tiny-llama")), training.sequence_length);
+  const Policy p = policy_for(standard_placement(StandardPlacement::kZeroInfinity, 1), llama, training);
+  const Schedule untied = must(lower(p, machine, llama, training, {.steps = 1}));
+  EXPECT_FALSE(tied_head(llama).has_value());
+  const int llama_final = static_cast<int>(llama.layers().size()) - 1;
+  int finals = 0;
+  for (const Op& op : untied.ops) {
+    if (op.layer != llama_final || (op.kind != OpKind::kForward && op.kind != OpKind::kBackward)) continue;
+    ++finals;
+    for (OpId d : op.deps) {
+      EXPECT_FALSE(untied.op(d).kind == OpKind::kUploadParams && untied.op(d).layer == 0) << op.name;
+    }
+  }
+  EXPECT_GE(finals, 2);  // a forward and a backward at least (the policy may gather it in pieces)
 }
 
 TEST(Lower, IssueOrderIsATopologicalOrderAndValid) {

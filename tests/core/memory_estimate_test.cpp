@@ -4,7 +4,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "tests/core/test_profiles.h"
 
@@ -14,10 +19,12 @@ namespace {
 using testing::bundled;
 using testing::must;
 
-// DeepSpeed's published estimators, transcribed from
+// DeepSpeed's published estimators, transcribed from DeepSpeed 0.19.8's
 // deepspeed/runtime/zero/stage_1_and_2.py (estimate_zero2_model_states_mem_needs)
 // and deepspeed/runtime/zero/stage3.py (estimate_zero3_model_states_mem_needs),
 // one node, additional_buffer_factor 1.5. Returns {cpu, gpu} bytes.
+// (EveryBundledMachineModelAndPlacementMatchesDeepSpeedItself below holds
+// Stowage to the installed DeepSpeed's own output instead.)
 struct DeepSpeedFigures {
   int64_t cpu;
   int64_t gpu;
@@ -28,8 +35,9 @@ DeepSpeedFigures deepspeed_zero2(double total_params, int gpus, bool cpu_offload
     return {static_cast<int64_t>(total_params * std::max(4.0 * gpus, 16.0) * 1.5),
             static_cast<int64_t>(2 * total_params)};
   }
+  // 2 = params_16bit, 18 = (2 grads16 + 4 grads32 + 4 params32 + 8 states) / gpus
   return {static_cast<int64_t>(total_params * 4 * gpus * 1.5),
-          static_cast<int64_t>(4 * total_params + static_cast<double>(static_cast<int64_t>(16 * total_params / gpus)))};
+          static_cast<int64_t>(2 * total_params + static_cast<double>(static_cast<int64_t>(18 * total_params / gpus)))};
 }
 
 DeepSpeedFigures deepspeed_zero3(double total_params, double largest_layer_params, int gpus, bool cpu_offload,
@@ -136,6 +144,87 @@ TEST(DeepSpeedAgreement, EveryCoveredDeepSpeedPlacementMatchesItsFormula) {
                                               "zero-3-optimizer-cpu-params-nvme", "zero-3-optimizer-nvme",
                                               "zero-3-optimizer-nvme-params-cpu", "zero-3-optimizer-nvme-params-nvme"}));
   EXPECT_FALSE(deepspeed_estimator_covers(*placement_named("zero-3-optimizer-cpu-ratio-0.5", 1)));
+}
+
+// What DeepSpeed's own estimator (estimate_zero2/zero3_model_states_mem_needs
+// of the installed DeepSpeed, not a transcription) said for every bundled
+// machine x model x DeepSpeed placement name, as bench/peers/
+// deepspeed_estimator_check recorded it: one tagged JSON line per case with
+// the inputs it was given (Stowage's parameter counts, the machine's GPUs on
+// one node, zero.Init) and, where the estimator covers the placement, its
+// `deepspeed_gpu` (per GPU) and `deepspeed_cpu` (per node) bytes; and one
+// line per model (`kind: model`) with the parameters of the model built by
+// Hugging Face transformers from the profile's shape (`hf_params`) and
+// DeepSpeed's largest_layer_params of it (model_to_params).
+std::vector<nlohmann::json> recorded_deepspeed_estimates() {
+  std::ifstream in(std::string(STOWAGE_TEST_DATA_DIR) + "/../bench/deepspeed_estimator_check_sample.txt");
+  EXPECT_TRUE(in) << "tests/bench/deepspeed_estimator_check_sample.txt is missing";
+  const std::string tag = "DEEPSPEED_ESTIMATE ";
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find(tag);
+    if (at != std::string::npos) out.push_back(nlohmann::json::parse(line.substr(at + tag.size())));
+  }
+  return out;
+}
+
+// --convention deepspeed gives the real DeepSpeed's figures for every case
+// it covers, and says it covers exactly the placements DeepSpeed's estimator
+// can pose; the recording spans every bundled machine and model, so a new
+// profile fails here until the peer check is run again.
+TEST(DeepSpeedAgreement, EveryBundledMachineModelAndPlacementMatchesDeepSpeedItself) {
+  const ProfileCatalog catalog = bundled();
+  const MemoryOptions ds{.convention = Convention::kDeepSpeedEstimator, .scope = Scope::kModelStates};
+  std::map<std::string, Workload> workloads;  // by model: expanding the 1T models takes a while
+  std::map<std::string, MachineSpec> machines;
+  std::set<std::pair<std::string, std::string>> pairs;
+  std::set<std::string> covered;
+  size_t compared = 0;
+  std::set<std::string> models_counted;
+  for (const nlohmann::json& c : recorded_deepspeed_estimates()) {
+    if (c.value("kind", "") == "model") {
+      const std::string model = c.at("model");
+      if (!workloads.contains(model)) workloads.emplace(model, Workload(must(catalog.model(model)), 2048));
+      const Workload& w = workloads.at(model);
+      EXPECT_EQ(w.total_params(), c.at("hf_params").get<int64_t>()) << model;
+      EXPECT_EQ(w.largest_module_params(), c.at("deepspeed_largest_layer_params").get<int64_t>())
+          << model << ": DeepSpeed's largest layer is " << c.at("largest_module").get<std::string>();
+      models_counted.insert(model);
+      continue;
+    }
+    const std::string machine = c.at("machine"), model = c.at("model"), name = c.at("placement");
+    pairs.insert({machine, model});
+    if (!machines.contains(machine)) machines.emplace(machine, must(catalog.machine(machine)));
+    if (!workloads.contains(model)) workloads.emplace(model, Workload(must(catalog.model(model)), 2048));
+    const MachineSpec& m = machines.at(machine);
+    const Workload& w = workloads.at(model);
+    SCOPED_TRACE(machine + " / " + model + " / " + name);
+    ASSERT_EQ(c.at("gpus").get<int>(), m.gpu_count);
+    const std::optional<Placement> p = placement_named(name, m.gpu_count);
+    ASSERT_TRUE(p.has_value());
+    const bool deepspeed_covers = !c.at("call").is_null();
+    EXPECT_EQ(deepspeed_estimator_covers(*p), deepspeed_covers);
+    if (!deepspeed_covers) continue;
+    covered.insert(name);
+    ++compared;
+    EXPECT_EQ(c.at("params").get<int64_t>(), w.total_params());
+    EXPECT_EQ(c.at("largest_module_params").get<int64_t>(), w.largest_module_params());
+    // To the byte: the recorded models' per-class floors add up to
+    // DeepSpeed's one floor (the recording's largest difference is 0 B).
+    const MemoryEstimate e = estimate_memory(w, m, TrainingSpec{}, *p, ds);
+    EXPECT_EQ(e.tier(Tier::kGpu).used.count(), c.at("deepspeed_gpu").get<int64_t>());
+    EXPECT_EQ(e.tier(Tier::kCpu).used.count(), c.at("deepspeed_cpu").get<int64_t>());
+  }
+  for (const std::string& machine : catalog.names(ProfileKind::kMachine)) {
+    for (const std::string& model : catalog.names(ProfileKind::kModel)) {
+      EXPECT_TRUE(pairs.contains({machine, model})) << machine << " / " << model << " not in the recording";
+    }
+  }
+  EXPECT_EQ(covered, (std::set<std::string>{"zero-1", "zero-1-optimizer-cpu", "zero-2", "zero-2-optimizer-cpu",
+                                            "zero-3", "zero-3-optimizer-cpu", "zero-3-optimizer-cpu-params-cpu"}));
+  EXPECT_EQ(compared, pairs.size() * covered.size());
+  const std::vector<std::string> bundled_models = catalog.names(ProfileKind::kModel);
+  EXPECT_EQ(models_counted, std::set<std::string>(bundled_models.begin(), bundled_models.end()));
 }
 
 // Worked numbers for Llama-2-13B, N = 13,015,864,320, on one GPU:

@@ -149,6 +149,15 @@ TEST(Workload, TensorsCarryClassAndDtype) {
   EXPECT_EQ(tensors.back().tensor_class, TensorClass::kActivation);
 }
 
+// Hugging Face holds a Mixtral layer's 8 experts as one module
+// (MixtralExperts), which DeepSpeed's estimator gathers at once: 8 x 3 x
+// 14336 x 4096 = 1,409,286,144 parameters, far above the embedding's
+// 32000 x 4096 = 131,072,000 (the figure before experts were one module).
+TEST(Workload, LargestModuleIsALayersExpertsForMixtral) {
+  const Workload w(must(bundled().model("mixtral-8x7b")), 4096);
+  EXPECT_EQ(w.largest_module_params(), int64_t{8} * 3 * 14336 * 4096);
+}
+
 TEST(Workload, LargestModuleIsTheEmbeddingForLlama2) {
   const Workload w(must(bundled().model("llama-2-13b")), 4096);
   EXPECT_EQ(w.largest_module_params(), 32000 * 5120);  // embed_tokens (= lm_head)

@@ -87,7 +87,8 @@ std::string run_declared(const core::PlanFile& plan, Lie lie, const std::string&
   EXPECT_TRUE(homes);
   auto resident = ResidentBuffers::hold(*b, *schedule);
   if (!resident) return core::to_string(resident.error());
-  Interpreter interpreter(*schedule, *b, *homes, model, {.watchdog = std::chrono::seconds(30)});
+  Interpreter interpreter(*schedule, *b, *homes, model,
+                          {.tied_head = core::tied_head(run_workload), .watchdog = std::chrono::seconds(30)});
   auto ran = interpreter.run();
   return ran ? "" : core::to_string(ran.error());
 }
