@@ -175,7 +175,7 @@ core::Diagnostics write_trace(const std::string& path, const core::Schedule& s, 
 // on the same root must cost nothing. kExitOk when all is well.
 int prepare_outputs(const Context& context, const RunArgs& a,
                     std::optional<executor::DirectoryLock>& checkpoint_lock) {
-  for (const std::string& path : {a.trace, a.predicted_trace}) {
+  for (const std::string& path : {a.trace, a.predicted_trace, a.export_weights}) {
     if (path.empty()) continue;
     if (auto checked = check_output_path(path); !checked) {
       report(context, checked.error());

@@ -335,6 +335,8 @@ TEST(RunCommand, BadOutputPathsAreRefusedBeforeTraining) {
       {"--trace", (dir / "missing" / "t.json").string()},
       {"--predicted-trace", (dir / "fifo.json").string()},
       {"--checkpoint-dir", (dir / "a-file").string()},
+      {"--export-weights", (dir / "missing" / "w.safetensors").string()},  // was found after training
+      {"--export-weights", (dir / "fifo.json").string()},
   };
   for (const std::vector<std::string>& extra : bad) {
     std::vector<std::string> args = run_args(plan, dir, 2);
