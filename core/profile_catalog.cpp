@@ -85,7 +85,9 @@ std::vector<std::string> ProfileCatalog::names(ProfileKind kind) const {
   std::vector<std::string> out;
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(root_ / folder_name(kind), ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".yaml") out.push_back(profile_name(e.path()));
+    // No throw: a symlink loop in the folder is no profile, not an internal error.
+    std::error_code entry_ec;
+    if (e.is_regular_file(entry_ec) && e.path().extension() == ".yaml") out.push_back(profile_name(e.path()));
   }
   std::sort(out.begin(), out.end());
   return out;

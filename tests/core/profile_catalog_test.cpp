@@ -145,7 +145,9 @@ TEST_F(TempProfiles, APathThatIsNotAFileSaysWhatItIs) {
 }
 
 // The same by name: `--gpu fifo` found profiles/gpus/fifo.yaml, which is no
-// file, and said "unknown gpu profile 'fifo' (did you mean ...)".
+// file, and said "unknown gpu profile 'fifo' (did you mean ...)"; and a
+// symlink loop anywhere in the folder made every unknown name an internal
+// error (listing the known names threw).
 TEST_F(TempProfiles, ANameWhoseFileIsNotAFileSaysWhatItIs) {
   ASSERT_EQ(::mkfifo((root / "gpus" / "fifo.yaml").c_str(), 0600), 0);
   fs::create_directories(root / "gpus" / "folder.yaml");
