@@ -157,7 +157,7 @@ int write_pools_report(const Context& context, const ExportArgs& a, const core::
 
 int run_export(const Context& context, const ExportArgs& a) {
   const core::ProfileCatalog catalog = context.catalog();
-  auto plan = core::load_plan(a.plan);
+  auto plan = core::load_plan(a.plan, catalog.root());
   if (!plan) return report(context, plan.error());
   auto in = load_inputs(catalog, plan->machine, plan->model, plan->training, &plan->places);
   if (!in) return report(context, in.error());

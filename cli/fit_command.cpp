@@ -97,7 +97,9 @@ int run_fit(const Context& context, const FitArgs& a) {
       print_plan(out, *inputs, result, false);
     }
     if (!a.output.empty()) {
-      if (core::Diagnostics d = save_plan(*inputs, *result.best, a.output); !d.empty()) {
+      if (core::Diagnostics d =
+              save_plan(*inputs, *result.best, a.output, context.catalog().root(), *context.err);
+          !d.empty()) {
         report(context, d);
         return kExitCannotWrite;
       }

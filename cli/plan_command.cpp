@@ -66,7 +66,9 @@ int run_plan(const Context& context, const PlanArgs& a) {
   }
   if (!result.best) return kExitOk;  // no plan to write: the advice above says why
   if (!a.output.empty()) {
-    if (core::Diagnostics d = save_plan(*inputs, *result.best, a.output); !d.empty()) {
+    if (core::Diagnostics d =
+            save_plan(*inputs, *result.best, a.output, context.catalog().root(), *context.err);
+        !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
     }

@@ -303,9 +303,17 @@ core::PlanFile to_plan_file(const PlanInputs& in, const Evaluation& chosen) {
           .policy = chosen.candidate.policy, .predicted = f};
 }
 
-core::Diagnostics save_plan(const PlanInputs& in, const Evaluation& chosen, const std::string& path) {
+core::Diagnostics save_plan(const PlanInputs& in, const Evaluation& chosen, const std::string& path,
+                            const std::filesystem::path& profiles_root, std::ostream& warnings) {
   const core::PlanFile plan = core::with_references_relative_to(to_plan_file(in, chosen), path);
-  return write_file_atomically(path, core::write_plan(plan, partition_names(in, chosen.candidate)));
+  core::Diagnostics d =
+      write_file_atomically(path, core::write_plan(plan, partition_names(in, chosen.candidate)));
+  if (d.empty()) {
+    for (const std::string& w : core::references_refused_on_reading(plan, path, profiles_root)) {
+      warnings << "warning: " << w << '\n';
+    }
+  }
+  return d;
 }
 
 core::Diagnostics write_plan_trace(const PlanInputs& in, const Evaluation& chosen, const std::filesystem::path& path) {

@@ -46,8 +46,13 @@ core::PlanFile to_plan_file(const PlanInputs& inputs, const planner::Evaluation&
 
 // Writes `chosen` as a plan file at `path`: references to profile files
 // relative to its folder, each partition named by layer, written atomically
-// (cli/output_file.h). The caller checked `path` before the search.
-core::Diagnostics save_plan(const PlanInputs& inputs, const planner::Evaluation& chosen, const std::string& path);
+// (cli/output_file.h). The caller checked `path` before the search. A
+// reference that reading the plan back would refuse (outside its folder and
+// `profiles_root`, core/profile_reference.h) is written all the same, with a
+// "warning: ..." line on `warnings`.
+core::Diagnostics save_plan(const PlanInputs& inputs, const planner::Evaluation& chosen,
+                            const std::string& path, const std::filesystem::path& profiles_root,
+                            std::ostream& warnings);
 
 // Re-simulates the chosen plan to its steady state and writes its trace.
 core::Diagnostics write_plan_trace(const PlanInputs& inputs, const planner::Evaluation& chosen,

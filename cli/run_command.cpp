@@ -175,7 +175,7 @@ core::Diagnostics write_trace(const std::string& path, const core::Schedule& s, 
 // on the same root must cost nothing. kExitOk when all is well.
 int prepare_outputs(const Context& context, const RunArgs& a,
                     std::optional<executor::DirectoryLock>& checkpoint_lock) {
-  for (const std::string& path : {a.trace, a.predicted_trace}) {
+  for (const std::string& path : {a.trace, a.predicted_trace, a.export_weights}) {
     if (path.empty()) continue;
     if (auto checked = check_output_path(path); !checked) {
       report(context, checked.error());
@@ -243,9 +243,10 @@ bool lies_in_given_inputs(const core::Diagnostics& problems, const RunArgs& a,
 }
 
 int run_run(const Context& context, const RunArgs& a) {
-  auto plan = core::load_plan(a.plan);
+  const core::ProfileCatalog catalog = context.catalog();
+  auto plan = core::load_plan(a.plan, catalog.root());
   if (!plan) return report(context, plan.error());
-  auto in = load_inputs(context.catalog(), plan->machine, plan->model, plan->training, &plan->places);
+  auto in = load_inputs(catalog, plan->machine, plan->model, plan->training, &plan->places);
   if (!in) return report(context, in.error());
   if (core::Diagnostics d = executor::check_runnable(*plan, in->machine, in->model, in->training);
       !d.empty()) {

@@ -50,7 +50,7 @@ core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const Simula
   std::string machine = a.machine, model = a.model, training = a.training;
   std::optional<core::PlanFile> plan;
   if (!a.plan.empty()) {
-    auto p = core::load_plan(a.plan);
+    auto p = core::load_plan(a.plan, catalog.root());
     if (!p) return std::unexpected(p.error());
     plan = std::move(*p);
     machine = plan->machine, model = plan->model, training = plan->training;
@@ -194,6 +194,14 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
   if (writes_nvme && setup->assumed_nvme_write) setup->warnings.push_back(*setup->assumed_nvme_write);
   if (auto w = planner::pinned_memory_warning(cpu_peak, setup->machine, setup->policy))
     setup->warnings.push_back(*w);
+  if (!a.save_plan.empty()) {  // a path the user gave that the saved plan may not lead to when read back
+    const core::PlanFile named{
+        .machine = setup->machine_name, .model = setup->model_name, .training = setup->training_name};
+    for (std::string& w : core::references_refused_on_reading(
+             core::with_references_relative_to(named, a.save_plan), a.save_plan, context.catalog().root())) {
+      setup->warnings.push_back(std::move(w));
+    }
+  }
   if (!a.trace.empty()) {
     std::ostringstream text;
     core::write_chrome_trace(*schedule, p.timeline,

@@ -108,7 +108,7 @@ int run_whatif(const Context& context, const WhatifArgs& a) {
       return kExitCannotWrite;
     }
   }
-  auto plan = core::load_plan(a.plan);
+  auto plan = core::load_plan(a.plan, catalog.root());
   if (!plan) return report(context, plan.error());
   auto inputs = load_plan_inputs(catalog, plan->machine, plan->model, plan->training);
   if (!inputs) return report(context, inputs.error());
@@ -151,7 +151,8 @@ int run_whatif(const Context& context, const WhatifArgs& a) {
       report(context, d);
       return kExitCannotWrite;
     }
-    if (core::Diagnostics d = save_plan(named, *after.best, a.output); !d.empty()) {
+    if (core::Diagnostics d = save_plan(named, *after.best, a.output, context.catalog().root(), *context.err);
+        !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
     }

@@ -87,7 +87,7 @@ int create_temp(const fs::path& target, std::string& temp) {
   return -1;
 }
 
-bool write_all(int fd, const std::string& content) {
+bool write_all(int fd, std::span<const char> content) {
   size_t written = 0;
   while (written < content.size()) {
     const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
@@ -118,6 +118,11 @@ Result<fs::path> check_output_path(const fs::path& path) {
 }
 
 Diagnostics write_file_atomically(const fs::path& path, const std::string& content) {
+  const std::span<const char> whole(content.data(), content.size());
+  return write_file_atomically(path, std::span<const std::span<const char>>(&whole, 1));
+}
+
+Diagnostics write_file_atomically(const fs::path& path, std::span<const std::span<const char>> pieces) {
   auto target = check_output_path(path);
   if (!target) return target.error();
   const std::optional<mode_t> mode = existing_mode(*target);
@@ -138,9 +143,11 @@ Diagnostics write_file_atomically(const fs::path& path, const std::string& conte
     ::close(fd);
     return failure("cannot keep the output file's permissions");
   }
-  if (!write_all(fd, content)) {
-    ::close(fd);
-    return failure("cannot write output file");
+  for (const std::span<const char> piece : pieces) {
+    if (!write_all(fd, piece)) {
+      ::close(fd);
+      return failure("cannot write output file");
+    }
   }
   const bool synced = ::fsync(fd) == 0;
   const bool closed = ::close(fd) == 0;

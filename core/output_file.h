@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <span>
 #include <string>
 
 #include "core/diagnostic.h"
@@ -25,5 +26,12 @@ namespace stowage::core {
 // Empty diagnostics on success; otherwise one naming the file and the
 // reason, with whatever was at `path` left as it was.
 Diagnostics write_file_atomically(const std::filesystem::path& path, const std::string& content);
+
+// The same for content given in pieces, written one after another: a large
+// binary output (safetensors weights, many GiB) goes out by the same rules
+// without being copied into one string first. The pieces must stay alive
+// for the call.
+Diagnostics write_file_atomically(const std::filesystem::path& path,
+                                  std::span<const std::span<const char>> pieces);
 
 }  // namespace stowage::core

@@ -290,30 +290,28 @@ Result<PlanFile> read_plan(const std::string& text, const std::string& file) {
   return plan_from_yaml(*root, file);
 }
 
-namespace {
-
-// A relative path spelled so that it still reads as a path: "m" would be
-// taken for a bundled profile's name, "./m" is not.
-std::string as_path_reference(const std::filesystem::path& path) {
-  std::string text = path.string();
-  return is_path_reference(text) ? text : "./" + text;
-}
-
-}  // namespace
-
-Result<PlanFile> load_plan(const std::filesystem::path& path) {
+Result<PlanFile> load_plan(const std::filesystem::path& path, const std::filesystem::path& profiles_root) {
   Result<YAML::Node> root = load_yaml_file(path.string());
   if (!root) return std::unexpected(root.error());
   Result<PlanFile> plan = plan_from_yaml(*root, path.string());
-  if (plan) {
-    const std::filesystem::path folder = path.parent_path();
-    for (std::string* ref : {&plan->machine, &plan->model, &plan->training}) {
-      if (is_path_reference(*ref) && std::filesystem::path(*ref).is_relative()) {
-        *ref = as_path_reference((folder / *ref).lexically_normal());
-      }
+  if (!plan) return plan;
+  // Issue 12 item 4: a plan someone sent may not make Stowage read
+  // `model: ../../etc/shadow`; each refusal at the reference's own line.
+  Diagnostics refused;
+  for (auto [ref, field] : {std::pair{&plan->machine, "machine"}, std::pair{&plan->model, "model"},
+                            std::pair{&plan->training, "training"}}) {
+    Result<std::string> placed = confine_reference(path, *ref, profiles_root, field, "plan");
+    if (placed) {
+      *ref = std::move(*placed);
+      continue;
     }
+    Diagnostic d = placed.error().front();
+    d.what = std::string(field) + ": " + d.what;
+    refused.push_back(std::move(d));
   }
-  return plan;
+  if (refused.empty()) return plan;
+  locate_in_plan(refused, plan->places);
+  return std::unexpected(std::move(refused));
 }
 
 namespace {
@@ -350,6 +348,20 @@ void locate_in_plan(Diagnostics& diagnostics, const PlanPlaces& places) {
   }
 }
 
+std::vector<std::string> references_refused_on_reading(const PlanFile& plan,
+                                                       const std::filesystem::path& plan_path,
+                                                       const std::filesystem::path& profiles_root) {
+  std::vector<std::string> out;
+  for (auto [ref, field] : {std::pair{&plan.machine, "machine"}, std::pair{&plan.model, "model"},
+                            std::pair{&plan.training, "training"}}) {
+    if (confine_reference(plan_path, *ref, profiles_root, field, "plan")) continue;
+    out.push_back(std::string(field) + ": '" + *ref + "' lies outside the folder of " + plan_path.string() +
+                  " and the profile folder, so reading that plan back needs the file copied beside it or " +
+                  kAllowProfilePathsVariable + "=1");
+  }
+  return out;
+}
+
 void locate_reference_problems(Diagnostics& diagnostics, std::string_view field, const PlanPlaces& places) {
   if (places.file.empty()) return;
   for (Diagnostic& d : diagnostics) {
@@ -365,14 +377,9 @@ PlanFile with_references_relative_to(PlanFile plan, const std::filesystem::path&
     if (!is_path_reference(*ref)) continue;
     const fs::path target = fs::absolute(*ref).lexically_normal();
     const fs::path relative = target.lexically_relative(folder);
-    *ref = relative.empty() ? target.string() : as_path_reference(relative);
+    *ref = relative.empty() ? target.string() : spelled_as_path(relative);
   }
   return plan;
-}
-
-bool is_path_reference(std::string_view reference) {
-  return reference.find('/') != std::string_view::npos || reference.ends_with(".yaml") ||
-         reference.ends_with(".yml");
 }
 
 }  // namespace stowage::core

@@ -14,6 +14,7 @@
 
 #include "core/diagnostic.h"
 #include "core/policy.h"
+#include "core/profile_reference.h"  // is_path_reference, declared here before
 #include "core/units.h"
 
 namespace stowage::core {
@@ -81,8 +82,13 @@ void locate_reference_problems(Diagnostics& diagnostics, std::string_view field,
 // Reads the plan file at `path`; an unreadable file is a diagnostic too.
 // A relative path among the plan's references (`training: ./x.yaml`) names
 // a file beside the plan, not in the working directory: it comes back
-// joined to the plan's folder, so that the profile catalog finds it.
-[[nodiscard]] Result<PlanFile> load_plan(const std::filesystem::path& path);
+// joined to the plan's folder, so that the profile catalog finds it. A path
+// reference must lie inside the plan's folder or `profiles_root` (the
+// catalog's root), unless STOWAGE_ALLOW_PROFILE_PATHS=1 (core/profile_reference.h,
+// the rule a machine profile's references follow too); one that does not is
+// refused at its line: `plan.yaml:3:8: model: the reference '...' lies outside ...`.
+[[nodiscard]] Result<PlanFile> load_plan(const std::filesystem::path& path,
+                                         const std::filesystem::path& profiles_root);
 
 // The plan with each path reference, given relative to the working
 // directory, rewritten relative to the folder of `plan_path`, where the plan
@@ -90,9 +96,12 @@ void locate_reference_problems(Diagnostics& diagnostics, std::string_view field,
 // bundled profiles are left as they are.
 [[nodiscard]] PlanFile with_references_relative_to(PlanFile plan, const std::filesystem::path& plan_path);
 
-// True when a reference is a path rather than a bundled profile's name: it
-// contains '/' or ends in .yaml or .yml (the rule ProfileCatalog::locate
-// applies).
-[[nodiscard]] bool is_path_reference(std::string_view reference);
+// What a command that writes `plan` (references already relative to it, as
+// with_references_relative_to gives them) to `plan_path` should warn of: one
+// line per reference that load_plan(plan_path, profiles_root) would refuse,
+// a path the user gave on the command line that lies outside the plan's
+// folder and the profile folder ("model: '../m.yaml' lies outside ...").
+[[nodiscard]] std::vector<std::string> references_refused_on_reading(
+    const PlanFile& plan, const std::filesystem::path& plan_path, const std::filesystem::path& profiles_root);
 
 }  // namespace stowage::core

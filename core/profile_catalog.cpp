@@ -9,6 +9,7 @@
 
 #include "core/nearest_name.h"
 #include "core/profile_reader.h"
+#include "core/profile_reference.h"
 
 #ifndef STOWAGE_PROFILES_DIR
 #define STOWAGE_PROFILES_DIR "profiles"
@@ -18,15 +19,6 @@ namespace stowage::core {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Set to 1, a machine profile's references to its GPU, host and NVMe
-// profiles may be paths anywhere; otherwise a path reference is read only
-// inside the profile folder or the machine file's own folder (issue 12).
-constexpr const char* kAllowProfilePathsVariable = "STOWAGE_ALLOW_PROFILE_PATHS";
-
-bool looks_like_path(std::string_view s) {
-  return s.find('/') != std::string_view::npos || s.ends_with(".yaml") || s.ends_with(".yml");
-}
 
 std::string profile_name(const fs::path& path) { return path.stem().string(); }
 
@@ -80,46 +72,6 @@ bool resolve(Result<Spec> part, const SourceLocation& at, std::string_view field
   return false;
 }
 
-// Whether `path` lies inside `folder`, judged on the names as written
-// ("a/../../b" is outside "a"): what a profile's text can reach. A symlink
-// the user put inside the folder is followed as any path the user gives.
-bool lies_inside(const fs::path& path, const fs::path& folder) {
-  std::error_code ec;
-  const fs::path p = fs::absolute(path, ec).lexically_normal();
-  if (ec) return false;
-  fs::path f = fs::absolute(folder, ec).lexically_normal();
-  if (ec) return false;
-  if (!f.empty() && f.filename().empty()) f = f.parent_path();  // "profiles/" is "profiles"
-  auto [fi, pi] = std::mismatch(f.begin(), f.end(), p.begin(), p.end());
-  return fi == f.end();
-}
-
-bool profile_paths_allowed() {
-  const char* env = std::getenv(kAllowProfilePathsVariable);
-  return env != nullptr && std::string_view(env) == "1";
-}
-
-// Where a machine's reference to a part points (issue 12 item 4): a name is
-// a bundled profile; a path is read beside the machine file and must lie in
-// the profile folder or the machine file's folder, so that a machine
-// profile someone sent cannot make Stowage read `gpu: ../../etc/shadow`.
-// STOWAGE_ALLOW_PROFILE_PATHS=1 lifts the rule.
-Result<std::string> place_reference(const fs::path& machine_file, const std::string& ref, const fs::path& root,
-                                    std::string_view field) {
-  if (!looks_like_path(ref)) return ref;
-  const fs::path beside = machine_file.parent_path();
-  const fs::path path = fs::path(ref).is_absolute() ? fs::path(ref) : beside / ref;
-  if (profile_paths_allowed() || lies_inside(path, root) || lies_inside(path, beside.empty() ? "." : beside)) {
-    return path.string();
-  }
-  return fail({{},
-               "the reference '" + ref + "' lies outside the profile folder '" + root.string() +
-                   "' and the machine profile's folder '" + (beside.empty() ? std::string(".") : beside.string()) +
-                   "', so it is not read",
-               std::string("a ") + std::string(field) + " profile name, or a path inside those folders; " +
-                   kAllowProfilePathsVariable + "=1 allows any path"});
-}
-
 }  // namespace
 
 ProfileCatalog::ProfileCatalog(fs::path root) : root_(std::move(root)) {}
@@ -133,14 +85,16 @@ std::vector<std::string> ProfileCatalog::names(ProfileKind kind) const {
   std::vector<std::string> out;
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(root_ / folder_name(kind), ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".yaml") out.push_back(profile_name(e.path()));
+    // No throw: a symlink loop in the folder is no profile, not an internal error.
+    std::error_code entry_ec;
+    if (e.is_regular_file(entry_ec) && e.path().extension() == ".yaml") out.push_back(profile_name(e.path()));
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
 Result<fs::path> ProfileCatalog::locate(ProfileKind kind, std::string_view name_or_path) const {
-  if (looks_like_path(name_or_path)) {
+  if (is_path_reference(name_or_path)) {
     fs::path path(name_or_path);
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);  // no throw: a symlink loop is bad input, not a crash
@@ -151,7 +105,15 @@ Result<fs::path> ProfileCatalog::locate(ProfileKind kind, std::string_view name_
   }
   fs::path path = root_ / folder_name(kind) / (std::string(name_or_path) + ".yaml");
   std::error_code ec;
-  if (fs::is_regular_file(path, ec)) return path;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_regular_file(st)) return path;
+  // Something is there under the name but is no file (a directory, a FIFO,
+  // a link to a device or a loop): say what, not "unknown profile" (issue 12).
+  std::error_code link_ec;
+  if (fs::symlink_status(path, link_ec).type() != fs::file_type::not_found) {
+    return fail({{path.string(), 0, 0}, why_not_a_profile(st, ec),
+                 "a " + std::string(format_word(kind)) + " profile file"});
+  }
   const std::vector<std::string> known = names(kind);
   std::string expected;
   if (std::optional<std::string> near = nearest_name(name_or_path, known)) {
@@ -189,7 +151,7 @@ Result<MachineSpec> ProfileCatalog::machine(std::string_view name_or_path) const
   Diagnostics diagnostics;
   // A reference that may not be read is reported where the machine names it.
   auto place = [&](std::string& ref, const SourceLocation& at, std::string_view field) {
-    Result<std::string> placed = place_reference(*file, ref, root_, field);
+    Result<std::string> placed = confine_reference(*file, ref, root_, field, "machine profile");
     if (placed) {
       ref = *placed;
       return true;

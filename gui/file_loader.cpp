@@ -13,7 +13,7 @@ FileKind kind_of(const std::filesystem::path& path) {
 core::Result<LoadedFile> load_file(const std::filesystem::path& path, const core::ProfileCatalog& catalog) {
   LoadedFile out{.path = path, .kind = kind_of(path)};
   if (out.kind == FileKind::kPlan) {
-    auto plan = core::load_plan(path);
+    auto plan = core::load_plan(path, catalog.root());
     if (!plan) return std::unexpected(plan.error());
     // A plan names its machine; without that profile the memory view just
     // shows no capacity lines, which is no reason to refuse the plan.

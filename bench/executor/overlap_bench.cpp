@@ -28,8 +28,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "overlap_bench: give at least %lld steps\n", static_cast<long long>(kWarmup + 3));
     return 2;
   }
-  auto plan = core::load_plan(plan_path);
   const core::ProfileCatalog catalog(STOWAGE_PROFILES_DIR);
+  auto plan = core::load_plan(plan_path, catalog.root());
   if (!plan) {
     std::fprintf(stderr, "%s\n", core::to_string(plan.error()).c_str());
     return 1;

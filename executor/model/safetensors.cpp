@@ -10,9 +10,12 @@
 #include <fstream>
 #include <numeric>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/output_file.h"
 #include "core/text_file.h"
 #include "executor/model/half_convert.h"
 
@@ -199,22 +202,17 @@ core::Result<void> write_safetensors(const std::filesystem::path& path,
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // so the data starts 8-byte aligned
-  const std::filesystem::path temporary = path.string() + ".partial";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    const uint64_t n = text.size();
-    out.write(reinterpret_cast<const char*>(&n), 8);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    for (const NamedTensor& t : tensors) {
-      out.write(reinterpret_cast<const char*>(t.values.data()),
-                static_cast<std::streamsize>(t.values.size() * sizeof(float)));
-    }
-    out.close();
-    if (!out) return core::fail(problem(path, "could not be written", "a writable path"));
+  // Written by the rules of every output (core/output_file.h, issue 12): a
+  // temporary file of Stowage's own beside the target, renamed only over a
+  // regular file or nothing, its mode kept. (A fixed "W.partial" beside it
+  // truncated a user's file of that name, and the rename replaced a device
+  // node or a symlink.)
+  const uint64_t n = text.size();
+  std::vector<std::span<const char>> pieces{{reinterpret_cast<const char*>(&n), 8}, {text.data(), text.size()}};
+  for (const NamedTensor& t : tensors) {
+    pieces.emplace_back(reinterpret_cast<const char*>(t.values.data()), t.values.size() * sizeof(float));
   }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) return core::fail(problem(path, "could not be written: " + ec.message(), "a writable path"));
+  if (core::Diagnostics d = core::write_file_atomically(path, pieces); !d.empty()) return std::unexpected(d);
   return {};
 }
 

@@ -16,6 +16,8 @@ through `stowage memory`, `simulate`, `compare`, `run` and the GUI's
   silent     the GUI reporting a failed input but exiting 0
   destroyed  an output path that held something Stowage did not create (a
              FIFO, a device, a folder, a symlink to one) changed by the case
+  echoed     the output holds a line of the file that a plan's escaping
+             reference (`model: ../secret.yaml`) names: it may not be read
 
 Each case starts from inputs that work (checked first: a control that fails
 is a failure too) and changes one thing. Cases run round-robin across the
@@ -50,11 +52,16 @@ QT_NOISE = re.compile(r"^(QStandardPaths|qt\.|This plugin|QFont|propagateSizeHin
 # Mutations no reader may accept: whatever the file kind, these are refused.
 MUST_REFUSE = {"empty", "garbage", "deep", "truncated", "format-only", "directory", "fifo", "dev-zero",
                "symlink-loop", "over-limit", "not-an-object", "events-not-a-list", "v1",
-               "onto-fifo", "onto-folder", "onto-dev-full", "onto-link-to-fifo", "in-missing-folder"}
+               "onto-fifo", "onto-folder", "onto-dev-full", "onto-link-to-fifo", "in-missing-folder",
+               "machine-escape-up", "machine-escape-absolute", "machine-escape-dotted", "model-escape-up",
+               "model-escape-absolute", "model-escape-dotted", "training-escape-up", "training-escape-absolute",
+               "training-escape-dotted"}
 # What a sanitizer prints: ASan's and LSan's "==PID==ERROR: ...Sanitizer", UBSan's
 # "file:line:col: runtime error: ..." and the SUMMARY line each of them ends with.
 SANITIZER = re.compile(r"ERROR: (Address|Leak|Thread|Memory|UndefinedBehavior)Sanitizer|"
                        r"runtime error: |SUMMARY: (Address|Leak|Thread|Memory|UndefinedBehavior)Sanitizer")
+# A line of the file escaping references point at: never read, so never printed.
+SECRET = "hash-of-a-password"
 LOCATION = re.compile(r"^(?P<file>[^\s:][^:]*?)(?::\d+(?::\d+)?)?: \S")
 
 
@@ -243,11 +250,16 @@ class Sweep:
             self.plan_text = f.read()
         with open(trace) as f:
             self.trace_text = f.read()
+        # The run's profiles go beside each plan that names them: a plan may
+        # name only files in its own folder or the profile folder (issue 12).
         executor = os.path.join(self.data, "executor")
+        self.run_profiles = [os.path.join(executor, name) for name in ("small-gpt.yaml", "small-training.yaml")]
+        for source in self.run_profiles:
+            shutil.copy(source, base)
         run_plan = os.path.join(base, "run-plan.yaml")
         self.run_stowage("simulate", "--machine", "workstation-24gb-1nvme", "--model",
-                         os.path.join(executor, "small-gpt.yaml"), "--training",
-                         os.path.join(executor, "small-training.yaml"), "--placement", "zero-infinity",
+                         os.path.join(base, "small-gpt.yaml"), "--training",
+                         os.path.join(base, "small-training.yaml"), "--placement", "zero-infinity",
                          "--save-plan", run_plan)
         with open(run_plan) as f:
             self.run_plan_text = f.read()
@@ -302,11 +314,25 @@ class Sweep:
             self.add(self.plan_case("plan", name, text))
         for name, _ in special_files("unused"):
             self.add(self.plan_case("plan", name, None, make=special(name)))
+        for name, text in self.escaping_references():
+            self.add(self.plan_case("plan", name, text))
         if self.args.gui:
             self.add(self.plan_case("gui", "plan-control", self.plan_text, gui=True))
             self.cases["gui"][-1].control = True
             for name, text in mutations[:: max(1, len(mutations) // self.args.gui_plans)]:
                 self.add(self.plan_case("gui", "plan:" + name, text, gui=True))
+
+    def escaping_references(self):
+        """A plan's machine, model or training named as a path outside the plan's folder and the profile
+        folder (issue 12 item 4): each is refused at its line, the file unread."""
+        secret = os.path.join(self.work, "base", "secret.yaml")
+        with open(secret, "w") as f:
+            f.write(f"root:$6${SECRET}:19000:0:99999:7:::\n")
+        for field in ("machine", "model", "training"):
+            for tag, target in (("up", "../base/secret.yaml"), ("absolute", secret), ("dotted", "./x/../../base/secret.yaml")):
+                text, n = re.subn(rf"^{field}: .*$", f"{field}: {target}", self.plan_text, count=1, flags=re.M)
+                if n:
+                    yield f"{field}-escape-{tag}", text
 
     # -- traces through `compare` and the GUI
     def trace_mutations(self):
@@ -386,6 +412,8 @@ class Sweep:
     # -- `run`: plans, corpora and checkpoint manifests
     def run_case(self, name, plan_text=None, corpus=None, manifest=None, make_corpus=None, env=None):
         d = self.case_dir("run")
+        for source in self.run_profiles:
+            shutil.copy(source, d)
         plan = os.path.join(d, "plan.yaml")
         with open(plan, "w") as f:
             f.write(plan_text if plan_text is not None else self.run_plan_text)
@@ -566,6 +594,8 @@ class Sweep:
             unlocated = [l for l in lines if not self.located(l, case)] if case.code in REFUSALS or case.gui else []
             if unlocated:
                 case.verdict, case.detail = "unlocated", unlocated[0][:300]
+            elif SECRET in err:
+                case.verdict, case.detail = "echoed", "the output holds a line of a file no reader may echo"
             elif case.gui and case.code == 0 and lines:
                 case.verdict, case.detail = "silent", f"exit 0 after: {lines[0][:300]}"
             elif case.code == 0 and must_refuse(case.name):
@@ -619,6 +649,7 @@ def self_test():
         (f"stowage-gui: {here}: cannot read\n", 0, True, "x", "silent"),
     ]
     cases += [(f"error: {here}: not a regular file\n", 73, False, "onto-fifo", "destroyed")]
+    cases += [(f"error: {here}:1:1: unknown key 'root:$6${SECRET}'\n", 65, False, "model-escape-up", "echoed")]
     failed = 0
     for err, code, gui, name, want in cases:
         check = (lambda: "out-fifo.png was a fifo, now file") if want == "destroyed" else None

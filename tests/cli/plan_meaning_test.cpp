@@ -14,6 +14,7 @@
 
 #include "cli/exit_codes.h"
 #include "core/plan_file.h"
+#include "core/profile_catalog.h"
 #include "tests/cli/run_stowage.h"
 #include "tests/cli/temp_dir.h"
 
@@ -131,7 +132,7 @@ TEST(PlanMeaning, PlanFileNamesPartitionsByLayer) {
   EXPECT_NE(text.find("}  # embedding\n"), std::string::npos) << text;
   EXPECT_NE(text.find("}  # layers.0\n"), std::string::npos) << text;
   EXPECT_NE(text.find("}  # layers.31\n"), std::string::npos) << text;
-  auto plan = core::load_plan(path);
+  auto plan = core::load_plan(path, core::ProfileCatalog::default_root());
   ASSERT_TRUE(plan.has_value()) << core::to_string(plan.error());
   const json parts = json::parse(o.out)["chosen"]["policy"]["partitions"];
   ASSERT_EQ(plan->policy.partitions.size(), parts.size());
@@ -171,7 +172,7 @@ TEST(FitCommand, WritesThePlanWithOutput) {
   const Outcome o = stowage({"fit", "--machine", "workstation-24gb-1nvme", "--family", "gpt", "-o", path});
   ASSERT_EQ(o.code, kExitOk) << o.err;
   EXPECT_NE(o.out.find("plan written to " + path), std::string::npos) << o.out;
-  auto plan = core::load_plan(path);
+  auto plan = core::load_plan(path, core::ProfileCatalog::default_root());
   ASSERT_TRUE(plan.has_value()) << core::to_string(plan.error());
   EXPECT_TRUE(plan->model.starts_with("gpt")) << plan->model;
 }

@@ -41,12 +41,19 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
+// A profile of tests/data/executor copied into `dir`: a plan may name only
+// files inside its own folder or the profile folder (issue 12 item 4).
+std::string beside(const fs::path& dir, const std::string& name) {
+  fs::copy_file(fs::path(STOWAGE_TEST_DATA_DIR) / "executor" / name, dir / name,
+                fs::copy_options::overwrite_existing);
+  return (dir / name).string();
+}
+
 // An NVMe-offloading plan for the two-block GPT of tests/data/executor.
 fs::path small_plan(const fs::path& dir) {
-  const std::string data = STOWAGE_TEST_DATA_DIR "/executor/";
   const fs::path plan = dir / "plan.yaml";
-  const Outcome o = stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", data + "small-gpt.yaml",
-                             "--training", data + "small-training.yaml", "--placement", "zero-infinity",
+  const Outcome o = stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", beside(dir, "small-gpt.yaml"),
+                             "--training", beside(dir, "small-training.yaml"), "--placement", "zero-infinity",
                              "--save-plan", plan.string()});
   EXPECT_EQ(o.code, kExitOk) << o.err;
   return plan;
@@ -328,6 +335,8 @@ TEST(RunCommand, BadOutputPathsAreRefusedBeforeTraining) {
       {"--trace", (dir / "missing" / "t.json").string()},
       {"--predicted-trace", (dir / "fifo.json").string()},
       {"--checkpoint-dir", (dir / "a-file").string()},
+      {"--export-weights", (dir / "missing" / "w.safetensors").string()},  // was found after training
+      {"--export-weights", (dir / "fifo.json").string()},
   };
   for (const std::vector<std::string>& extra : bad) {
     std::vector<std::string> args = run_args(plan, dir, 2);
@@ -445,8 +454,8 @@ TEST(RunCommand, ALlamaTrainsAndItsWeightsGoOutAndComeBackIn) {
   const fs::path dir = scratch("llama");
   const std::string data = STOWAGE_TEST_DATA_DIR "/executor/";
   const fs::path plan = dir / "llama.yaml";
-  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", data + "small-llama.yaml",
-                     "--training", data + "small-training.yaml", "--placement", "zero-infinity",
+  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", beside(dir, "small-llama.yaml"),
+                     "--training", beside(dir, "small-training.yaml"), "--placement", "zero-infinity",
                      "--save-plan", plan.string()})
                 .code,
             kExitOk);

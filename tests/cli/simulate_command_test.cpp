@@ -5,11 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -148,7 +150,10 @@ TEST(CliSimulate, AGpuOptimizerOnOffloadedStatesNamesThePartition) {
 
 // Issue 11: a plan's `training: ./t.yaml` was looked up in the working
 // directory. It names the file beside the plan, from wherever the command
-// runs; and a plan saved elsewhere names it so that it is found again.
+// runs; and a plan saved elsewhere names it so that it is found again. Issue
+// 12 item 4: a plan saved in a folder below (saved/) names `../t.yaml`,
+// outside its own folder, which reading refuses unless
+// STOWAGE_ALLOW_PROFILE_PATHS=1; the save says so.
 TEST(CliSimulate, ProfilesBesideThePlanAreFoundFromAnyFolder) {
   const TempDir dir;
   fs::create_directories(dir.path / "plans" / "saved");
@@ -159,11 +164,62 @@ TEST(CliSimulate, ProfilesBesideThePlanAreFoundFromAnyFolder) {
   ASSERT_EQ(o.code, kExitOk) << o.err;
 
   const std::string saved = (dir.path / "plans" / "saved" / "again.yaml").string();
-  ASSERT_EQ(stowage({"simulate", plan, "--save-plan", saved}).code, kExitOk);
+  const Outcome save = stowage({"simulate", plan, "--save-plan", saved});
+  ASSERT_EQ(save.code, kExitOk) << save.err;
   EXPECT_NE(read(saved).find("training: ../t.yaml\n"), std::string::npos) << read(saved);
+  EXPECT_NE(save.out.find("warning: training: '../t.yaml' lies outside the folder of " + saved +
+                          " and the profile folder, so reading that plan back needs the file copied beside it "
+                          "or STOWAGE_ALLOW_PROFILE_PATHS=1"),
+            std::string::npos)
+      << save.out;
+  const Outcome refused = stowage({"simulate", saved, "--json"});
+  EXPECT_EQ(refused.code, kExitBadInput);
+  EXPECT_TRUE(refused.err.starts_with("error: " + saved + ":4:11: training: the reference '../t.yaml' lies outside"))
+      << refused.err;
+  ::setenv("STOWAGE_ALLOW_PROFILE_PATHS", "1", 1);
   const Outcome again = stowage({"simulate", saved, "--json"});
+  ::unsetenv("STOWAGE_ALLOW_PROFILE_PATHS");
   ASSERT_EQ(again.code, kExitOk) << again.err;
   EXPECT_EQ(nlohmann::json::parse(again.out)["step_time_s"], nlohmann::json::parse(o.out)["step_time_s"]);
+}
+
+// Issue 12 item 4: a plan's `machine:`, `model:` and `training:` were
+// followed anywhere. Every command that reads a plan (simulate, run, export,
+// whatif) goes through core::load_plan, so each refuses a reference outside
+// the plan's folder and the profile folder at the plan's line, reading
+// nothing of the file named.
+TEST(CliSimulate, EveryCommandThatReadsAPlanRefusesAReferenceOutsideItsFolder) {
+  const TempDir dir;
+  fs::create_directories(dir.path / "sent");
+  std::ofstream(dir.path / "secret.yaml") << "root:$6$hash-of-a-password:19000:0:99999:7:::\n";
+  const std::string plan = (dir.path / "sent" / "p.yaml").string();
+  std::ofstream(plan) << replaced(tiny_infinity_plan(dir), "model: tiny-gpt", "model: ../secret.yaml");
+  const std::string at = plan + ":3:8: model: the reference '../secret.yaml' lies outside the profile folder";
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"simulate", plan}, {"run", plan, "--steps", "1"},
+        {"export", "deepspeed", plan, "-o", dir.file("ds.json")}, {"whatif", plan, "--ram", "256GiB"}}) {
+    const Outcome o = stowage(command);
+    EXPECT_EQ(o.code, kExitBadInput) << command[0] << ": " << o.err;
+    EXPECT_NE(o.err.find(at), std::string::npos) << command[0] << ": " << o.err;
+    EXPECT_EQ(o.err.find("hash-of-a-password"), std::string::npos) << o.err;
+  }
+  EXPECT_FALSE(fs::exists(dir.file("ds.json")));
+}
+
+// A plan saved beside its own profile files reads back without the variable:
+// what the sweep and the run tests do with the profiles of tests/data.
+TEST(CliSimulate, APlanSavedBesideItsProfilesReadsBackWithoutAWarning) {
+  const TempDir dir;
+  fs::copy_file(fs::path(STOWAGE_PROFILES_DIR) / "training" / "tiny.yaml", dir.path / "t.yaml");
+  const std::string saved = dir.file("p.yaml");
+  const Outcome save = stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt",
+                                "--training", dir.file("t.yaml"), "--placement", "zero-infinity",
+                                "--save-plan", saved});
+  ASSERT_EQ(save.code, kExitOk) << save.err;
+  EXPECT_EQ(save.out.find("warning: training"), std::string::npos) << save.out;
+  EXPECT_NE(read(saved).find("training: t.yaml\n"), std::string::npos) << read(saved);
+  const Outcome again = stowage({"simulate", saved});
+  EXPECT_EQ(again.code, kExitOk) << again.err;
 }
 
 // Issue 11: the assumed write rate is stated where a figure depends on it:

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -321,12 +322,12 @@ TEST(PlanFile, SyntaxErrorHasALine) {
 TEST(PlanFile, LoadsFromDiskAndNamesAMissingFile) {
   const std::filesystem::path path = std::filesystem::temp_directory_path() / "stowage_plan_file_test.yaml";
   std::ofstream(path) << write_plan(awkward_plan());
-  Result<PlanFile> r = load_plan(path);
+  Result<PlanFile> r = load_plan(path, STOWAGE_PROFILES_DIR);
   std::filesystem::remove(path);
   ASSERT_TRUE(r) << to_string(r.error());
   EXPECT_EQ(*r, awkward_plan());
 
-  Result<PlanFile> missing = load_plan(path);
+  Result<PlanFile> missing = load_plan(path, STOWAGE_PROFILES_DIR);
   ASSERT_FALSE(missing);
   ASSERT_EQ(missing.error().size(), 1u);
   EXPECT_EQ(missing.error()[0].where.file, path.string());
@@ -347,14 +348,15 @@ struct TempFolder {
 TEST(PlanFile, RelativeReferencesAreBesideThePlan) {
   const TempFolder dir;
   PlanFile plan = awkward_plan();
-  plan.machine = "/opt/profiles/m.yaml";
-  plan.model = "../models/x";
-  plan.training = "./t.yaml";
+  const std::string machine = (dir.path / "profiles" / "m.yaml").string();
+  plan.machine = machine;      // absolute, inside the profile folder
+  plan.model = "../models/x";  // relative, inside the profile folder (the temporary folder below)
+  plan.training = "./t.yaml";  // beside the plan
   const std::filesystem::path at = dir.path / "plans" / "p.yaml";
   std::ofstream(at) << write_plan(plan);
-  Result<PlanFile> r = load_plan(at);
+  Result<PlanFile> r = load_plan(at, dir.path);
   ASSERT_TRUE(r) << to_string(r.error());
-  EXPECT_EQ(r->machine, "/opt/profiles/m.yaml");
+  EXPECT_EQ(r->machine, machine);
   EXPECT_EQ(r->model, (dir.path / "models" / "x").string());
   EXPECT_EQ(r->training, (dir.path / "plans" / "t.yaml").string());
   // A plan in the working directory: "./m" stays a path, not the name "m".
@@ -400,6 +402,90 @@ TEST(PlanFile, UnknownOptimizerStatePrecisionIsRefusedWhereItIs) {
   // Line 17, "  optimizer_state_precision: " is 29 characters: column 30.
   EXPECT_EQ(d[0].to_string(),
             "plans/test.yaml:17:30: policy.optimizer_state_precision: unknown value 'fp8' (one of: fp32, bf16)");
+}
+
+// Issue 12 item 4: a plan's own references were followed anywhere, so a
+// plan someone sent could make Stowage read `model: ../../etc/shadow`. A
+// path must lie inside the plan's folder or the profile folder (the rule a
+// machine profile's references follow, core/profile_reference.h); each one
+// outside is refused at its line and column, naming the field, unread.
+class PlanReferences : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::unsetenv(kAllowProfilePathsVariable);
+    std::filesystem::create_directories(dir.path / "profiles");
+    std::ofstream(dir.path / "secret.yaml") << "root:$6$hash-of-a-password:19000:0:99999:7:::\n";
+  }
+  void TearDown() override { ::unsetenv(kAllowProfilePathsVariable); }
+  Result<PlanFile> load(const std::string& machine, const std::string& model, const std::string& training) {
+    PlanFile plan = awkward_plan();
+    plan.machine = machine;
+    plan.model = model;
+    plan.training = training;
+    std::ofstream(at) << write_plan(plan);
+    return load_plan(at, dir.path / "profiles");
+  }
+  TempFolder dir;
+  std::filesystem::path at = dir.path / "plans" / "p.yaml";
+};
+
+TEST_F(PlanReferences, PathsOutsideThePlansFolderAndTheProfileFolderAreRefusedAtTheirLine) {
+  const std::string secret = (dir.path / "secret.yaml").string();
+  Result<PlanFile> r = load(secret, "../secret.yaml", "tiny");
+  ASSERT_FALSE(r);
+  ASSERT_EQ(r.error().size(), 2u) << to_string(r.error());
+  // "machine: " and "model: " are 9 and 7 characters: values in columns 10 and 8.
+  const std::string folders = "' lies outside the profile folder '" + (dir.path / "profiles").string() +
+                              "' and the plan's folder '" + (dir.path / "plans").string() + "', so it is not read";
+  const std::string expected =
+      " profile name, or a path inside those folders; STOWAGE_ALLOW_PROFILE_PATHS=1 allows any path)";
+  EXPECT_EQ(r.error()[0].to_string(),
+            at.string() + ":2:10: machine: the reference '" + secret + folders + " (a machine" + expected);
+  EXPECT_EQ(r.error()[1].to_string(),
+            at.string() + ":3:8: model: the reference '../secret.yaml" + folders + " (a model" + expected);
+  EXPECT_EQ(to_string(r.error()).find("hash-of-a-password"), std::string::npos);
+  // "a/../../b" leaves "a" whatever the file system holds.
+  Result<PlanFile> dotted = load("workstation-24gb-1nvme", "tiny-gpt", "./sub/../../secret.yaml");
+  ASSERT_FALSE(dotted);
+  EXPECT_TRUE(dotted.error()[0].what.starts_with("training: the reference")) << dotted.error()[0].what;
+  EXPECT_EQ(dotted.error()[0].where.line, 4);
+}
+
+TEST_F(PlanReferences, PathsInsideEitherFolderAndBundledNamesAreFollowed) {
+  const std::string in_profiles = (dir.path / "profiles" / "m.yaml").string();
+  Result<PlanFile> r = load(in_profiles, "./models/x.yaml", "tiny");
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->machine, in_profiles);
+  EXPECT_EQ(r->model, (dir.path / "plans" / "models" / "x.yaml").string());
+  EXPECT_EQ(r->training, "tiny");
+  Result<PlanFile> up = load("workstation-24gb-1nvme", "../profiles/x.yaml", "tiny");  // out of plans/, into profiles/
+  ASSERT_TRUE(up) << to_string(up.error());
+  EXPECT_EQ(up->model, (dir.path / "profiles" / "x.yaml").string());
+}
+
+TEST_F(PlanReferences, TheVariableAllowsAnyPath) {
+  ::setenv(kAllowProfilePathsVariable, "1", 1);
+  Result<PlanFile> r = load("workstation-24gb-1nvme", "../secret.yaml", "tiny");
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->model, (dir.path / "secret.yaml").string());
+  ::setenv(kAllowProfilePathsVariable, "yes", 1);  // only "1" allows
+  EXPECT_FALSE(load("workstation-24gb-1nvme", "../secret.yaml", "tiny"));
+}
+
+// The writer's side: a command that saves a plan naming a file the reader
+// would refuse says so (it still writes what the user asked for).
+TEST_F(PlanReferences, AWriterIsToldWhichReferencesReadingBackWouldRefuse) {
+  PlanFile plan = awkward_plan();
+  plan.machine = "workstation-24gb-1nvme";
+  plan.model = "../secret.yaml";
+  plan.training = "./t.yaml";
+  const std::vector<std::string> w = references_refused_on_reading(plan, at, dir.path / "profiles");
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "model: '../secret.yaml' lies outside the folder of " + at.string() +
+                      " and the profile folder, so reading that plan back needs the file copied beside it or "
+                      "STOWAGE_ALLOW_PROFILE_PATHS=1");
+  ::setenv(kAllowProfilePathsVariable, "1", 1);
+  EXPECT_TRUE(references_refused_on_reading(plan, at, dir.path / "profiles").empty());
 }
 
 }  // namespace

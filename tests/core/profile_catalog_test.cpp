@@ -144,6 +144,29 @@ TEST_F(TempProfiles, APathThatIsNotAFileSaysWhatItIs) {
             std::string::npos);
 }
 
+// The same by name: `--gpu fifo` found profiles/gpus/fifo.yaml, which is no
+// file, and said "unknown gpu profile 'fifo' (did you mean ...)"; and a
+// symlink loop anywhere in the folder made every unknown name an internal
+// error (listing the known names threw).
+TEST_F(TempProfiles, ANameWhoseFileIsNotAFileSaysWhatItIs) {
+  ASSERT_EQ(::mkfifo((root / "gpus" / "fifo.yaml").c_str(), 0600), 0);
+  fs::create_directories(root / "gpus" / "folder.yaml");
+  fs::create_symlink("/dev/zero", root / "gpus" / "zero.yaml");
+  fs::create_symlink(root / "gpus" / "loop.yaml", root / "gpus" / "loop.yaml");
+  const ProfileCatalog catalog(root);
+  const auto said = [&](const char* name) {
+    auto r = catalog.gpu(name);
+    return r ? std::string("loaded") : r.error()[0].to_string();
+  };
+  const std::string at = (root / "gpus").string() + "/";
+  EXPECT_EQ(said("fifo"), at + "fifo.yaml: it is a FIFO, not a profile file (a gpu profile file)");
+  EXPECT_EQ(said("folder"), at + "folder.yaml: it is a directory, not a profile file (a gpu profile file)");
+  EXPECT_EQ(said("zero"), at + "zero.yaml: it is a device, not a profile file (a gpu profile file)");
+  EXPECT_NE(said("loop").find("loop.yaml: cannot use it: Too many levels of symbolic links"), std::string::npos)
+      << said("loop");
+  EXPECT_TRUE(said("nothing-here").starts_with("unknown gpu profile 'nothing-here'")) << said("nothing-here");
+}
+
 }  // namespace
 }  // namespace stowage::core
 

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -111,6 +113,41 @@ TEST(HfWeights, WeightsRoundTripBitForBit) {
 }
 
 // ffn 48 instead of 32: gate, up and down of both blocks, one message each.
+// Issue 12 item 1: weights went to a fixed "W.partial" (truncating a user's
+// file of that name) and were renamed over whatever was at W, a device node
+// or a FIFO included. They are written by the rules of every output now
+// (core/output_file.h): a FIFO is refused and left, a symlink's target is
+// replaced, an existing file keeps its mode, "W.partial" is never touched.
+TEST(HfWeights, ExportFollowsTheOutputRulesAndTouchesNothingElse) {
+  const fs::path dir = scratch("output-rules");
+  const core::Workload w(testing::small_llama_spec(), 8);
+  testing::LlamaWholeModel whole(w, 5);
+  std::ofstream(dir / "w.safetensors.partial") << "my notes\n";
+  ASSERT_EQ(::mkfifo((dir / "fifo.safetensors").c_str(), 0600), 0);
+  auto refused = save_hf_weights(dir / "fifo.safetensors", w, whole.params());
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error()[0].what.find("not a regular file"), std::string::npos) << refused.error()[0].what;
+  EXPECT_TRUE(fs::is_fifo(dir / "fifo.safetensors"));
+
+  std::ofstream(dir / "w.safetensors") << "old";
+  fs::permissions(dir / "w.safetensors", fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_symlink("w.safetensors", dir / "link.safetensors");
+  ASSERT_TRUE(save_hf_weights(dir / "link.safetensors", w, whole.params()));
+  EXPECT_TRUE(fs::is_symlink(dir / "link.safetensors"));
+  EXPECT_EQ(fs::status(dir / "w.safetensors").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  auto back = load_hf_weights(dir / "w.safetensors", w);
+  ASSERT_TRUE(back) << core::to_string(back.error());
+  EXPECT_EQ(*back, whole.params());
+  std::ifstream notes(dir / "w.safetensors.partial");
+  std::string kept;
+  std::getline(notes, kept);
+  EXPECT_EQ(kept, "my notes");
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    EXPECT_EQ(entry.path().filename().string().find(".stowage-tmp-"), std::string::npos) << entry.path();
+  }
+}
+
 TEST(HfWeights, EveryShapeMismatchIsReportedByName) {
   auto r = load_hf_weights(kPythonFile, core::Workload(with_ffn(48), 8));
   ASSERT_FALSE(r);
