@@ -341,6 +341,17 @@ int run_run(const Context& context, const RunArgs& a) {
     // what is wrong here came from --block-size, --queue-depth or
     // --nvme-dir, a bad command line (README; issue 12: it exited 65).
     if (core::Diagnostics d = executor::validate(nvme); !d.empty()) {
+      // Each problem named by the argument it came from, not the store.
+      for (core::Diagnostic& problem : d) {
+        // (--queue-depth's range is checked as it is parsed.)
+        for (const auto& [about, argument] :
+             {std::pair{"nvme: block size", "--block-size"}, std::pair{"nvme: ", "--nvme-dir"}}) {
+          if (problem.what.starts_with(about)) {
+            problem.what = std::string(argument) + ": " + problem.what.substr(std::string_view("nvme: ").size());
+            break;
+          }
+        }
+      }
       report(context, d);
       return kExitUsage;
     }

@@ -112,7 +112,11 @@ TEST(RunCommand, BadArgumentsAreUsageErrors) {
   const Outcome block =
       stowage({"run", plan.string(), "--block-size", "1000", "--nvme-dir", (dir / "nvme").string()});
   EXPECT_EQ(block.code, kExitUsage);  // issue 12: it was 65, as for a bad plan
-  EXPECT_NE(block.err.find("block size 1000 bytes"), std::string::npos) << block.err;
+  // Named by the argument it came from (issue 12 item 7: it said "nvme: block size").
+  EXPECT_NE(block.err.find("error: --block-size: block size 1000 bytes"), std::string::npos) << block.err;
+  const Outcome folder = stowage({"run", plan.string(), "--nvme-dir", ""});
+  EXPECT_EQ(folder.code, kExitUsage);
+  EXPECT_NE(folder.err.find("error: --nvme-dir: empty directory name"), std::string::npos) << folder.err;
   const Outcome missing = stowage({"run", (dir / "nope.yaml").string()});
   EXPECT_EQ(missing.code, kExitUsage);
 }
