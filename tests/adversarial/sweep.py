@@ -263,6 +263,7 @@ class Sweep:
                          "--save-plan", run_plan)
         with open(run_plan) as f:
             self.run_plan_text = f.read()
+        self.run_plan = run_plan
         self.checkpoints = os.path.join(base, "checkpoints")
         self.run_stowage("run", run_plan, "--steps", "1", "--nvme-dir", os.path.join(base, "nvme"),
                          "--block-size", "64KiB", "--checkpoint-dir", self.checkpoints, "--json")
@@ -427,6 +428,10 @@ class Sweep:
                     f.write(corpus)
             argv += ["--data", path]
         if manifest is not None:
+            # Resumed by the plan that made the checkpoint: a checkpoint
+            # names its model and profiles by path, so the same plan and
+            # profiles copied to another folder are another run.
+            argv[1] = self.run_plan
             ckpt = os.path.join(d, "checkpoints", "step-000001")
             shutil.copytree(os.path.join(self.checkpoints, "step-000001"), ckpt)
             with open(os.path.join(ckpt, "manifest.json"), "w") as f:
