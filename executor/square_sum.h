@@ -7,7 +7,7 @@
 // at most 2^-32 per 2^32 elements, far below what clipping can see. A
 // square of 2^63 or more (|g| > 3e9) saturates: the norm is then "huge",
 // which clips to almost nothing, as a norm that large would; so does a
-// total that would pass 2^128 (two squares near 2^63 already do).
+// total that would pass 2^128 (three squares near 2^63 do).
 #pragma once
 
 #include <cmath>
