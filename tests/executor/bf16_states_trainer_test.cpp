@@ -68,21 +68,9 @@ TEST(Bf16StatesTraining, NvmeStateTrafficIsTwoThirdsAndMatchesTheSchedule) {
   std::array<int64_t, 2> nvme_read{};
   int k = 0;
   for (const core::PlanFile& plan : {plan_where(kNvmeOffload), with_bf16_states(plan_where(kNvmeOffload))}) {
-    auto b = backend("bf16-bytes-" + std::to_string(k));
-    std::array<int64_t, core::kLaneCount> measured{};
-    TrainerOptions options{.steps = 3, .seed = 7};
-    options.on_step = [&](const StepReport& r) {
-      for (size_t l = 0; l < measured.size(); ++l) measured[l] += r.bytes[l];
-    };
-    auto run = train_plan(plan, *b, options);
-    ASSERT_TRUE(run) << core::to_string(run.error());
-    std::array<int64_t, core::kLaneCount> declared{};
-    for (const core::Op& op : run->schedule.ops) {
-      if (op.lane != core::Lane::kGpuCompute && op.lane != core::Lane::kCpuOptim)
-        declared[static_cast<size_t>(op.lane)] += op.bytes.count();
-    }
-    EXPECT_EQ(measured, declared);
-    nvme_read[static_cast<size_t>(k++)] = measured[static_cast<size_t>(core::Lane::kNvmeRead)];
+    const LaneBytes bytes = lane_bytes(plan, "bf16-bytes-" + std::to_string(k));
+    EXPECT_EQ(bytes.measured, bytes.declared);
+    nvme_read[static_cast<size_t>(k++)] = bytes.measured[static_cast<size_t>(core::Lane::kNvmeRead)];
   }
   ASSERT_GT(nvme_read[0], 0);
   EXPECT_EQ(nvme_read[1] * 12, nvme_read[0] * 8);

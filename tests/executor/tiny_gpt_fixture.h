@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -112,6 +113,29 @@ inline std::vector<double> losses(const core::PlanFile& plan, int64_t steps, con
   auto run = train_plan(plan, *b, {.steps = steps, .seed = 7});
   EXPECT_TRUE(run) << (run ? "" : core::to_string(run.error()));
   return run ? run->losses : std::vector<double>{};
+}
+
+// Bytes per lane over a 3-step run: what the backend moved (the progress
+// reports) and what the schedule's transfers declare (every lane but compute
+// and the optimizer, whose bytes are memory traffic, not moves).
+struct LaneBytes {
+  std::array<int64_t, core::kLaneCount> measured{}, declared{};
+};
+inline LaneBytes lane_bytes(const core::PlanFile& plan, const std::string& name) {
+  auto b = backend(name);
+  LaneBytes out;
+  TrainerOptions options{.steps = 3, .seed = 7};
+  options.on_step = [&](const StepReport& r) {
+    for (size_t l = 0; l < out.measured.size(); ++l) out.measured[l] += r.bytes[l];
+  };
+  auto run = train_plan(plan, *b, options);
+  EXPECT_TRUE(run) << (run ? "" : core::to_string(run.error()));
+  if (!run) return out;
+  for (const core::Op& op : run->schedule.ops) {
+    if (op.lane != core::Lane::kGpuCompute && op.lane != core::Lane::kCpuOptim)
+      out.declared[static_cast<size_t>(op.lane)] += op.bytes.count();
+  }
+  return out;
 }
 
 }  // namespace stowage::executor::testing

@@ -294,21 +294,9 @@ TEST(Trainer, TheMeasuredTimelineHasEveryOpOnceAndLanesRunInOrder) {
 // a run they add up to exactly what the schedule's transfers declare.
 TEST(Trainer, BytesMovedAreMeasuredAndMatchTheSchedule) {
   for (const core::PlanFile& plan : {plan_where(kNvmeOffload), three_tier_mix(), plan_where(kParamsOnNvme)}) {
-    auto b = backend("bytes");
-    std::array<int64_t, core::kLaneCount> measured{};
-    TrainerOptions options{.steps = 3, .seed = 7};
-    options.on_step = [&](const StepReport& r) {
-      for (size_t l = 0; l < measured.size(); ++l) measured[l] += r.bytes[l];
-    };
-    auto run = train_plan(plan, *b, options);
-    ASSERT_TRUE(run) << core::to_string(run.error());
-    std::array<int64_t, core::kLaneCount> declared{};
-    for (const core::Op& op : run->schedule.ops) {
-      if (op.lane != core::Lane::kGpuCompute && op.lane != core::Lane::kCpuOptim)
-        declared[static_cast<size_t>(op.lane)] += op.bytes.count();
-    }
-    EXPECT_EQ(measured, declared);
-    EXPECT_GT(measured[static_cast<size_t>(core::Lane::kNvmeRead)], 0);
+    const LaneBytes bytes = lane_bytes(plan, "bytes");
+    EXPECT_EQ(bytes.measured, bytes.declared);
+    EXPECT_GT(bytes.measured[static_cast<size_t>(core::Lane::kNvmeRead)], 0);
   }
 }
 
