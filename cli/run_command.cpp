@@ -345,7 +345,8 @@ int run_run(const Context& context, const RunArgs& a) {
       for (core::Diagnostic& problem : d) {
         // (--queue-depth's range is checked as it is parsed.)
         for (const auto& [about, argument] :
-             {std::pair{"nvme: block size", "--block-size"}, std::pair{"nvme: ", "--nvme-dir"}}) {
+             {std::pair{"nvme: block size", "--block-size"}, std::pair{"nvme: empty directory", "--nvme-dir"},
+              std::pair{"nvme: no directory", "--nvme-dir"}}) {
           if (problem.what.starts_with(about)) {
             problem.what = std::string(argument) + ": " + problem.what.substr(std::string_view("nvme: ").size());
             break;
