@@ -16,6 +16,7 @@ struct AdamConfig {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.0;  // L2 for Adam, decoupled for AdamW (PyTorch docs)
+  bool operator==(const AdamConfig&) const = default;
 };
 
 // Dynamic loss scaling as DeepSpeed's DynamicLossScaler does it
@@ -28,6 +29,7 @@ struct LossScaling {
   int64_t window = 1000;         // steps without overflow before the scale grows [loss_scale_window]
   double min_scale = 1;          // [min_loss_scale]
   int64_t hysteresis = 2;        // overflows tolerated before the scale shrinks [hysteresis]
+  bool operator==(const LossScaling&) const = default;
 };
 
 struct TrainingSpec {
@@ -48,6 +50,7 @@ struct TrainingSpec {
   double max_grad_norm = 1.0;
 
   [[nodiscard]] int64_t tokens_per_micro_batch() const { return micro_batch * sequence_length; }
+  bool operator==(const TrainingSpec&) const = default;
 };
 
 }  // namespace stowage::core

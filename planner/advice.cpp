@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+
+#include "planner/simulated.h"
 
 namespace stowage::planner {
 namespace {
@@ -17,8 +20,12 @@ const Evaluation* closest(const PlanResult& result);
 
 namespace {
 
-Advice replan(std::string change, const core::MachineSpec& m, const core::ModelSpec& x, const core::TrainingSpec& t) {
-  const PlanResult r = search(m, x, t, {.vary_micro_batch = false, .vary_checkpointing = false});
+// `simulations`: those of the searches before, when `m` differs from their
+// machine in memory capacities alone (planner/simulated.h); else null.
+Advice replan(std::string change, const core::MachineSpec& m, const core::ModelSpec& x, const core::TrainingSpec& t,
+              std::shared_ptr<SimulationCache> simulations) {
+  const PlanResult r =
+      search(m, x, t, {.vary_micro_batch = false, .vary_checkpointing = false, .simulations = std::move(simulations)});
   Advice a{.change = std::move(change)};
   if (r.best) {
     a.step_seconds = r.best->step_seconds();
@@ -32,7 +39,7 @@ Advice replan(std::string change, const core::MachineSpec& m, const core::ModelS
 // up, and re-plans; the memory model's floor can be short of the simulated
 // peak, so it repeats with the new shortfall a few times.
 Advice grow(const core::MachineSpec& machine, const core::ModelSpec& model, const core::TrainingSpec& training,
-            const Evaluation& near, core::Tier tier) {
+            const Evaluation& near, core::Tier tier, const std::shared_ptr<SimulationCache>& simulations) {
   const bool gpu = tier == core::Tier::kGpu;
   const Bytes step = gpu ? Bytes(int64_t{8} << 30) : Bytes(int64_t{16} << 30);
   core::MachineSpec bigger = machine;
@@ -40,7 +47,8 @@ Advice grow(const core::MachineSpec& machine, const core::ModelSpec& model, cons
   size = round_up(size + near.overflow_bytes, step);
   Advice a;
   for (int round = 0; round < 4; ++round) {
-    const PlanResult r = search(bigger, model, training, {.vary_micro_batch = false, .vary_checkpointing = false});
+    const PlanResult r = search(bigger, model, training,
+                                {.vary_micro_batch = false, .vary_checkpointing = false, .simulations = simulations});
     const Evaluation* still = closest(r);
     a = {.step_seconds = r.best ? std::optional<double>(r.best->step_seconds()) : std::nullopt,
          .still = still != nullptr ? still->reason : ""};
@@ -100,13 +108,19 @@ std::vector<Advice> advise(const core::MachineSpec& machine, const core::ModelSp
                            const std::optional<core::NvmeSpec>& spare_drive) {
   std::vector<Advice> out;
   if (result.best) return out;
+  // Every change but the spare drive keeps the machine but for its memory,
+  // so what the search simulated is judged again rather than simulated
+  // again: most of a failing plan's time was these re-plans.
+  auto simulations = std::make_shared<SimulationCache>();
+  simulations->add_all(result.baselines);
+  simulations->add_all(result.considered);
   // Grow the tier that stops the closest candidate by what it lacks.
   const Evaluation* near = closest(result);
   if (near != nullptr && near->overflow == core::Tier::kGpu) {
-    out.push_back(grow(machine, model, training, *near, core::Tier::kGpu));
+    out.push_back(grow(machine, model, training, *near, core::Tier::kGpu, simulations));
   }
   if (near != nullptr && near->overflow == core::Tier::kCpu) {
-    out.push_back(grow(machine, model, training, *near, core::Tier::kCpu));
+    out.push_back(grow(machine, model, training, *near, core::Tier::kCpu, simulations));
   }
   // NVMe: a drive where there is none, or larger drives where they fill up.
   if (machine.nvme_count == 0 && spare_drive) {
@@ -115,26 +129,26 @@ std::vector<Advice> advise(const core::MachineSpec& machine, const core::ModelSp
     with.nvme_count = 1;
     out.push_back(
         replan("add one " + spare_drive->label + " (" + core::format_bytes(spare_drive->capacity) + ")", with,
-               model, training));
+               model, training, nullptr));
   } else if (near != nullptr && near->overflow == core::Tier::kNvme) {
     core::MachineSpec bigger = machine;
     const Bytes per_drive = round_up(Bytes((near->capacity + near->overflow_bytes).count() / machine.nvme_count),
                                      Bytes(int64_t{1'000'000'000'000}));
     bigger.nvme.capacity = per_drive;
     out.push_back(replan("NVMe drives of " + core::format_bytes(per_drive) + " each instead of " +
-                       core::format_bytes(machine.nvme.capacity), bigger, model, training));
+                       core::format_bytes(machine.nvme.capacity), bigger, model, training, simulations));
   }
   // Activations: a smaller micro-batch, and checkpointing.
   if (training.micro_batch > 1) {
     core::TrainingSpec smaller = training;
     smaller.gradient_accumulation *= smaller.micro_batch;
     smaller.micro_batch = 1;
-    out.push_back(replan("micro-batch 1 with gradient accumulation " + std::to_string(smaller.gradient_accumulation), machine, model, smaller));
+    out.push_back(replan("micro-batch 1 with gradient accumulation " + std::to_string(smaller.gradient_accumulation), machine, model, smaller, simulations));
   }
   if (!training.activation_checkpointing) {
     core::TrainingSpec ckpt = training;
     ckpt.activation_checkpointing = true;
-    out.push_back(replan("turn activation checkpointing on", machine, model, ckpt));
+    out.push_back(replan("turn activation checkpointing on", machine, model, ckpt, simulations));
   }
   return out;
 }

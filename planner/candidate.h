@@ -3,6 +3,7 @@
 // what the simulator predicted for it.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,6 +30,9 @@ struct Candidate {
 
 enum class Verdict { kFits, kOverflows, kPruned, kBoundedOut, kInvalid };
 
+struct Simulated;        // planner/simulated.h
+class SimulationCache;   // planner/simulated.h
+
 struct Evaluation {
   Candidate candidate;
   Verdict verdict = Verdict::kInvalid;
@@ -43,13 +47,19 @@ struct Evaluation {
   std::string overflow_op;
   std::vector<std::pair<std::string, core::Bytes>> holders;
   core::Bytes capacity;  // of the overflowing tier, per rank for gpu, per machine otherwise
+  // What the simulation found, for judging it again at other capacities
+  // (planner/simulated.h); null when not simulated.
+  std::shared_ptr<const Simulated> simulated;
 
   [[nodiscard]] bool fits() const { return verdict == Verdict::kFits; }
   [[nodiscard]] double step_seconds() const { return summary ? summary->step_time.value() : 0; }
 };
 
 // Lowers and simulates enough steps of a candidate that the last one's
-// period is its steady-state step time (core::steady_state_steps).
-Evaluation evaluate(const Candidate& candidate, const core::MachineSpec& machine, const core::ModelSpec& model);
+// period is its steady-state step time (core::steady_state_steps). With
+// `simulations`, a candidate simulated before is judged again at this
+// machine's capacities instead, and a new simulation is kept there.
+Evaluation evaluate(const Candidate& candidate, const core::MachineSpec& machine, const core::ModelSpec& model,
+                    SimulationCache* simulations = nullptr);
 
 }  // namespace stowage::planner

@@ -7,6 +7,7 @@
 #include "core/gather_pieces.h"
 #include "planner/deepspeed_target.h"
 #include "planner/memory_floor.h"
+#include "planner/simulated.h"
 #include "planner/step_bound.h"
 
 namespace stowage::planner {
@@ -175,7 +176,7 @@ constexpr int kRefinements = 5;
 
 template <class Consider, class GoOn>
 void refine(PlanResult& result, const core::MachineSpec& machine, const core::ModelSpec& model, Target target,
-            Consider& consider, GoOn& go_on) {
+            SimulationCache* simulations, Consider& consider, GoOn& go_on) {
   if (!result.best || result.best->candidate.policy.partitions.empty()) return;
   const Candidate best = result.best->candidate;
   const core::Workload w(model, best.training.sequence_length);
@@ -194,7 +195,7 @@ void refine(PlanResult& result, const core::MachineSpec& machine, const core::Mo
   if (target != Target::kStowage) {
     for (const Candidate& c : variants) {
       if (!go_on()) return;
-      if (std::optional<Candidate> run = as_run_by(target, c, machine, model)) consider(evaluate(*run, machine, model));
+      if (std::optional<Candidate> run = as_run_by(target, c, machine, model)) consider(evaluate(*run, machine, model, simulations));
     }
     return;
   }
@@ -213,7 +214,7 @@ void refine(PlanResult& result, const core::MachineSpec& machine, const core::Mo
   }
   for (const Candidate& c : variants) {
     if (!go_on()) return;
-    consider(evaluate(c, machine, model));
+    consider(evaluate(c, machine, model, simulations));
   }
 }
 
@@ -309,6 +310,7 @@ PlanResult search_at(const core::MachineSpec& machine, const core::ModelSpec& mo
                      core::StatePrecision states) {
   PlanResult result;
   const std::array<core::Bytes, 3> have = rank_capacity(machine);
+  SimulationCache* simulations = options.simulations.get();
   int simulated = 0, most = 0;
   // Asks options.progress whether to go on before a simulation.
   auto go_on = [&] {
@@ -338,7 +340,7 @@ PlanResult search_at(const core::MachineSpec& machine, const core::ModelSpec& mo
     most = static_cast<int>(baselines.size());
     for (const Candidate& c : baselines) {
       if (!go_on()) return result;
-      Evaluation e = evaluate(c, machine, model);
+      Evaluation e = evaluate(c, machine, model, simulations);
       result.baselines.push_back(e);
       consider(std::move(e));
       if (first_fit_found()) return result;
@@ -371,17 +373,19 @@ PlanResult search_at(const core::MachineSpec& machine, const core::ModelSpec& mo
       continue;
     }
     // The lowered schedule's floor: one step lowered costs a fraction of a
-    // simulation and spares simulating what cannot fit.
+    // simulation and spares simulating what cannot fit. A candidate
+    // simulated by an earlier search needs neither.
+    const bool known = simulations != nullptr && simulations->find(b.candidate) != nullptr;
     if (std::optional<Evaluation> pruned =
-            too_big(b.candidate, machine, memory_floor(b.candidate, machine, w), have)) {
+            known ? std::nullopt : too_big(b.candidate, machine, memory_floor(b.candidate, machine, w), have)) {
       consider(std::move(*pruned));
       continue;
     }
     if (!go_on()) return result;
-    consider(evaluate(b.candidate, machine, model));
+    consider(evaluate(b.candidate, machine, model, simulations));
     if (first_fit_found()) return result;
   }
-  refine(result, machine, model, options.target, consider, go_on);
+  refine(result, machine, model, options.target, simulations, consider, go_on);
   return result;
 }
 
@@ -411,7 +415,7 @@ PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model
       result.cancelled = true;
       return result;
     }
-    Evaluation e = evaluate(with_bf16_states(result.best->candidate), machine, model);
+    Evaluation e = evaluate(with_bf16_states(result.best->candidate), machine, model, options.simulations.get());
     if (e.fits() && e.step_seconds() < result.best->step_seconds() * (1 - kResolution)) result.best = e;
     result.considered.push_back(std::move(e));
     return result;

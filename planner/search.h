@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct SearchOptions {
   // step faster by more than its resolution or make a plan fit.
   enum class StatePrecisions { kFp32Only, kMayUseBf16 };
   StatePrecisions state_precisions = StatePrecisions::kFp32Only;
+  // Simulations to reuse and add to (planner/simulated.h), or null: only
+  // for machines that differ from the one they were made on in memory
+  // capacities alone, as advice's searches on a larger machine do.
+  std::shared_ptr<SimulationCache> simulations;
 };
 
 struct PlanResult {

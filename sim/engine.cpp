@@ -107,6 +107,7 @@ class Engine {
   size_t completed_ = 0;
   std::array<core::Bytes, 3> in_use_;
   std::vector<std::pair<OpId, bool>> history_;  // (op, started?) in order, for overflow holders
+  int64_t memory_steps_ = 0;                      // applied so far (PeakRise::seq)
   EngineResult result_;
 };
 
@@ -124,10 +125,12 @@ void Engine::apply(const core::MemoryStep& step) {
   for (size_t t = 0; t < 3; ++t) {
     if (!touched[t]) continue;
     sink_.memory_changed(static_cast<core::Tier>(t), now_, in_use_[t]);
+    if (in_use_[t] > result_.peak[t]) result_.rises[t].push_back({.seq = memory_steps_, .op = step.op, .in_use = in_use_[t]});
     result_.peak[t] = std::max(result_.peak[t], in_use_[t]);
     if (step.start && !result_.overflow && in_use_[t] > s_.capacity[t])
       record_overflow(static_cast<core::Tier>(t), step.op);
   }
+  ++memory_steps_;
 }
 
 void Engine::record_overflow(core::Tier tier, OpId op) {

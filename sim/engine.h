@@ -29,10 +29,22 @@ struct Overflow {
   std::vector<std::pair<std::string, core::Bytes>> holders;
 };
 
+// An allocation that took a tier past its highest use so far: the `seq`-th
+// memory step of the run (allocations and frees counted in the order they
+// applied). A tier's rises increase, so the first crossing of any capacity
+// is its first rise above it: which op would overflow a tier of another
+// size, known without running again (planner/simulated.h).
+struct PeakRise {
+  int64_t seq = 0;
+  core::OpId op = 0;
+  core::Bytes in_use;
+};
+
 struct EngineResult {
   core::SimTime makespan = 0;
   std::array<core::Bytes, 3> peak;  // per rank, by Tier
   std::optional<Overflow> overflow;
+  std::array<std::vector<PeakRise>, 3> rises;  // by Tier, in order
 };
 
 // `demands[i]` is op i's demand. Deterministic: the same inputs give the
