@@ -4,51 +4,33 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <thread>
 #include <vector>
 
+#include "executor/cpu_adam.h"
 #include "probe/probes.h"
 
 namespace stowage::probe {
 namespace {
 
 // Per parameter, what an Adam step touches: master, m and v read and
-// written (fp32), the gradient read and the 16-bit parameter written: 28 B,
-// the bytes the schedule's optimizer ops count. A STREAM triad moves 24 B
-// per element with a write-allocate it does not count; this pass is the
-// optimizer's own mix, with just enough arithmetic to keep it honest.
-void adam_pattern(float* master, float* m, float* v, const uint16_t* grad, uint16_t* p16, size_t begin,
-                  size_t end) {
-  // Multiplies and adds only, no divide: the pass must be bound by memory,
-  // not by arithmetic, so that it measures the memory system.
-  for (size_t i = begin; i < end; ++i) {
-    const float g = static_cast<float>(grad[i]);
-    m[i] = 0.9f * m[i] + 0.1f * g;
-    v[i] = 0.999f * v[i] + 0.001f * g * g;
-    master[i] -= 1e-3f * m[i] - 1e-6f * v[i];
-    p16[i] = static_cast<uint16_t>(static_cast<int32_t>(master[i]));
-  }
-}
-
+// written (fp32), the gradient read and the 16-bit parameter written. A
+// STREAM triad has neither this mix nor its write-allocates; the pass is
+// the executor's own roofline of CPU Adam (executor/cpu_adam.h: Adam's
+// arrays, order and threads, trivial arithmetic), not a loop of this
+// file's, which the compiler left scalar at a tenth of the rate. Counted
+// as the schedule's optimizer ops count it: 28 B per parameter (a 16-bit
+// gradient), though the kernel reads an fp32 one.
 struct Arrays {
-  std::vector<float> master, m, v;
-  std::vector<uint16_t> grad, p16;
-  explicit Arrays(size_t n) : master(n, 1.0f), m(n, 0.0f), v(n, 0.0f), grad(n, 1), p16(n, 0) {}
+  std::vector<float> master, grad, m, v;
+  std::vector<uint16_t> p16;
+  explicit Arrays(size_t n) : master(n, 1.0f), grad(n, 1e-3f), m(n, 0.0f), v(n, 0.0f), p16(n, 0) {}
 };
 
 double adam_pattern_rate(Arrays& a, int threads, int repeats) {
-  const size_t n = a.master.size();
   const double s = best_seconds(repeats, [&] {
-    std::vector<std::thread> pool;
-    const size_t chunk = (n + static_cast<size_t>(threads) - 1) / static_cast<size_t>(threads);
-    for (int t = 1; t < threads; ++t) {
-      const size_t b = std::min(n, chunk * static_cast<size_t>(t)), e = std::min(n, b + chunk);
-      pool.emplace_back([&a, b, e] { adam_pattern(a.master.data(), a.m.data(), a.v.data(), a.grad.data(), a.p16.data(), b, e); });
-    }
-    adam_pattern(a.master.data(), a.m.data(), a.v.data(), a.grad.data(), a.p16.data(), 0, std::min(n, chunk));
-    for (std::thread& t : pool) t.join();
+    executor::adam_roofline_pass(a.master, a.grad, a.m, a.v, a.p16, executor::AdamOptions{.threads = threads});
   });
-  return 28.0 * static_cast<double>(n) / s;
+  return 28.0 * static_cast<double>(a.master.size()) / s;
 }
 
 double copy_rate(char* dst, const char* src, int64_t bytes, int repeats) {
@@ -78,7 +60,7 @@ void probe_memory(const ProbeOptions& o, Measurements& m, const Tick& tick) {
   const bool quick = o.depth == Depth::kQuick;
   const int repeats = quick ? 3 : 5;
   {
-    // 16 M parameters: 448 MB per pass, far past any cache.
+    // 32 M parameters (16 M with --quick): 0.6 GB of arrays, far past any cache.
     Arrays a(quick ? size_t{16} << 20 : size_t{32} << 20);
     for (int t : thread_counts(m.cores)) {
       m.dram_adam_pattern.push_back({.threads = t, .rate = adam_pattern_rate(a, t, repeats)});

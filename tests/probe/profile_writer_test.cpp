@@ -56,6 +56,22 @@ TEST(ProfileWriter, WritesAMachineProfileThatLoads) {
   // The gradient check as measured, not the roofline an unmeasured machine gets.
   ASSERT_TRUE(m->calibration.grad_check_rate.has_value());
   EXPECT_DOUBLE_EQ(m->calibration.grad_check_rate->value(), 1.5e9);
+  // The device's optimizer is CPU Adam at the optimizer's one thread: 28 B
+  // a parameter at 200 M params/s, not the 5.5 GB/s of the largest copy.
+  EXPECT_DOUBLE_EQ(m->gpu.memory_bandwidth.value(), 28 * 200e6);
+}
+
+// With two optimizer threads the device's Adam runs at the two-thread rate.
+TEST(ProfileWriter, TheDevicesMemoryRateIsCpuAdamsAtTheOptimizersThreads) {
+  const std::string yaml =
+      machine_profile_yaml(example(), {.name = "test", .device_memory = int64_t{2} << 30, .optimizer_threads = 2});
+  const auto dir = std::filesystem::temp_directory_path() / "stowage_profile_writer_threads_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "m.yaml") << yaml;
+  const auto m = core::ProfileCatalog(STOWAGE_PROFILES_DIR).machine((dir / "m.yaml").string());
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(m.has_value()) << core::to_string(m.error());
+  EXPECT_DOUBLE_EQ(m->gpu.memory_bandwidth.value(), 28 * 350e6);
 }
 
 TEST(ProfileWriter, WithoutADiskTheMachineHasNone) {
