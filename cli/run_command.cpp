@@ -189,6 +189,16 @@ int prepare_outputs(const Context& context, const RunArgs& a,
       return kExitCannotWrite;
     }
     checkpoint_lock.emplace(std::move(*lock));
+    const auto foreign = executor::foreign_step_entries(a.checkpoint_dir, a.steps);
+    if (!foreign.empty()) {
+      *context.err << "error: " << foreign.front().string()
+                   << ": not a Stowage checkpoint (no manifest), where this run may save step "
+                   << executor::checkpoint_step(foreign.front().filename().native()).value_or(0)
+                   << "; nothing was trained (move it away, or give another --checkpoint-dir)\n";
+      if (foreign.size() > 1)
+        *context.err << "  and " << foreign.size() - 1 << " more entries named like checkpoints\n";
+      return kExitCannotWrite;
+    }
   }
   return kExitOk;
 }

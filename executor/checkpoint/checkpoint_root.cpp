@@ -102,6 +102,18 @@ core::Result<std::vector<CheckpointEntry>> list_checkpoints(const std::filesyste
   return entries;
 }
 
+std::vector<std::filesystem::path> foreign_step_entries(const std::filesystem::path& root, int64_t last_step) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(root, ec);
+  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::optional<int64_t> step = checkpoint_step(it->path().filename().native());
+    if (step && *step >= 1 && *step <= last_step && !is_checkpoint_dir(it->path())) out.push_back(it->path());
+  }
+  std::ranges::sort(out);
+  return out;
+}
+
 core::Result<std::optional<std::filesystem::path>> find_latest(const std::filesystem::path& root) {
   auto entries = list_checkpoints(root);
   if (!entries) return std::unexpected(std::move(entries.error()));

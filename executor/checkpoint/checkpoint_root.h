@@ -40,6 +40,14 @@ struct CheckpointEntry {
 // entry when the newest fails to load.
 [[nodiscard]] core::Result<std::vector<CheckpointEntry>> list_checkpoints(const std::filesystem::path& root);
 
+// Entries under root named as a checkpoint of a step in [1, last_step]
+// that are not complete checkpoints (a user's step-000001/ with no
+// manifest, or a file of that name): a save of that step could not go
+// there without destroying them, so a run refuses to start (issue 12)
+// rather than fail at its first checkpoint. Sorted by name.
+[[nodiscard]] std::vector<std::filesystem::path> foreign_step_entries(const std::filesystem::path& root,
+                                                                      int64_t last_step);
+
 // The newest entry of list_checkpoints(root), nullopt when there is none.
 [[nodiscard]] core::Result<std::optional<std::filesystem::path>> find_latest(
     const std::filesystem::path& root);

@@ -353,6 +353,34 @@ TEST(RunCommand, BadOutputPathsAreRefusedBeforeTraining) {
   EXPECT_TRUE(fs::is_fifo(dir / "fifo.json"));
 }
 
+// Issue 12: a user's step-000001/ (no manifest) in the checkpoint root was
+// kept but the run failed at its first checkpoint, after training. It is
+// refused before training, named, and left as it was; so is a file of that
+// name. A step past --steps is no obstacle.
+TEST(RunCommand, AUsersStepNamedEntryInTheCheckpointRootIsRefusedBeforeTraining) {
+  const fs::path dir = scratch("foreign-step");
+  const fs::path plan = small_plan(dir);
+  const fs::path root = dir / "checkpoints";
+  fs::create_directories(root / "step-000001");
+  std::ofstream(root / "step-000001" / "notes.txt") << "mine";
+  std::ofstream(root / "step-000002") << "also mine";
+  fs::create_directories(root / "step-000009");
+  std::vector<std::string> args = run_args(plan, dir, 2);
+  args.insert(args.end(), {"--checkpoint-dir", root.string(), "--checkpoint-every", "1"});
+  const Outcome o = stowage(args);
+  EXPECT_EQ(o.code, kExitCannotWrite) << o.err;
+  EXPECT_NE(o.err.find((root / "step-000001").string() + ": not a Stowage checkpoint"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("and 1 more"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "nvme")) << "training had started";
+  EXPECT_TRUE(fs::exists(root / "step-000001" / "notes.txt"));
+  EXPECT_TRUE(fs::is_regular_file(root / "step-000002"));
+  fs::remove_all(root / "step-000001");
+  fs::remove(root / "step-000002");
+  const Outcome ok = stowage(args);
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+  EXPECT_TRUE(fs::is_directory(root / "step-000009"));
+}
+
 // Issue 12: two runs on one checkpoint root destroyed each other's
 // checkpoints. The second is refused at once, naming the first's process.
 TEST(RunCommand, ALockedCheckpointRootIsRefusedNamingTheHolder) {
