@@ -4,6 +4,8 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -62,6 +64,103 @@ Tiers lane_floor(const core::Schedule& s, const std::vector<core::OpId>& lane) {
   return best;
 }
 
+// Which ops are certain to have started no later than a given op starts,
+// in any run: on each lane ops start in issue order, and an op starts only
+// once its dependencies have ended (so after they started). started_by[x]
+// holds, per lane, the highest issue index on that lane among such ops (x
+// itself included), or -1. Ops are numbered in an order where dependencies
+// and lane predecessors come first (core::lower's topological order).
+struct Precedence {
+  std::array<std::vector<core::OpId>, core::kLaneCount> lanes;
+  std::vector<int32_t> index;  // an op's place in its lane
+  std::vector<std::array<int32_t, core::kLaneCount>> started_by;
+
+  explicit Precedence(const core::Schedule& s) : index(s.ops.size()), started_by(s.ops.size()) {
+    for (const core::Op& op : s.ops) {
+      std::vector<core::OpId>& lane = lanes[static_cast<size_t>(op.lane)];
+      const size_t i = static_cast<size_t>(op.id);
+      std::array<int32_t, core::kLaneCount>& v = started_by[i];
+      v.fill(-1);
+      if (!lane.empty()) v = started_by[static_cast<size_t>(lane.back())];
+      for (core::OpId d : op.deps) {
+        const auto& w = started_by[static_cast<size_t>(d)];
+        for (size_t l = 0; l < v.size(); ++l) v[l] = std::max(v[l], w[l]);
+      }
+      index[i] = static_cast<int32_t>(lane.size());
+      v[static_cast<size_t>(op.lane)] = index[i];
+      lane.push_back(op.id);
+    }
+  }
+  // a starts no later than x, in every run.
+  [[nodiscard]] bool precedes(const core::Schedule& s, core::OpId a, core::OpId x) const {
+    return started_by[static_cast<size_t>(x)][static_cast<size_t>(s.op(a).lane)] >= index[static_cast<size_t>(a)];
+  }
+};
+
+// What is held for certain at the start of some op, across lanes: an
+// allocation made as op A starts and freed as op F ends is held when op X
+// starts if A starts no later than X and X no later than F (F ends after
+// it starts). Along one lane both conditions are monotone in X's place, so
+// each allocation is held over a run of that lane's ops; the most any op
+// of any lane sees, summed, is the floor. Only a tensor freed once, by the
+// bytes its allocations add up to, is counted (a name reused could pair an
+// allocation with another's free), and nothing never freed: the steady
+// schedules free in a later step what this step's last ops allocate, which
+// this one-step schedule cannot see.
+Tiers cross_lane_floor(const core::Schedule& s) {
+  // A tensor's allocations (a gathered layer's pieces each allocate their
+  // share of one host gradient buffer) and its one free of them all.
+  struct Life {
+    std::vector<std::pair<core::OpId, core::Bytes>> allocs;
+    core::OpId free = -1;
+    int frees = 0;
+    core::Bytes freed;
+  };
+  std::array<std::unordered_map<std::string_view, Life>, 3> lives;
+  for (const core::Op& op : s.ops) {
+    for (const core::MemoryEffect& e : op.allocs)
+      lives[static_cast<size_t>(e.tier)][e.tensor].allocs.emplace_back(op.id, e.bytes);
+    for (const core::MemoryEffect& e : op.frees) {
+      Life& l = lives[static_cast<size_t>(e.tier)][e.tensor];
+      l.free = op.id;
+      l.freed = e.bytes;
+      ++l.frees;
+    }
+  }
+  const Precedence p(s);
+  Tiers best{};
+  for (size_t lane = 0; lane < p.lanes.size(); ++lane) {
+    const std::vector<core::OpId>& ops = p.lanes[lane];
+    if (ops.empty()) continue;
+    std::array<std::vector<int64_t>, 3> delta;
+    for (auto& d : delta) d.assign(ops.size() + 1, 0);
+    for (size_t t = 0; t < 3; ++t) {
+      for (const auto& [name, l] : lives[t]) {
+        core::Bytes allocated;
+        for (const auto& [a, bytes] : l.allocs) allocated += bytes;
+        if (l.frees != 1 || allocated != l.freed) continue;
+        // ... up to the last op X of the lane that starts no later than F.
+        const int64_t hi = p.started_by[static_cast<size_t>(l.free)][lane];
+        for (const auto& [a, bytes] : l.allocs) {
+          // From the first op X of the lane that A starts no later than.
+          const auto first = std::partition_point(ops.begin(), ops.end(),
+                                                  [&](core::OpId x) { return !p.precedes(s, a, x); });
+          const int64_t lo = first - ops.begin();
+          if (lo > hi || bytes.count() <= 0) continue;
+          delta[t][static_cast<size_t>(lo)] += bytes.count();
+          delta[t][static_cast<size_t>(hi) + 1] -= bytes.count();
+        }
+      }
+      int64_t running = 0;
+      for (size_t k = 0; k < ops.size(); ++k) {
+        running += delta[t][k];
+        best[t] = std::max(best[t], core::Bytes(running));
+      }
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 std::array<core::Bytes, 3> rank_capacity(const core::MachineSpec& m) {
@@ -88,8 +187,9 @@ std::array<core::Bytes, 3> memory_floor(const core::Schedule& s) {
     }
     for (size_t t = 0; t < 3; ++t) extra[t] = std::max(extra[t], here[t]);
   }
+  const Tiers across = cross_lane_floor(s);
   Tiers floor = s.resident;
-  for (size_t t = 0; t < 3; ++t) floor[t] += extra[t];
+  for (size_t t = 0; t < 3; ++t) floor[t] += std::max(extra[t], across[t]);
   return floor;
 }
 

@@ -20,7 +20,11 @@ namespace stowage::planner {
 // lane that a later op (or X) of that lane frees: those ended before X
 // started and are released only after it did. A forward pass's saved
 // activations, freed by the backward ops on the same lane, are counted
-// this way; what crosses lanes is left out, so the floor stays a floor.
+// this way. Or, if more, what crosses lanes: an allocation is held as X
+// starts when, by lane order and dependencies (so in any run), its op
+// starts no later than X and X no later than the op that frees it; host
+// gradient buffers filled by pcie.d2h and freed by cpu.optim after the
+// step's check count so (memory_floor.cpp: cross_lane_floor).
 std::array<core::Bytes, 3> memory_floor(const core::Schedule& schedule);
 
 // The same for a candidate, lowered for one step (the first step's ops are

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/lower.h"
 #include "planner/memory_floor.h"
 #include "planner/search.h"
 #include "planner/step_bound.h"
@@ -97,6 +98,42 @@ TEST(PlannerBounds, FloorNeverAboveTheSimulatedPeakAndBoundNeverAboveTheStepTime
   }
   EXPECT_GT(sampled().size(), 200u);
   EXPECT_GT(bounded, 100);
+}
+
+// What the floor sees across lanes: with gradients offloaded to the host and
+// accumulated over micro-steps, every partition's host gradient buffer is
+// allocated by a d2h copy (pcie.d2h) and freed by the optimizer (cpu.optim)
+// after the step's gradient check, so all are held at once when the first
+// optimizer starts. A floor of one lane at a time missed all of them
+// (llama-2-70b on the workstation: 25.7 GB of cpu against a simulated
+// 207.6 GB) and simulated what could not fit.
+TEST(PlannerBounds, TheFloorHoldsEveryHostGradientBufferOfAnAccumulatedStep) {
+  const core::ProfileCatalog catalog = bundled();
+  const core::MachineSpec machine = must(catalog.machine("workstation-24gb-1nvme"));
+  const core::ModelSpec model = must(catalog.model("llama-2-7b"));
+  const core::TrainingSpec training = must(catalog.training("default"));
+  ASSERT_GT(training.gradient_accumulation, 1);
+  const core::Workload w(model, training.sequence_length);
+  const std::vector<Candidate> baselines = baseline_candidates(machine, w, training);
+  const auto infinity = std::find_if(baselines.begin(), baselines.end(),
+                                     [](const Candidate& c) { return c.name == "zero-infinity"; });
+  ASSERT_NE(infinity, baselines.end());
+  auto one = core::lower(infinity->policy, machine, w, infinity->training, {.steps = 1, .validate = false});
+  ASSERT_TRUE(one);
+  core::Bytes host_gradients;
+  for (const core::Op& op : one->ops) {
+    for (const core::MemoryEffect& e : op.allocs) {
+      if (e.tier == core::Tier::kCpu && e.tensor.starts_with("grad16 ") && e.tensor.ends_with(" cpu"))
+        host_gradients += e.bytes;
+    }
+  }
+  const size_t cpu = static_cast<size_t>(core::Tier::kCpu);
+  ASSERT_GT(host_gradients.count(), int64_t{13'000'000'000});  // 2 B for each of its 6.7 B parameters
+  const std::array<core::Bytes, 3> floor = memory_floor(*infinity, machine, w);
+  EXPECT_GE(floor[cpu], one->resident[cpu] + host_gradients);
+  const Evaluation e = evaluate(*infinity, machine, model);
+  ASSERT_TRUE(e.summary);
+  EXPECT_LE(floor[cpu], e.summary->peak_memory[cpu]);
 }
 
 }  // namespace
