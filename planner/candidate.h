@@ -3,6 +3,7 @@
 // what the simulator predicted for it.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,12 @@ struct Evaluation {
   // What the simulation found, for judging it again at other capacities
   // (planner/simulated.h); null when not simulated.
   std::shared_ptr<const Simulated> simulated;
+  // What the search's pruning assumed of it before simulating it: the
+  // memory floor per tier (planner/memory_floor.h) and the step-time lower
+  // bound (planner/step_bound.h), kept so tests can hold every simulated
+  // candidate to them. Empty where the search did not compute them.
+  std::optional<std::array<core::Bytes, 3>> floor;
+  std::optional<double> bound;
 
   [[nodiscard]] bool fits() const { return verdict == Verdict::kFits; }
   [[nodiscard]] double step_seconds() const { return summary ? summary->step_time.value() : 0; }

@@ -375,14 +375,19 @@ PlanResult search_at(const core::MachineSpec& machine, const core::ModelSpec& mo
     // The lowered schedule's floor: one step lowered costs a fraction of a
     // simulation and spares simulating what cannot fit. A candidate
     // simulated by an earlier search needs neither.
-    const bool known = simulations != nullptr && simulations->find(b.candidate) != nullptr;
-    if (std::optional<Evaluation> pruned =
-            known ? std::nullopt : too_big(b.candidate, machine, memory_floor(b.candidate, machine, w), have)) {
-      consider(std::move(*pruned));
-      continue;
+    std::optional<std::array<core::Bytes, 3>> floor;
+    if (simulations == nullptr || simulations->find(b.candidate) == nullptr) {
+      floor = memory_floor(b.candidate, machine, w);
+      if (std::optional<Evaluation> pruned = too_big(b.candidate, machine, *floor, have)) {
+        consider(std::move(*pruned));
+        continue;
+      }
     }
     if (!go_on()) return result;
-    consider(evaluate(b.candidate, machine, model, simulations));
+    Evaluation e = evaluate(b.candidate, machine, model, simulations);
+    e.floor = floor;
+    e.bound = b.bound;
+    consider(std::move(e));
     if (first_fit_found()) return result;
   }
   refine(result, machine, model, options.target, simulations, consider, go_on);
