@@ -28,19 +28,7 @@
 
 #include "executor/half_bits.h"
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-// GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized on their own
-// _mm512_undefined_* placeholders (GCC bug 105593, fixed in GCC 13).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#endif
+#include "executor/half_simd.h"
 
 namespace stowage::executor {
 namespace {
@@ -198,28 +186,6 @@ __attribute__((target("fma"))) void run_scalar_fma(const StepConstants& c, const
   scalar_loop<kOptimizer, kPrecision, Moment>(c, x);
 }
 
-// bf16_bits on 8 lanes; returns the 8 results packed as 16-bit.
-__attribute__((target("avx2"))) inline __m128i bf16_avx2(__m256 x) {
-  const __m256i bits = _mm256_castps_si256(x);
-  const __m256i high = _mm256_srli_epi32(bits, 16);
-  const __m256i lsb = _mm256_and_si256(high, _mm256_set1_epi32(1));
-  const __m256i biased = _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff)), lsb);
-  const __m256i rounded = _mm256_srli_epi32(biased, 16);
-  const __m256i quiet_nan = _mm256_or_si256(high, _mm256_set1_epi32(0x40));
-  const __m256i is_nan = _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-  const __m256i r = _mm256_blendv_epi8(rounded, quiet_nan, is_nan);
-  // Every lane is < 2^16, so unsigned saturation packs without changing it.
-  return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
-}
-
-template <Precision kPrecision>
-__attribute__((target("avx2,f16c"))) inline __m128i to_half_avx2(__m256 x) {
-  if constexpr (kPrecision == Precision::kBf16)
-    return bf16_avx2(x);
-  else
-    return _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-}
-
 // 8 moments as fp32, and back (bf16: widened exactly, stored as bf16_avx2 rounds).
 __attribute__((target("avx2"))) inline __m256 load_moments_avx2(const float* p) { return _mm256_loadu_ps(p); }
 __attribute__((target("avx2"))) inline __m256 load_moments_avx2(const uint16_t* p) {
@@ -262,27 +228,6 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, c
     _mm_storeu_si128(reinterpret_cast<__m128i*>(x.param16 + i), to_half_avx2<kPrecision>(updated));
   }
   run_scalar_fma<kOptimizer, kPrecision, Moment>(c, slice(x, i, x.n));  // the < 8 left over: same bits
-}
-
-// bf16_bits on 16 lanes. Not VCVTNEPS2BF16 (AVX512_BF16): it treats
-// subnormal inputs as zero, which the scalar path does not.
-__attribute__((target("avx512f"))) inline __m256i bf16_avx512(__m512 x) {
-  const __m512i bits = _mm512_castps_si512(x);
-  const __m512i high = _mm512_srli_epi32(bits, 16);
-  const __m512i lsb = _mm512_and_si512(high, _mm512_set1_epi32(1));
-  const __m512i biased = _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7fff)), lsb);
-  const __m512i rounded = _mm512_srli_epi32(biased, 16);
-  const __m512i quiet_nan = _mm512_or_si512(high, _mm512_set1_epi32(0x40));
-  const __mmask16 is_nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(is_nan, rounded, quiet_nan));
-}
-
-template <Precision kPrecision>
-__attribute__((target("avx512f"))) inline __m256i to_half_avx512(__m512 x) {
-  if constexpr (kPrecision == Precision::kBf16)
-    return bf16_avx512(x);
-  else
-    return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
 // 16 moments as fp32, and back (bf16: widened exactly, stored as bf16_avx512 rounds).
@@ -510,59 +455,6 @@ void validate(size_t n, std::span<const float> grad, std::span<Moment> m, std::s
   require(isa_supported(options.isa),
           "this CPU does not support the requested instruction set " + std::string(isa_name(options.isa)));
 }
-
-#if defined(__x86_64__)
-// CPUID leaf 1, ECX bit 29 (Intel SDM vol. 2A, CPUID). Asked directly because
-// clang 16's __builtin_cpu_supports does not know "f16c".
-bool has_f16c() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
-}
-#endif
-
-}  // namespace
-
-bool isa_supported(Isa isa) {
-  switch (isa) {
-    case Isa::kAuto:
-    case Isa::kScalar:
-      return true;
-#if defined(__x86_64__)
-    // __builtin_cpu_supports also checks that the OS saves the YMM/ZMM state.
-    case Isa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
-    case Isa::kAvx512:
-      return __builtin_cpu_supports("avx512f");
-#else
-    case Isa::kAvx2:
-    case Isa::kAvx512:
-      return false;
-#endif
-  }
-  return false;
-}
-
-Isa best_isa() {
-  if (isa_supported(Isa::kAvx512)) return Isa::kAvx512;
-  if (isa_supported(Isa::kAvx2)) return Isa::kAvx2;
-  return Isa::kScalar;
-}
-
-std::string_view isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::kAuto:
-      return "auto";
-    case Isa::kScalar:
-      return "scalar";
-    case Isa::kAvx2:
-      return "avx2";
-    case Isa::kAvx512:
-      return "avx512";
-  }
-  return "unknown";
-}
-
-namespace {
 
 void validate_roofline(size_t n, size_t grad, size_t m, size_t v, size_t param16, const AdamOptions& options) {
   const auto same = [n](size_t k) { return k == n; };

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "core/training_spec.h"
+#include "executor/isa.h"
 
 namespace stowage::executor {
 
@@ -23,22 +24,10 @@ struct AdamHyper {
   core::OptimizerKind optimizer = core::OptimizerKind::kAdamW;
 };
 
-// Instruction set of the step's inner loop. kAuto takes the widest one this
-// CPU supports. All of them give the same bits (see adam_step).
-enum class Isa { kAuto, kScalar, kAvx2, kAvx512 };
-
 struct AdamOptions {
   int threads = 1;  // >= 1; 1 runs on the calling thread, no thread is started
-  Isa isa = Isa::kAuto;
+  Isa isa = Isa::kAuto;  // the inner loop's instruction set (isa.h); all give the same bits
 };
-
-// Whether this CPU (and OS) can run `isa`. kAuto and kScalar: always.
-[[nodiscard]] bool isa_supported(Isa isa);
-
-// kAuto resolved: kAvx512 if supported, else kAvx2, else kScalar.
-[[nodiscard]] Isa best_isa();
-
-[[nodiscard]] std::string_view isa_name(Isa isa);  // "auto", "scalar", "avx2", "avx512"
 
 // One optimizer step over n = master.size() parameters, in place.
 //

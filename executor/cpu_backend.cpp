@@ -218,12 +218,7 @@ core::Result<void> CpuBackend::accumulate(core::Lane, const Buffer& acc16, const
   if (acc16.bytes != add16.bytes) return size_mismatch("accumulation", acc16, add16);
   const std::span<uint16_t> acc = view<uint16_t>(acc16);
   const std::span<const uint16_t> add = view<const uint16_t>(add16);
-  const bool bf16 = precision == core::Precision::kBf16;
-  for (size_t i = 0; i < acc.size(); ++i) {
-    const float sum = bf16 ? model::bf16_to_float(acc[i]) + model::bf16_to_float(add[i])
-                           : model::fp16_to_float(acc[i]) + model::fp16_to_float(add[i]);
-    acc[i] = bf16 ? model::float_to_bf16(sum) : model::float_to_fp16(sum);
-  }
+  model::accumulate_half(precision, acc, add);
   return {};
 }
 

@@ -48,12 +48,16 @@ namespace stowage::executor {
 // bf16 -> fp32: exact.
 [[nodiscard]] inline float bf16_value(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
 
-// IEEE binary16 -> fp32: exact, subnormals included.
+// IEEE binary16 -> fp32: exact, subnormals included; a NaN comes out quiet
+// with its payload, as F16C's VCVTPH2PS gives it.
 [[nodiscard]] inline float fp16_value(uint16_t bits) {
   const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
   const uint32_t exponent = (bits >> 10) & 0x1fu;
   const uint32_t mantissa = bits & 0x3ffu;
-  if (exponent == 0x1fu) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));  // inf, NaN
+  if (exponent == 0x1fu) {
+    const uint32_t quiet = mantissa != 0 ? 0x400000u : 0;  // infinity has no payload to quiet
+    return std::bit_cast<float>(sign | 0x7f800000u | quiet | (mantissa << 13));
+  }
   if (exponent != 0) return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
   // Zero or subnormal: mantissa * 2^-24, exact in fp32.
   const float magnitude = static_cast<float>(mantissa) * 0x1.0p-24f;

@@ -10,6 +10,7 @@
 #include <span>
 
 #include "core/training_spec.h"
+#include "executor/isa.h"
 
 namespace stowage::executor::model {
 
@@ -23,12 +24,24 @@ namespace stowage::executor::model {
 // overflow to infinity, gradual underflow to subnormals, NaN quieted with
 // the top 10 payload bits kept.
 [[nodiscard]] uint16_t float_to_fp16(float x);
-// binary16 bits -> fp32: exact, subnormals included.
+// binary16 bits -> fp32: exact, subnormals included; NaNs come out quiet
+// (VCVTPH2PS's result).
 [[nodiscard]] float fp16_to_float(uint16_t bits);
 
-// Whole arrays in a training precision's 16-bit format. Throws
-// std::invalid_argument when the lengths differ (a caller's bug).
-void to_half(core::Precision precision, std::span<const float> in, std::span<uint16_t> out);
-void from_half(core::Precision precision, std::span<const uint16_t> in, std::span<float> out);
+// Whole arrays in a training precision's 16-bit format, the same bits as
+// the scalar functions above on every instruction set (`isa`, isa.h; kAuto:
+// the widest this CPU has). The executor converts every parameter twice a
+// step and every gradient once, so these run vectorised: fp16 through F16C,
+// whose rounding the scalar path reproduces. Throws std::invalid_argument
+// when the lengths differ (a caller's bug) or `isa` is not supported here.
+void to_half(core::Precision precision, std::span<const float> in, std::span<uint16_t> out, Isa isa = Isa::kAuto);
+void from_half(core::Precision precision, std::span<const uint16_t> in, std::span<float> out,
+               Isa isa = Isa::kAuto);
+
+// acc[i] = acc[i] + add[i], both widened exactly, the sum rounded once to
+// `precision` (a NaN sum: the default quiet NaN, 0x7fc00000 rounded):
+// gradient accumulation over micro-steps in 16 bits.
+void accumulate_half(core::Precision precision, std::span<uint16_t> acc, std::span<const uint16_t> add,
+                     Isa isa = Isa::kAuto);
 
 }  // namespace stowage::executor::model
