@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
+#include "calibration/compare.h"
 #include "calibration/trace_metrics.h"
+#include "sim/lane_models.h"
+#include "sim/simulator.h"
 
 namespace stowage::calibration {
 namespace {
@@ -17,6 +21,14 @@ struct Points {
 
 double seconds(const core::OpSpan& s) { return static_cast<double>(s.end - s.start) * 1e-9; }
 
+// Each op's duration as the cost model prices it: as measured, or, where
+// the device's lanes share the host's cores (host_lane_cores), as it would
+// have run alone (sim::on_host_threads's inverse).
+struct Durations {
+  std::vector<std::vector<double>> of_run;  // [run][op id] seconds
+  [[nodiscard]] double of(size_t run, core::OpId op) const { return of_run[run][static_cast<size_t>(op)]; }
+};
+
 // Layer passes only: the device optimizer and the gradient check have fits of their own.
 bool is_compute(core::OpKind k) {
   return k == core::OpKind::kForward || k == core::OpKind::kBackward || k == core::OpKind::kRecompute;
@@ -24,15 +36,15 @@ bool is_compute(core::OpKind k) {
 
 // The points of one lane: x the op's work as `work_of` says, y its duration.
 template <class WorkOf>
-Points points_of(const std::vector<MeasuredRun>& runs, Lane lane, WorkOf work_of) {
+Points points_of(const std::vector<MeasuredRun>& runs, const Durations& d, Lane lane, WorkOf work_of) {
   Points p;
-  for (const MeasuredRun& r : runs) {
-    for (const core::Op& op : r.schedule->ops) {
+  for (size_t k = 0; k < runs.size(); ++k) {
+    for (const core::Op& op : runs[k].schedule->ops) {
       if (op.lane != lane) continue;
       const double work = work_of(op);
       if (work <= 0) continue;
       p.x.push_back(work);
-      p.y.push_back(seconds(r.timeline->spans[static_cast<size_t>(op.id)]));
+      p.y.push_back(d.of(k, op.id));
     }
   }
   return p;
@@ -44,8 +56,9 @@ std::string note(const char* what, int ops, double rms) {
   return buf;
 }
 
-void fit_compute(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, FitReport& r) {
-  const Points p = points_of(runs, Lane::kGpuCompute,
+void fit_compute(const std::vector<MeasuredRun>& runs, const Durations& d, const core::MachineSpec& m,
+                 FitReport& r) {
+  const Points p = points_of(runs, d, Lane::kGpuCompute,
                              [](const core::Op& op) { return is_compute(op.kind) ? op.flops.count() : 0.0; });
   if (p.x.size() < 2) return;
   const LineFit f = least_squares(p.x, p.y);
@@ -58,10 +71,10 @@ void fit_compute(const std::vector<MeasuredRun>& runs, const core::MachineSpec& 
   r.notes.push_back(note("gpu.compute: matmul_efficiency, compute_overhead", f.ops, f.rms_residual));
 }
 
-void fit_pcie(const std::vector<MeasuredRun>& runs, FitReport& r) {
+void fit_pcie(const std::vector<MeasuredRun>& runs, const Durations& d, FitReport& r) {
   std::vector<double> latencies;
   for (Lane lane : {Lane::kPcieH2d, Lane::kPcieD2h}) {
-    const Points p = points_of(runs, lane, [](const core::Op& op) { return op.bytes.as_double(); });
+    const Points p = points_of(runs, d, lane, [](const core::Op& op) { return op.bytes.as_double(); });
     if (p.x.size() < 2) continue;
     const LineFit f = least_squares(p.x, p.y);
     if (f.slope <= 0) continue;
@@ -76,8 +89,9 @@ void fit_pcie(const std::vector<MeasuredRun>& runs, FitReport& r) {
   }
 }
 
-void fit_optimizer(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, FitReport& r) {
-  const Points p = points_of(runs, Lane::kCpuOptim, [](const core::Op& op) {
+void fit_optimizer(const std::vector<MeasuredRun>& runs, const Durations& d, const core::MachineSpec& m,
+                   FitReport& r) {
+  const Points p = points_of(runs, d, Lane::kCpuOptim, [](const core::Op& op) {
     return op.kind == core::OpKind::kOptimizer ? static_cast<double>(op.params) : 0.0;
   });
   if (p.x.empty()) return;
@@ -129,14 +143,14 @@ void fit_nvme(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, 
 }
 
 // Gradient checks on either lane: bytes scanned over time, summed.
-void fit_grad_check(const std::vector<MeasuredRun>& runs, FitReport& r) {
+void fit_grad_check(const std::vector<MeasuredRun>& runs, const Durations& d, FitReport& r) {
   double bytes = 0, secs = 0;
   int ops = 0;
-  for (const MeasuredRun& run : runs) {
-    for (const core::Op& op : run.schedule->ops) {
+  for (size_t k = 0; k < runs.size(); ++k) {
+    for (const core::Op& op : runs[k].schedule->ops) {
       if (op.kind != core::OpKind::kGradCheck || op.bytes.count() <= 0) continue;
       bytes += op.bytes.as_double();
-      secs += seconds(run.timeline->spans[static_cast<size_t>(op.id)]);
+      secs += d.of(k, op.id);
       ++ops;
     }
   }
@@ -150,14 +164,15 @@ void fit_grad_check(const std::vector<MeasuredRun>& runs, FitReport& r) {
 // origin. The fitted efficiency also prices the memory term of the
 // forward and backward ops, which on the CPU backend stays below their
 // compute term.
-void fit_device_optimizer(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, FitReport& r) {
+void fit_device_optimizer(const std::vector<MeasuredRun>& runs, const Durations& d, const core::MachineSpec& m,
+                          FitReport& r) {
   double bytes = 0, secs = 0;
   int ops = 0;
-  for (const MeasuredRun& run : runs) {
-    for (const core::Op& op : run.schedule->ops) {
+  for (size_t k = 0; k < runs.size(); ++k) {
+    for (const core::Op& op : runs[k].schedule->ops) {
       if (op.lane != Lane::kGpuCompute || op.kind != core::OpKind::kOptimizer) continue;
       bytes += op.bytes.as_double();
-      secs += std::max(0.0, seconds(run.timeline->spans[static_cast<size_t>(op.id)]) - r.params.compute_overhead.value());
+      secs += std::max(0.0, d.of(k, op.id) - r.params.compute_overhead.value());
       ++ops;
     }
   }
@@ -211,15 +226,122 @@ LineFit least_squares(const std::vector<double>& x, const std::vector<double>& y
   return f;
 }
 
+namespace {
+
+// sim::on_host_threads shares `cores` evenly among the host-thread lanes'
+// busy ops: each runs at min(1, cores / busy) of its alone rate. Inverted on
+// the measured timeline: an op's alone duration is the integral of that
+// rate over its span (a sweep over the busy count; F is the integral from
+// the first event to each event time).
+std::vector<double> alone_durations(const MeasuredRun& run, double cores) {
+  const std::vector<core::OpSpan>& spans = run.timeline->spans;
+  std::vector<double> out(spans.size());
+  for (size_t i = 0; i < spans.size(); ++i) out[i] = seconds(spans[i]);
+  std::vector<std::pair<core::SimTime, int>> events;
+  for (const core::Op& op : run.schedule->ops) {
+    const core::OpSpan& s = spans[static_cast<size_t>(op.id)];
+    if (!sim::runs_on_a_host_thread(op.lane) || s.end <= s.start) continue;
+    events.emplace_back(s.start, 1);
+    events.emplace_back(s.end, -1);
+  }
+  std::sort(events.begin(), events.end());
+  std::vector<core::SimTime> times;
+  std::vector<double> integral;  // F at times[k]
+  int busy = 0;
+  for (size_t k = 0; k < events.size();) {
+    const core::SimTime t = events[k].first;
+    if (!times.empty()) {
+      const double rate = busy > 0 ? std::min(1.0, cores / busy) : 1.0;
+      integral.push_back(integral.back() + static_cast<double>(t - times.back()) * 1e-9 * rate);
+    } else {
+      integral.push_back(0);
+    }
+    times.push_back(t);
+    for (; k < events.size() && events[k].first == t; ++k) busy += events[k].second;
+  }
+  auto at = [&](core::SimTime t) {
+    return integral[static_cast<size_t>(std::lower_bound(times.begin(), times.end(), t) - times.begin())];
+  };
+  for (const core::Op& op : run.schedule->ops) {
+    const core::OpSpan& s = spans[static_cast<size_t>(op.id)];
+    if (sim::runs_on_a_host_thread(op.lane) && s.end > s.start) out[static_cast<size_t>(op.id)] = at(s.end) - at(s.start);
+  }
+  return out;
+}
+
+FitReport fit_at(const std::vector<MeasuredRun>& runs, const core::MachineSpec& machine,
+                 const core::CostParameters& start) {
+  FitReport r{.params = start, .notes = {}};
+  Durations d;
+  for (const MeasuredRun& run : runs) {
+    d.of_run.push_back(start.host_lane_cores ? alone_durations(run, *start.host_lane_cores)
+                                             : alone_durations(run, std::numeric_limits<double>::infinity()));
+  }
+  fit_device_optimizer(runs, d, machine, r);  // first: it takes the fixed cost per op as given
+  fit_compute(runs, d, machine, r);
+  fit_pcie(runs, d, r);
+  fit_optimizer(runs, d, machine, r);
+  fit_nvme(runs, machine, r);
+  fit_grad_check(runs, d, r);
+  return r;
+}
+
+// The fit runs' squared steady-step errors, simulated with `params`.
+double step_misfit(const std::vector<MeasuredRun>& runs, const core::MachineSpec& machine,
+                   const core::CostParameters& params) {
+  double sum = 0;
+  for (const MeasuredRun& run : runs) {
+    const sim::Prediction p = sim::simulate(*run.schedule, machine, {.params = params});
+    const auto c = compare(*run.schedule, p.timeline, *run.schedule, *run.timeline);
+    if (c) sum += c->step_error * c->step_error;
+  }
+  return sum;
+}
+
+}  // namespace
+
 FitReport fit_cost_parameters(const std::vector<MeasuredRun>& runs, const core::MachineSpec& machine,
                               const core::CostParameters& start) {
-  FitReport r{.params = start, .notes = {}};
-  fit_device_optimizer(runs, machine, r);  // first: it takes the fixed cost per op as given
-  fit_compute(runs, machine, r);
-  fit_pcie(runs, r);
-  fit_optimizer(runs, machine, r);
-  fit_nvme(runs, machine, r);
-  fit_grad_check(runs, r);
+  if (!start.host_lane_cores || runs.empty()) return fit_at(runs, machine, start);
+  // How many lanes' threads run at full speed at once is seen only in the
+  // steps: the per-op fits take it as given. So it is chosen, between one
+  // core and all of the host's, as the value whose per-op fit puts the fit
+  // runs' simulated steps nearest the measured ones: a grid, then a golden
+  // section around its best point.
+  const double lo = 1, hi = std::max(1.0, static_cast<double>(machine.host.cpu_cores));
+  auto misfit = [&](double cores) {
+    core::CostParameters p = start;
+    p.host_lane_cores = cores;
+    return step_misfit(runs, machine, fit_at(runs, machine, p).params);
+  };
+  constexpr int kGrid = 12;
+  const double step = (hi - lo) / kGrid;
+  double best = hi, best_misfit = misfit(hi);
+  for (int k = 0; k < kGrid; ++k) {
+    const double c = lo + step * k;
+    if (const double m = misfit(c); m < best_misfit) best = c, best_misfit = m;
+  }
+  double a = std::max(lo, best - step), b = std::min(hi, best + step);
+  const double ratio = (std::sqrt(5.0) - 1) / 2;
+  double x1 = b - ratio * (b - a), x2 = a + ratio * (b - a);
+  double f1 = misfit(x1), f2 = misfit(x2);
+  for (int k = 0; k < 12 && b - a > 1e-3; ++k) {
+    if (f1 < f2) {
+      b = x2, x2 = x1, f2 = f1, x1 = b - ratio * (b - a), f1 = misfit(x1);
+    } else {
+      a = x1, x1 = x2, f1 = f2, x2 = a + ratio * (b - a), f2 = misfit(x2);
+    }
+  }
+  for (const auto& [c, m] : {std::pair{x1, f1}, std::pair{x2, f2}}) {
+    if (m < best_misfit) best = c, best_misfit = m;
+  }
+  core::CostParameters p = start;
+  p.host_lane_cores = best;
+  FitReport r = fit_at(runs, machine, p);
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "host lanes: host_lane_cores %.3g (of %g cores; on the fit runs' steps, rms error %.1f%%)",
+                best, hi, std::sqrt(best_misfit / static_cast<double>(runs.size())) * 100);
+  r.notes.insert(r.notes.begin(), buf);
   return r;
 }
 

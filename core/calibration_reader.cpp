@@ -36,6 +36,7 @@ void read_calibration(YamlMap& c, CostParameters& p) {
   assign(p.cpu_core_rate, c.flops_rate("cpu_core_rate", Need::kOptional, kCoreRate));
   assign(p.optimizer_threads, c.integer("optimizer_threads", Need::kOptional, {0, 4096}));
   if (auto r = c.bandwidth("grad_check_rate", Need::kOptional, kRate)) p.grad_check_rate = *r;
+  if (auto r = c.number("host_lane_cores", Need::kOptional, {0.5, 4096})) p.host_lane_cores = *r;
   assign(p.comm_latency, c.duration("comm_latency", Need::kOptional, kOverhead));
   assign(p.comm_efficiency, c.number("comm_efficiency", Need::kOptional, kEfficiency));
   c.finish();
@@ -60,6 +61,7 @@ std::string calibration_yaml(const CostParameters& p) {
   line("cpu_core_rate", number(p.cpu_core_rate.value()));
   line("optimizer_threads", std::to_string(p.optimizer_threads));
   if (p.grad_check_rate) line("grad_check_rate", number(p.grad_check_rate->value()));
+  if (p.host_lane_cores) line("host_lane_cores", number(*p.host_lane_cores));
   line("comm_latency", ns(p.comm_latency));
   line("comm_efficiency", number(p.comm_efficiency));
   return out;

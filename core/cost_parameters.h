@@ -61,6 +61,16 @@ struct CostParameters {
   // as for any op of its lane. Measured where set: the CPU backend's check
   // is a single-threaded pass far slower than that roofline.
   std::optional<BytesPerSecond> grad_check_rate;
+  // Where the "device" is a program on the host (the CPU backend, whose
+  // compute, copies and optimizer are threads of one process): how many of
+  // those lanes' threads run at full speed at once. While more are busy,
+  // they share this many cores' worth of time evenly, so an op slows down
+  // while another lane's runs beside it; a core's two hyperthreads count for
+  // less than two cores. `stowage profile` writes the host's core count;
+  // `stowage calibrate` fits it to the measured steps. Unset (every real
+  // GPU): the device has silicon of its own and no lane slows another by
+  // using the CPU.
+  std::optional<double> host_lane_cores;
   // Ring collectives: per-step latency and bus efficiency over NVLink/PCIe
   // (NCCL tests' busbw: ~80 % of link rate).
   Seconds comm_latency{20e-6};

@@ -126,6 +126,10 @@ core::CostParameters measured_calibration(const Measurements& m, const ProfileWr
   const double adam = rate_at_threads(m.adam_params, p.optimizer_threads);
   if (adam > 0) p.cpu_core_rate = core::FlopsPerSecond(adam * p.adam_flops_per_param / p.optimizer_threads);
   if (m.grad_check_bytes_per_s > 0) p.grad_check_rate = core::BytesPerSecond(m.grad_check_bytes_per_s);
+  // The device is this process: its compute, copies and optimizer are
+  // threads on these cores. As many as there are cores run at full speed
+  // until `stowage calibrate` measures how many do (hyperthreads).
+  p.host_lane_cores = std::max(1, m.cores);
   return p;
 }
 

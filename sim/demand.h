@@ -13,13 +13,15 @@ namespace stowage::sim {
 
 // Resources several lanes' ops share, per rank. A transfer uses its PCIe
 // direction and host DRAM; an NVMe transfer the drives' time and DRAM; the
-// CPU optimizer DRAM and cores.
-enum class Resource : uint8_t { kPcieH2d, kPcieD2h, kDram, kNvme, kCpu };
-inline constexpr int kResourceCount = 5;
+// CPU optimizer DRAM and cores. kHostThreads: where the device is a program
+// on the host (CostParameters::host_lane_cores), the time of the cores its
+// lanes' threads share; no op uses it otherwise.
+enum class Resource : uint8_t { kPcieH2d, kPcieD2h, kDram, kNvme, kCpu, kHostThreads };
+inline constexpr int kResourceCount = 6;
 
 // Units: bytes/s for PCIe and DRAM; device-seconds per second (capacity 1)
 // for NVMe, whose reads and writes cost 1/rate seconds per byte each;
-// FLOP/s for the CPU.
+// FLOP/s for the CPU; thread-seconds per second for kHostThreads.
 using Capacities = std::array<double, kResourceCount>;
 
 struct Demand {
@@ -27,6 +29,7 @@ struct Demand {
   double work = 0;          // > 0: units to flow (bytes, or parameters)
   std::array<double, kResourceCount> per_unit{};  // resource use per unit of work
   core::SimTime latency = 0;  // added once the work has flowed
+  double max_rate = 0;        // > 0: the flow never runs faster than this (units/s), however idle the resources
 };
 
 [[nodiscard]] inline core::SimTime to_sim_time(core::Seconds s) {

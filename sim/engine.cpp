@@ -26,7 +26,8 @@ struct Flow {
 
 // Max-min fair rates by progressive filling: raise every unfrozen flow's rate
 // together until some resource saturates, freeze the flows using it, repeat
-// (Bertsekas & Gallager, Data Networks, §6.5.2).
+// (Bertsekas & Gallager, Data Networks, §6.5.2). A flow's own limit
+// (Demand::max_rate) freezes it when the level reaches that limit first.
 void share_fairly(std::vector<Flow>& flows, std::span<const Demand> demands, const Capacities& capacities) {
   Capacities left = capacities;
   std::vector<char> frozen(flows.size(), 0);
@@ -45,6 +46,22 @@ void share_fairly(std::vector<Flow>& flows, std::span<const Demand> demands, con
         best = share;
         bottleneck = r;
       }
+    }
+    double limit = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < flows.size(); ++i) {
+      const double max_rate = demands[static_cast<size_t>(flows[i].op)].max_rate;
+      if (!frozen[i] && max_rate > 0) limit = std::min(limit, max_rate);
+    }
+    if (limit < best) {
+      for (size_t i = 0; i < flows.size(); ++i) {
+        const Demand& d = demands[static_cast<size_t>(flows[i].op)];
+        if (frozen[i] || d.max_rate != limit) continue;
+        flows[i].rate = limit;
+        frozen[i] = 1;
+        --unfrozen;
+        for (int r = 0; r < kResourceCount; ++r) left[static_cast<size_t>(r)] -= limit * d.per_unit[static_cast<size_t>(r)];
+      }
+      continue;
     }
     if (bottleneck < 0) throw std::logic_error("a flowing op uses no resource");
     for (size_t i = 0; i < flows.size(); ++i) {

@@ -1,8 +1,52 @@
 #include "sim/lane_models.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace stowage::sim {
+
+namespace {
+
+// On a machine whose device is a program on the host, every flow's work is
+// counted in seconds of running alone (its own bottleneck at full rate), so
+// that fair sharing splits time evenly between lanes whatever their units,
+// as the OS scheduler splits the cores; an op on one of the lanes' threads
+// also takes one thread-second per second of kHostThreads.
+Demand on_host_threads(const Demand& d, const Capacities& cap, bool uses_a_thread) {
+  const auto threads = static_cast<size_t>(Resource::kHostThreads);
+  if (d.work <= 0) {  // a fixed duration: that many seconds of one thread
+    if (!uses_a_thread) return d;
+    Demand out{.work = std::max(1e-9, static_cast<double>(d.fixed) * 1e-9), .latency = 0, .max_rate = 1};
+    out.per_unit[threads] = 1;
+    return out;
+  }
+  // The rate the op reaches alone, bottlenecked by its own resources.
+  double alone = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < kResourceCount; ++r) {
+    const double use = d.per_unit[static_cast<size_t>(r)];
+    if (use > 0) alone = std::min(alone, cap[static_cast<size_t>(r)] / use);
+  }
+  Demand out{.work = d.work / alone, .latency = d.latency, .max_rate = 1};
+  for (int r = 0; r < kResourceCount; ++r) out.per_unit[static_cast<size_t>(r)] = d.per_unit[static_cast<size_t>(r)] * alone;
+  out.per_unit[threads] = uses_a_thread ? 1 : 0;
+  return out;
+}
+
+Demand lane_demand(const core::Op& op, const ModelContext& c) {
+  if (std::optional<Demand> check = measured_grad_check(op, c)) return *check;
+  switch (op.lane) {
+    case core::Lane::kGpuCompute: return gpu_compute_demand(op, c);
+    case core::Lane::kPcieH2d:
+    case core::Lane::kPcieD2h: return pcie_demand(op, c);
+    case core::Lane::kNvmeRead:
+    case core::Lane::kNvmeWrite: return nvme_demand(op, c);
+    case core::Lane::kCpuOptim: return cpu_optimizer_demand(op, c);
+    case core::Lane::kGpuComm: return collective_demand(op, c);
+  }
+  return {.fixed = 1};
+}
+
+}  // namespace
 
 Capacities capacities_for(const ModelContext& c) {
   const core::GpuSpec& gpu = c.machine.gpu;
@@ -21,7 +65,15 @@ Capacities capacities_for(const ModelContext& c) {
   const double cores = std::max(1.0, static_cast<double>(host.cpu_cores) / c.ranks);
   const double optimizer_cores = p.optimizer_threads > 0 ? std::min<double>(p.optimizer_threads, cores) : cores;
   cap[static_cast<size_t>(Resource::kCpu)] = p.cpu_core_rate.value() * optimizer_cores;
+  if (p.host_lane_cores) cap[static_cast<size_t>(Resource::kHostThreads)] = *p.host_lane_cores / c.ranks;
   return cap;
+}
+
+bool runs_on_a_host_thread(core::Lane lane) {
+  // The NVMe lanes' threads mostly wait on the drive; a collective has no
+  // CPU backend.
+  return lane == core::Lane::kGpuCompute || lane == core::Lane::kPcieH2d || lane == core::Lane::kPcieD2h ||
+         lane == core::Lane::kCpuOptim;
 }
 
 std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext& c) {
@@ -31,17 +83,9 @@ std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext
 }
 
 Demand demand_of(const core::Op& op, const ModelContext& c) {
-  if (std::optional<Demand> check = measured_grad_check(op, c)) return *check;
-  switch (op.lane) {
-    case core::Lane::kGpuCompute: return gpu_compute_demand(op, c);
-    case core::Lane::kPcieH2d:
-    case core::Lane::kPcieD2h: return pcie_demand(op, c);
-    case core::Lane::kNvmeRead:
-    case core::Lane::kNvmeWrite: return nvme_demand(op, c);
-    case core::Lane::kCpuOptim: return cpu_optimizer_demand(op, c);
-    case core::Lane::kGpuComm: return collective_demand(op, c);
-  }
-  return {.fixed = 1};
+  const Demand alone = lane_demand(op, c);
+  if (!c.params.host_lane_cores) return alone;
+  return on_host_threads(alone, capacities_for(c), runs_on_a_host_thread(op.lane));
 }
 
 }  // namespace stowage::sim

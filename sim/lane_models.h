@@ -48,7 +48,14 @@ Capacities capacities_for(const ModelContext& c);
 // nullopt when none is set: a fixed duration, bytes / rate.
 std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext& c);
 
-// Dispatches on the op's lane.
+// Whether, where the device is a program on the host (the CPU backend), the
+// lane's ops each keep one of its threads busy: compute, the copies, the
+// CPU optimizer. Those share CostParameters::host_lane_cores.
+bool runs_on_a_host_thread(core::Lane lane);
+
+// Dispatches on the op's lane. With CostParameters::host_lane_cores set,
+// every flow's work is in seconds of running alone and the host-thread
+// lanes' ops share the cores (Resource::kHostThreads).
 Demand demand_of(const core::Op& op, const ModelContext& c);
 
 }  // namespace stowage::sim
