@@ -70,6 +70,7 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   p.optimizer_threads = 3;
   p.nvme_latency = Seconds(87e-6);
   p.grad_check_rate = BytesPerSecond(0.75e9);
+  p.host_lane_cores = 1.4375;
   const std::string text = std::string(kMachine) + "calibration:\n" + calibration_yaml(p);
   const CostParameters q = must(read_machine_profile(text, "m.yaml", "m")).calibration;
   EXPECT_DOUBLE_EQ(q.matmul_efficiency, p.matmul_efficiency);
@@ -80,6 +81,10 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   EXPECT_EQ(q.optimizer_threads, 3);
   EXPECT_NEAR(q.nvme_latency.value(), p.nvme_latency.value(), 1e-15);
   EXPECT_DOUBLE_EQ(q.grad_check_rate->value(), 0.75e9);
+  ASSERT_TRUE(q.host_lane_cores.has_value());
+  EXPECT_DOUBLE_EQ(*q.host_lane_cores, 1.4375);
+  EXPECT_FALSE(must(read_machine_profile(std::string(kMachine), "m.yaml", "m")).calibration.host_lane_cores)
+      << "unset unless given: a real GPU's lanes do not share the host's cores";
 }
 
 TEST(CalibrationReader, AMachineMayGiveItsPartsInline) {

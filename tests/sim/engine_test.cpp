@@ -169,6 +169,42 @@ TEST(Engine, CapacityOverflowIsReportedAtTheRightOp) {
   EXPECT_EQ(r.result.peak[0], Bytes(110));
 }
 
+// Demand::max_rate: a flow never runs faster than its limit, and what it
+// leaves of a resource goes to the flows that can use it. Three threads'
+// ops on 1.5 cores' worth of time: 0.5 each; one of them alone: its limit 1,
+// not all 1.5.
+TEST(Engine, AFlowsOwnLimitCapsItsShare) {
+  const auto threads = static_cast<size_t>(Resource::kHostThreads);
+  Capacities cap = roomy();
+  cap[threads] = 1.5;
+  auto thread_op = [&](double seconds) {
+    Demand d{.work = seconds, .max_rate = 1};
+    d.per_unit[threads] = 1;
+    return d;
+  };
+  {
+    const Schedule s = schedule_of({op(0, Lane::kGpuCompute)});
+    const Outcome r = run(s, {thread_op(1e-3)}, cap);
+    EXPECT_EQ(r.timeline.spans[0].end - r.timeline.spans[0].start, 1'000'000) << "alone: at its limit, not faster";
+  }
+  {
+    const Schedule s = schedule_of({op(0, Lane::kGpuCompute), op(1, Lane::kCpuOptim), op(2, Lane::kPcieH2d)});
+    const Outcome r = run(s, {thread_op(1e-3), thread_op(1e-3), thread_op(1e-3)}, cap);
+    for (size_t i = 0; i < 3; ++i)
+      EXPECT_EQ(r.timeline.spans[i].end - r.timeline.spans[i].start, 2'000'000) << "op " << i << ": 1.5 cores / 3";
+  }
+  {
+    // Two capped at 1 on 1.5: 0.75 each; with a third that is capped at 0.2,
+    // the other two share what it leaves (1.3 / 2 = 0.65 each).
+    const Schedule s = schedule_of({op(0, Lane::kGpuCompute), op(1, Lane::kCpuOptim), op(2, Lane::kPcieH2d)});
+    Demand slow = thread_op(0.2e-3);
+    slow.max_rate = 0.2;
+    const Outcome r = run(s, {thread_op(0.65e-3), thread_op(0.65e-3), slow}, cap);
+    for (size_t i = 0; i < 3; ++i)
+      EXPECT_NEAR(static_cast<double>(r.timeline.spans[i].end - r.timeline.spans[i].start), 1'000'000, 2) << "op " << i;
+  }
+}
+
 TEST(Engine, SameInputsGiveTheSameTimeline) {
   Schedule s = schedule_of({op(0, Lane::kNvmeRead), op(1, Lane::kNvmeRead), op(2, Lane::kCpuOptim, {0, 1})});
   s.lane_slots[static_cast<size_t>(Lane::kNvmeRead)] = 2;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "core/lower.h"
 #include "tests/core/test_profiles.h"
 
@@ -85,6 +87,38 @@ TEST(Simulator, DelayedUpdateShortensTheStepByTheOptimizerTail) {
   ASSERT_GT(gap, 0.1) << "plain " << plain.prediction.summary.step_time.value() << " s, delayed "
                       << delayed.prediction.summary.step_time.value() << " s";  // the CPU optimizer of a 7B model takes seconds
   EXPECT_NEAR(plain.prediction.summary.step_time.value() - delayed.prediction.summary.step_time.value(), gap, 1e-9);
+}
+
+// CostParameters::host_lane_cores (the CPU backend's lanes sharing the
+// host's cores): ops slow down only while other lanes' threads run beside
+// them. With more cores than lanes nothing changes; with one core the
+// overlapped ops of ZeRO-Offload stretch the step and none runs faster;
+// all on the device (one busy lane) is unchanged.
+TEST(Simulator, LanesSharingTheHostsCoresSlowOnlyOpsThatOverlap) {
+  const core::MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const core::TrainingSpec training = must(bundled().training("tiny"));
+  const core::Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  auto run = [&](core::StandardPlacement which, std::optional<double> cores) {
+    const core::Policy policy = core::policy_for(core::standard_placement(which, 1), w, training);
+    Case c{must(core::lower(policy, machine, w, training, {.steps = 3})), {}};
+    core::CostParameters params = machine.calibration;
+    params.host_lane_cores = cores;
+    c.prediction = simulate(c.schedule, machine, {.params = params});
+    return c;
+  };
+  auto step = [](const Case& c) { return c.prediction.summary.step_time.value(); };
+  const Case own = run(core::StandardPlacement::kZeroOffload, std::nullopt);
+  const Case wide = run(core::StandardPlacement::kZeroOffload, 8.0);
+  const Case one = run(core::StandardPlacement::kZeroOffload, 1.0);
+  EXPECT_NEAR(step(wide), step(own), 0.01 * step(own));
+  EXPECT_GT(step(one), 1.05 * step(wide)) << "one core for compute, copies and the CPU optimizer";
+  for (size_t i = 0; i < one.schedule.ops.size(); ++i) {
+    const core::OpSpan a = one.prediction.timeline.spans[i], b = wide.prediction.timeline.spans[i];
+    EXPECT_GE(a.end - a.start + 2, b.end - b.start) << one.schedule.ops[i].name << " ran faster sharing a core";
+  }
+  const Case device = run(core::StandardPlacement::kAllGpu, std::nullopt);
+  const Case device_one = run(core::StandardPlacement::kAllGpu, 1.0);
+  EXPECT_NEAR(step(device_one), step(device), 1e-3 * step(device));
 }
 
 TEST(Simulator, SixteenGpusSimulateOneRepresentativeRank) {
