@@ -24,9 +24,15 @@ double seconds(const core::OpSpan& s) { return static_cast<double>(s.end - s.sta
 // Each op's duration as the cost model prices it: as measured, or, where
 // the device's lanes share the host's cores (host_lane_cores), as it would
 // have run alone (sim::on_host_threads's inverse).
+//
+// Only the steady state is fitted: the first step of a run of several pays
+// for first touches of its buffers, caches and the thread pool, which the
+// steps after it (those the steady-state step time is the median of) do not.
 struct Durations {
   std::vector<std::vector<double>> of_run;  // [run][op id] seconds
+  std::vector<int> warm_up_step;            // [run] the step left out, or -1
   [[nodiscard]] double of(size_t run, core::OpId op) const { return of_run[run][static_cast<size_t>(op)]; }
+  [[nodiscard]] bool fitted(size_t run, const core::Op& op) const { return op.step != warm_up_step[run]; }
 };
 
 // Layer passes only: the device optimizer and the gradient check have fits of their own.
@@ -40,7 +46,7 @@ Points points_of(const std::vector<MeasuredRun>& runs, const Durations& d, Lane 
   Points p;
   for (size_t k = 0; k < runs.size(); ++k) {
     for (const core::Op& op : runs[k].schedule->ops) {
-      if (op.lane != lane) continue;
+      if (op.lane != lane || !d.fitted(k, op)) continue;
       const double work = work_of(op);
       if (work <= 0) continue;
       p.x.push_back(work);
@@ -125,11 +131,13 @@ void fit_nvme(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, 
   int ops = 0;
   const core::NvmeSpec& n = m.nvme;
   const double write_rate = n.sustained_write ? n.sustained_write->value() : n.sequential_write.value();
-  for (const MeasuredRun& run : runs) {
+  for (size_t k = 0; k < runs.size(); ++k) {
     std::vector<std::pair<core::SimTime, core::SimTime>> spans;
-    for (const core::Op& op : run.schedule->ops) {
+    for (const core::Op& op : runs[k].schedule->ops) {
+      // Every step's: the drive's busy time is a union, and a warm-up op
+      // left out would still share the drive with the ops kept.
       if (op.lane != Lane::kNvmeRead && op.lane != Lane::kNvmeWrite) continue;
-      const core::OpSpan& s = run.timeline->spans[static_cast<size_t>(op.id)];
+      const core::OpSpan& s = runs[k].timeline->spans[static_cast<size_t>(op.id)];
       spans.emplace_back(s.start, s.end);
       const double rate = op.lane == Lane::kNvmeRead ? n.sequential_read.value() : write_rate;
       device_seconds += op.bytes.as_double() / (rate * m.nvme_count);
@@ -148,7 +156,7 @@ void fit_grad_check(const std::vector<MeasuredRun>& runs, const Durations& d, Fi
   int ops = 0;
   for (size_t k = 0; k < runs.size(); ++k) {
     for (const core::Op& op : runs[k].schedule->ops) {
-      if (op.kind != core::OpKind::kGradCheck || op.bytes.count() <= 0) continue;
+      if (op.kind != core::OpKind::kGradCheck || op.bytes.count() <= 0 || !d.fitted(k, op)) continue;
       bytes += op.bytes.as_double();
       secs += d.of(k, op.id);
       ++ops;
@@ -170,7 +178,7 @@ void fit_device_optimizer(const std::vector<MeasuredRun>& runs, const Durations&
   int ops = 0;
   for (size_t k = 0; k < runs.size(); ++k) {
     for (const core::Op& op : runs[k].schedule->ops) {
-      if (op.lane != Lane::kGpuCompute || op.kind != core::OpKind::kOptimizer) continue;
+      if (op.lane != Lane::kGpuCompute || op.kind != core::OpKind::kOptimizer || !d.fitted(k, op)) continue;
       bytes += op.bytes.as_double();
       secs += std::max(0.0, d.of(k, op.id) - r.params.compute_overhead.value());
       ++ops;
@@ -276,6 +284,9 @@ FitReport fit_at(const std::vector<MeasuredRun>& runs, const core::MachineSpec& 
   for (const MeasuredRun& run : runs) {
     d.of_run.push_back(start.host_lane_cores ? alone_durations(run, *start.host_lane_cores)
                                              : alone_durations(run, std::numeric_limits<double>::infinity()));
+    int first = std::numeric_limits<int>::max(), last = std::numeric_limits<int>::min();
+    for (const core::Op& op : run.schedule->ops) first = std::min(first, op.step), last = std::max(last, op.step);
+    d.warm_up_step.push_back(last > first ? first : -1);
   }
   fit_device_optimizer(runs, d, machine, r);  // first: it takes the fixed cost per op as given
   fit_compute(runs, d, machine, r);

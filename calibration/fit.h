@@ -6,7 +6,9 @@
 // fitted on the lanes' busy time instead (reads and writes share the drive,
 // as the NVMe model has it); the gradient checks and the device's optimizer
 // ops get a rate each (summed bytes over summed time). Lanes a trace does
-// not use keep their values.
+// not use keep their values. Of a run of several steps, the first (the
+// warm-up) is left out of every fit but the NVMe one (a busy-time union):
+// the steady state is what is predicted.
 #pragma once
 
 #include <string>
