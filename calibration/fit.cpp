@@ -23,7 +23,8 @@ double seconds(const core::OpSpan& s) { return static_cast<double>(s.end - s.sta
 
 // Each op's duration as the cost model prices it: as measured, or, where
 // the device's lanes share the host's cores (host_lane_cores), as it would
-// have run alone (sim::on_host_threads's inverse).
+// have run alone (the inverse of the even sharing sim/lane_models.cpp
+// models).
 //
 // Only the steady state is fitted: the first step of a run of several pays
 // for first touches of its buffers, caches and the thread pool, which the
@@ -236,7 +237,7 @@ LineFit least_squares(const std::vector<double>& x, const std::vector<double>& y
 
 namespace {
 
-// sim::on_host_threads shares `cores` evenly among the host-thread lanes'
+// sim/lane_models.cpp shares `cores` evenly among the host-thread lanes'
 // busy ops: each runs at min(1, cores / busy) of its alone rate. Inverted on
 // the measured timeline: an op's alone duration is the integral of that
 // rate over its span (a sweep over the busy count; F is the integral from

@@ -6,7 +6,11 @@
 // fitted on the lanes' busy time instead (reads and writes share the drive,
 // as the NVMe model has it); the gradient checks and the device's optimizer
 // ops get a rate each (summed bytes over summed time). Lanes a trace does
-// not use keep their values. Of a run of several steps, the first (the
+// not use keep their values. Where the machine's lanes share the host's
+// cores (CostParameters::host_lane_cores, the CPU backend), each op is
+// fitted at the duration it would have had alone, and the number of cores
+// is chosen as the one whose fit puts the runs' simulated steady steps
+// nearest the measured ones. Of a run of several steps, the first (the
 // warm-up) is left out of every fit but the NVMe one (a busy-time union):
 // the steady state is what is predicted.
 #pragma once
