@@ -246,6 +246,7 @@ std::vector<double> alone_durations(const MeasuredRun& run, double cores) {
   const std::vector<core::OpSpan>& spans = run.timeline->spans;
   std::vector<double> out(spans.size());
   for (size_t i = 0; i < spans.size(); ++i) out[i] = seconds(spans[i]);
+  if (!std::isfinite(cores)) return out;  // nothing shares: as measured
   std::vector<std::pair<core::SimTime, int>> events;
   for (const core::Op& op : run.schedule->ops) {
     const core::OpSpan& s = spans[static_cast<size_t>(op.id)];
@@ -283,8 +284,7 @@ FitReport fit_at(const std::vector<MeasuredRun>& runs, const core::MachineSpec& 
   FitReport r{.params = start, .notes = {}};
   Durations d;
   for (const MeasuredRun& run : runs) {
-    d.of_run.push_back(start.host_lane_cores ? alone_durations(run, *start.host_lane_cores)
-                                             : alone_durations(run, std::numeric_limits<double>::infinity()));
+    d.of_run.push_back(alone_durations(run, start.host_lane_cores.value_or(std::numeric_limits<double>::infinity())));
     int first = std::numeric_limits<int>::max(), last = std::numeric_limits<int>::min();
     for (const core::Op& op : run.schedule->ops) first = std::min(first, op.step), last = std::max(last, op.step);
     d.warm_up_step.push_back(last > first ? first : -1);

@@ -188,9 +188,8 @@ __attribute__((target("fma"))) void run_scalar_fma(const StepConstants& c, const
 
 // 8 moments as fp32, and back (bf16: widened exactly, stored as bf16_avx2 rounds).
 __attribute__((target("avx2"))) inline __m256 load_moments_avx2(const float* p) { return _mm256_loadu_ps(p); }
-__attribute__((target("avx2"))) inline __m256 load_moments_avx2(const uint16_t* p) {
-  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+__attribute__((target("avx2,f16c"))) inline __m256 load_moments_avx2(const uint16_t* p) {
+  return from_half_avx2<Precision::kBf16>(p);
 }
 __attribute__((target("avx2"))) inline void store_moments_avx2(float* p, __m256 x) { _mm256_storeu_ps(p, x); }
 __attribute__((target("avx2"))) inline void store_moments_avx2(uint16_t* p, __m256 x) {
@@ -233,8 +232,7 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, c
 // 16 moments as fp32, and back (bf16: widened exactly, stored as bf16_avx512 rounds).
 __attribute__((target("avx512f"))) inline __m512 load_moments_avx512(const float* p) { return _mm512_loadu_ps(p); }
 __attribute__((target("avx512f"))) inline __m512 load_moments_avx512(const uint16_t* p) {
-  const __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  return from_half_avx512<Precision::kBf16>(p);
 }
 __attribute__((target("avx512f"))) inline void store_moments_avx512(float* p, __m512 x) { _mm512_storeu_ps(p, x); }
 __attribute__((target("avx512f"))) inline void store_moments_avx512(uint16_t* p, __m512 x) {

@@ -82,10 +82,10 @@ std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext
   return Demand{.fixed = std::max<core::SimTime>(1, to_sim_time(t))};
 }
 
-Demand demand_of(const core::Op& op, const ModelContext& c) {
+Demand demand_of(const core::Op& op, const ModelContext& c, const Capacities& capacities) {
   const Demand alone = lane_demand(op, c);
   if (!c.params.host_lane_cores) return alone;
-  return on_host_threads(alone, capacities_for(c), runs_on_a_host_thread(op.lane));
+  return on_host_threads(alone, capacities, runs_on_a_host_thread(op.lane));
 }
 
 }  // namespace stowage::sim

@@ -54,8 +54,9 @@ std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext
 bool runs_on_a_host_thread(core::Lane lane);
 
 // Dispatches on the op's lane. With CostParameters::host_lane_cores set,
-// every flow's work is in seconds of running alone and the host-thread
-// lanes' ops share the cores (Resource::kHostThreads).
-Demand demand_of(const core::Op& op, const ModelContext& c);
+// every flow's work is in seconds of running alone (its own bottleneck in
+// `capacities`, capacities_for(c)) and the host-thread lanes' ops share the
+// cores (Resource::kHostThreads).
+Demand demand_of(const core::Op& op, const ModelContext& c, const Capacities& capacities);
 
 }  // namespace stowage::sim
