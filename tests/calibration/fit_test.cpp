@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "calibration/compare.h"
 #include "tests/calibration/calibration_fixture.h"
 
@@ -63,6 +66,40 @@ TEST(Fit, RecoversTheParametersATimelineWasMadeWith) {
   };
   EXPECT_LT(std::abs(step_error(r.params)), 0.05);
   EXPECT_GT(std::abs(step_error({})), 0.2);
+}
+
+// The first step of a measured run pays for first touches; its ops are left
+// out of the per-op fits: a timeline whose first-step ops took 3x as long
+// fits to the same compute, copy, optimizer and check rates.
+TEST(Fit, TheWarmUpStepIsLeftOutOfThePerOpFits) {
+  core::CostParameters truth;
+  truth.matmul_efficiency = 0.3;
+  truth.h2d_rate = core::BytesPerSecond(6e9);
+  truth.d2h_rate = core::BytesPerSecond(4e9);
+  truth.cpu_core_rate = core::FlopsPerSecond(2e9);
+  truth.grad_check_rate = core::BytesPerSecond(0.2e9);
+  const testing::Simulated steady = testing::simulated(truth, 3);
+  core::Timeline slow_start = steady.timeline;
+  int first = std::numeric_limits<int>::max();
+  for (const core::Op& op : steady.schedule.ops) first = std::min(first, op.step);
+  int stretched = 0;
+  for (const core::Op& op : steady.schedule.ops) {
+    if (op.step != first) continue;
+    core::OpSpan& span = slow_start.spans[static_cast<size_t>(op.id)];
+    span.end = span.start + 3 * (span.end - span.start);
+    ++stretched;
+  }
+  ASSERT_GT(stretched, 0);
+  const FitReport a = fit_cost_parameters({{&steady.schedule, &steady.timeline}}, steady.machine, {});
+  const FitReport b = fit_cost_parameters({{&steady.schedule, &slow_start}}, steady.machine, {});
+  EXPECT_DOUBLE_EQ(b.params.matmul_efficiency, a.params.matmul_efficiency);
+  EXPECT_DOUBLE_EQ(b.params.compute_overhead.value(), a.params.compute_overhead.value());
+  ASSERT_TRUE(a.params.h2d_rate && b.params.h2d_rate && a.params.d2h_rate && b.params.d2h_rate);
+  EXPECT_DOUBLE_EQ(b.params.h2d_rate->value(), a.params.h2d_rate->value());
+  EXPECT_DOUBLE_EQ(b.params.d2h_rate->value(), a.params.d2h_rate->value());
+  EXPECT_DOUBLE_EQ(b.params.cpu_core_rate.value(), a.params.cpu_core_rate.value());
+  ASSERT_TRUE(a.params.grad_check_rate && b.params.grad_check_rate);
+  EXPECT_DOUBLE_EQ(b.params.grad_check_rate->value(), a.params.grad_check_rate->value());
 }
 
 // Timelines made where the lanes share 1.3 cores' worth of time: started,
