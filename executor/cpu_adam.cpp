@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "executor/adam_update.h"
 #include "executor/half_bits.h"
 
 #include "executor/half_simd.h"
@@ -77,34 +78,12 @@ inline Moment store_moment(float x) {
     return bf16_bits(x);
 }
 
-// The step's scalars, computed in double once per call and rounded to float,
-// as PyTorch turns Python-float hyperparameters into float32 operands.
-struct StepConstants {
-  float inv_grad_scale;   // 1 / grad_scale
-  float weight_decay;     // kAdam: g += weight_decay * param
-  float lr_weight_decay;  // kAdamW: param -= lr * weight_decay * param
-  float one_minus_beta1;
-  float one_minus_beta2;
-  float step_size;              // lr / (1 - beta1^t)
-  float sqrt_bias_correction2;  // sqrt(1 - beta2^t)
-  float eps;
-};
+// The per-step scalars and the element update are adam_update.h's, which
+// the CUDA kernel shares.
+using StepConstants = AdamStepConstants;
 
 StepConstants constants_for(const AdamHyper& hyper, int64_t step, float grad_scale) {
-  const core::AdamConfig& a = hyper.config;
-  const double t = static_cast<double>(step);
-  const double bias_correction1 = 1.0 - std::pow(a.beta1, t);
-  const double bias_correction2 = 1.0 - std::pow(a.beta2, t);
-  return {
-      .inv_grad_scale = static_cast<float>(1.0 / static_cast<double>(grad_scale)),
-      .weight_decay = static_cast<float>(a.weight_decay),
-      .lr_weight_decay = static_cast<float>(a.learning_rate * a.weight_decay),
-      .one_minus_beta1 = static_cast<float>(1.0 - a.beta1),
-      .one_minus_beta2 = static_cast<float>(1.0 - a.beta2),
-      .step_size = static_cast<float>(a.learning_rate / bias_correction1),
-      .sqrt_bias_correction2 = static_cast<float>(std::sqrt(bias_correction2)),
-      .eps = static_cast<float>(a.eps),
-  };
+  return adam_step_constants(hyper.config, step, grad_scale);
 }
 
 template <Precision kPrecision>
@@ -115,31 +94,11 @@ inline uint16_t to_half(float x) {
     return fp16_bits(x);
 }
 
-// One element of PyTorch's Adam/AdamW; returns the new master weight and
-// updates the moments. The vector loops below repeat exactly these operations.
-//
-// The moments move as PyTorch's implementation moves m (exp_avg.lerp_):
-// m + (1 - beta1) * (g - m), whose weights sum to exactly 1. The textbook
-// beta2 * v + (1 - beta2) * g^2 with both factors rounded to float does not:
-// float(0.999) + float(0.001) = 1 + 1.3e-8, which biases v's steady state by
-// 1.3e-8 / 0.001 = 1.3e-5.
-//
-// AdamW's decay and the Adam update reach the parameter together, in one
-// rounding: param - (lr*wd*param + step_size*ratio). Multiplying by a rounded
-// float(1 - lr*wd) instead, as a float32 param.mul_() does, is off by up to
-// 3e-8 relative per step, which 100 steps grow into 3e-6.
+// One element of PyTorch's Adam/AdamW (adam_update.h); the vector loops
+// below repeat exactly these operations.
 template <OptimizerKind kOptimizer>
 inline float update_one(const StepConstants& c, float param, float grad, float& m, float& v) {
-  float g = grad * c.inv_grad_scale;
-  if constexpr (kOptimizer == OptimizerKind::kAdam) g = std::fma(c.weight_decay, param, g);
-  m = std::fma(c.one_minus_beta1, g - m, m);
-  v = std::fma(c.one_minus_beta2, std::fma(g, g, -v), v);
-  const float denom = std::sqrt(v) / c.sqrt_bias_correction2 + c.eps;
-  const float ratio = m / denom;
-  if constexpr (kOptimizer == OptimizerKind::kAdam)
-    return std::fma(-c.step_size, ratio, param);
-  else
-    return param - std::fma(c.lr_weight_decay, param, c.step_size * ratio);
+  return adam_update_one<kOptimizer>(c, param, grad, m, v);
 }
 
 template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>

@@ -15,6 +15,9 @@
 #include <limits>
 #include <span>
 
+#include "core/training_spec.h"
+#include "executor/square_sum_bins.h"
+
 namespace stowage::executor {
 
 // GCC and Clang's 128-bit integer (__extension__: not ISO C++, -Wpedantic).
@@ -41,6 +44,17 @@ class SquareSum {
   // Returns whether every value was finite.
   bool add_bf16_bits(std::span<const uint16_t> bits);
   bool add_fp16_bits(std::span<const uint16_t> bits);
+  // Per-exponent sums of M^2 (square_sum_bins.h), as a GPU gathers them,
+  // each shifted once: the same total as add_*_bits over the same values.
+  // Returns whether every value was finite.
+  bool add_bins(const SquareSumBins& bins, core::Precision precision) {
+    add_total(bins.truncated);
+    const bool bf16 = precision == core::Precision::kBf16;
+    for (uint32_t exp = 0; exp < 256; ++exp)
+      add_shifted(bins.by_exponent[exp], bf16 ? bf16_square_shift(exp) : fp16_square_shift(exp));
+    if (bins.saturated != 0 || bins.not_finite != 0) saturated_ = true;
+    return bins.not_finite == 0;
+  }
   [[nodiscard]] double value() const {
     if (saturated_) return std::numeric_limits<double>::infinity();
     return std::ldexp(static_cast<double>(total_), -64);

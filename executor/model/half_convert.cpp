@@ -47,18 +47,15 @@ template <Precision kPrecision>
 void widen_scalar(const uint16_t* in, float* out, size_t i, size_t n) {
   for (; i < n; ++i) out[i] = widen_one<kPrecision>(in[i]);
 }
-// A NaN sum becomes the default quiet NaN: which operand's payload an
-// addition keeps is not fixed by IEEE 754, and the compiler may swap the
-// operands of one path and not the other's, so only a fixed NaN gives every
-// path the same bits.
+// A NaN sum becomes the default quiet NaN (half_bits.h's
+// sum_or_default_nan, which the CUDA kernel shares); the vector paths blend
+// in the same constant.
 constexpr int kDefaultNan = 0x7fc00000;
 
 template <Precision kPrecision>
 void accumulate_scalar(uint16_t* acc, const uint16_t* add, size_t i, size_t n) {
-  for (; i < n; ++i) {
-    const float sum = widen_one<kPrecision>(acc[i]) + widen_one<kPrecision>(add[i]);
-    acc[i] = narrow_one<kPrecision>(std::isnan(sum) ? std::bit_cast<float>(kDefaultNan) : sum);
-  }
+  for (; i < n; ++i)
+    acc[i] = narrow_one<kPrecision>(sum_or_default_nan(widen_one<kPrecision>(acc[i]), widen_one<kPrecision>(add[i])));
 }
 
 #if defined(__x86_64__)

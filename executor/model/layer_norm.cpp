@@ -1,9 +1,10 @@
 // layer_norm.h. Row statistics and the backward's row sums accumulate in
 // double: over d = 1024 float sums lose ~3 digits, which the
-// finite-difference tests would see as noise.
+// finite-difference tests would see as noise. The element math is
+// layer_norm_math.h's, which the CUDA kernels share.
 #include "executor/model/layer_norm.h"
 
-#include <cmath>
+#include "executor/model/layer_norm_math.h"
 
 namespace stowage::executor::model {
 
@@ -18,9 +19,9 @@ void layer_norm_forward(const float* x, const float* w, const float* b, float* y
     for (int64_t i = 0; i < d; ++i) squares += (xr[i] - mu) * (xr[i] - mu);
     const double var = squares / static_cast<double>(d);
     mean[r] = static_cast<float>(mu);
-    rstd[r] = static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(kLayerNormEps)));
+    rstd[r] = layer_norm_rstd(var);
     float* yr = y + r * d;
-    for (int64_t i = 0; i < d; ++i) yr[i] = (xr[i] - mean[r]) * rstd[r] * w[i] + b[i];
+    for (int64_t i = 0; i < d; ++i) yr[i] = layer_norm_output(xr[i], mean[r], rstd[r], w[i], b[i]);
   }
 }
 
@@ -35,7 +36,7 @@ void layer_norm_backward(const float* x, const float* w, const float* mean, cons
     double sum_dxhat = 0.0;
     double sum_dxhat_xhat = 0.0;
     for (int64_t i = 0; i < d; ++i) {
-      const float xhat = (xr[i] - mean[r]) * rstd[r];
+      const float xhat = layer_norm_xhat(xr[i], mean[r], rstd[r]);
       const float dxhat = dyr[i] * w[i];
       sum_dxhat += dxhat;
       sum_dxhat_xhat += static_cast<double>(dxhat) * xhat;
@@ -45,10 +46,8 @@ void layer_norm_backward(const float* x, const float* w, const float* mean, cons
     const float mean_dxhat = static_cast<float>(sum_dxhat / static_cast<double>(d));
     const float mean_dxhat_xhat = static_cast<float>(sum_dxhat_xhat / static_cast<double>(d));
     float* dxr = dx + r * d;
-    for (int64_t i = 0; i < d; ++i) {
-      const float xhat = (xr[i] - mean[r]) * rstd[r];
-      dxr[i] += rstd[r] * (dyr[i] * w[i] - mean_dxhat - xhat * mean_dxhat_xhat);
-    }
+    for (int64_t i = 0; i < d; ++i)
+      dxr[i] += layer_norm_input_grad(xr[i], mean[r], rstd[r], w[i], dyr[i], mean_dxhat, mean_dxhat_xhat);
   }
 }
 

@@ -5,9 +5,10 @@
 
 #include <cstdint>
 
+#include "executor/model/layer_norm_math.h"  // kLayerNormEps
+
 namespace stowage::executor::model {
 
-inline constexpr float kLayerNormEps = 1e-5f;
 
 // x, y [rows, d]; w, b [d]; mean, rstd [rows] written: the statistics
 // backward needs (rstd = 1 / sqrt(var + eps)).
