@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/units.h"
+#include "executor/memory_exhausted.h"
 #include "executor/model/half_convert.h"
 #include "executor/nvme/io_error.h"
 
@@ -85,13 +86,7 @@ core::Result<Buffer> CpuBackend::allocate(core::Tier tier, int64_t bytes, std::s
   const int64_t before = in_use_[t].fetch_add(bytes);
   if (cap > 0 && before + bytes > cap) {
     in_use_[t].fetch_sub(bytes);
-    return core::fail({{},
-                       std::string(core::to_string(tier)) + " memory exhausted: '" + what + "' needs " +
-                           core::format_bytes(core::Bytes(bytes)) + " with " +
-                           core::format_bytes(core::Bytes(before)) + " of " +
-                           core::format_bytes(core::Bytes(cap)) + " in use",
-                       tier == core::Tier::kGpu ? "a plan that offloads more, or a larger --device-memory"
-                                                : "a plan that needs less host memory"});
+    return core::fail(memory_exhausted(tier, what, {.bytes = bytes, .in_use = before, .capacity = cap}));
   }
   Buffer b{.bytes = bytes, .tier = tier, .what = std::move(what)};
   if (bytes == 0) return b;
