@@ -1,0 +1,68 @@
+// The RAII owners on a device: the arena caps and fails as the CPU backend
+// does, pinned buffers round-trip, an event recorded on one lane's stream
+// orders another's.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "executor/cuda/cuda_event.h"
+#include "executor/cuda/cuda_stream.h"
+#include "executor/cuda/device_arena.h"
+#include "executor/cuda/pinned_buffer.h"
+#include "tests/executor/cuda/cuda_test_support.h"
+
+namespace stowage::executor::cuda {
+namespace {
+
+TEST(DeviceArena, CapsAtItsCapacityAndNamesTheShortfall) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  DeviceArena arena(1 << 20);  // 1 MiB
+  auto a = arena.allocate(600 << 10);
+  ASSERT_TRUE(a);
+  EXPECT_NE(a->data, nullptr);
+  const auto b = arena.allocate(500 << 10);  // 600 + 500 KiB > 1024 KiB
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().bytes, 500 << 10);
+  EXPECT_EQ(b.error().in_use, 600 << 10);
+  EXPECT_EQ(b.error().capacity, 1 << 20);
+  arena.release(*a);
+  EXPECT_EQ(arena.in_use(), 0);
+  EXPECT_TRUE(arena.allocate(1 << 20));
+}
+
+TEST(PinnedBuffer, RoundTripsThroughTheDeviceOnALaneStream) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  constexpr int64_t kBytes = 1 << 20;
+  PinnedBuffer in(kBytes);
+  PinnedBuffer out(kBytes);
+  for (int64_t i = 0; i < kBytes; ++i) in.data()[i] = static_cast<std::byte>(i * 7);
+  DeviceMemory device(kBytes);
+  LaneStreams lanes;
+  CudaEvent uploaded(EventTiming::kTimed);
+  CudaEvent start(EventTiming::kTimed);
+  // h2d on pcie.h2d, then d2h on pcie.d2h ordered by the event alone.
+  start.record(lanes[core::Lane::kPcieH2d]);
+  STOWAGE_CUDA(cudaMemcpyAsync(device.data(), in.data(), kBytes, cudaMemcpyHostToDevice, lanes[core::Lane::kPcieH2d]));
+  uploaded.record(lanes[core::Lane::kPcieH2d]);
+  uploaded.wait_on(lanes[core::Lane::kPcieD2h]);
+  STOWAGE_CUDA(cudaMemcpyAsync(out.data(), device.data(), kBytes, cudaMemcpyDeviceToHost, lanes[core::Lane::kPcieD2h]));
+  lanes.synchronize_all();
+  EXPECT_EQ(std::memcmp(in.data(), out.data(), kBytes), 0);
+  EXPECT_GE(elapsed_ms(start, uploaded), 0.0f);
+}
+
+TEST(DeviceMemory, AskingForMoreThanTheDeviceHasNamesCudaMalloc) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  try {
+    DeviceMemory too_much(int64_t{1} << 50);  // 1 PiB
+    FAIL() << "cudaMalloc of 1 PiB succeeded";
+  } catch (const CudaError& e) {
+    EXPECT_NE(std::string(e.what()).find("cudaMalloc("), std::string::npos) << e.what();
+    EXPECT_EQ(e.code(), static_cast<int>(cudaErrorMemoryAllocation));
+  }
+  (void)cudaGetLastError();
+}
+
+}  // namespace
+}  // namespace stowage::executor::cuda
