@@ -1,0 +1,164 @@
+// cuda_probe: what bench/gpu/check.sh measures of a GPU machine, as one
+// table: host<->device bandwidth by size, pinned (cudaHostAlloc) and
+// pageable (malloc), each direction, and the bf16 GEMM rate through
+// cuBLASLt (fp32 accumulation, as the CUDA backend's GEMMs will run). The
+// numbers are the H200 profile's to check: profiles/gpus, the PCIe lanes'
+// calibration. Depends on cudart (static) and cuBLASLt only, so it runs on
+// a machine with nothing but the driver and the toolkit.
+//
+// Exit status: 0 measured; 77 no CUDA device (the reason on stderr);
+// 1 a CUDA call failed (named on stderr).
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "executor/cuda/cuda_device.h"
+#include "executor/cuda/cuda_error.h"
+#include "executor/cuda/cuda_event.h"
+#include "executor/cuda/device_memory.h"
+#include "executor/cuda/pinned_buffer.h"
+
+namespace stowage::executor::cuda {
+namespace {
+
+constexpr int kExitNoDevice = 77;
+
+// Seconds per call of `body` (enqueued on `stream`), the median-free mean
+// of `reps` calls after one warm-up.
+template <class Body>
+double seconds_per_call(cudaStream_t stream, int reps, Body body) {
+  body();
+  CudaEvent start(EventTiming::kTimed);
+  CudaEvent end(EventTiming::kTimed);
+  start.record(stream);
+  for (int i = 0; i < reps; ++i) body();
+  end.record(stream);
+  end.synchronize();
+  return static_cast<double>(elapsed_ms(start, end)) / 1e3 / reps;
+}
+
+void print_bandwidth(cudaStream_t stream) {
+  std::printf("%-10s %-9s %12s %12s\n", "size", "host", "h2d GB/s", "d2h GB/s");
+  constexpr int64_t kSizes[] = {int64_t{64} << 10, int64_t{1} << 20, int64_t{16} << 20, int64_t{256} << 20,
+                                int64_t{1} << 30};
+  for (const int64_t bytes : kSizes) {
+    DeviceMemory device(bytes);
+    PinnedBuffer pinned(bytes);
+    std::unique_ptr<std::byte[]> pageable(new std::byte[static_cast<size_t>(bytes)]);
+    std::memset(pageable.get(), 1, static_cast<size_t>(bytes));  // touch: no page faults in the timing
+    std::memset(pinned.data(), 1, static_cast<size_t>(bytes));
+    const int reps = bytes >= (int64_t{256} << 20) ? 5 : 20;
+    for (std::byte* host : {pinned.data(), pageable.get()}) {
+      const auto h2d = [&] {
+        STOWAGE_CUDA(cudaMemcpyAsync(device.data(), host, static_cast<size_t>(bytes), cudaMemcpyHostToDevice, stream));
+      };
+      const auto d2h = [&] {
+        STOWAGE_CUDA(cudaMemcpyAsync(host, device.data(), static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, stream));
+      };
+      const double up = static_cast<double>(bytes) / seconds_per_call(stream, reps, h2d) / 1e9;
+      const double down = static_cast<double>(bytes) / seconds_per_call(stream, reps, d2h) / 1e9;
+      std::printf("%-10lld %-9s %12.2f %12.2f\n", static_cast<long long>(bytes >> 10) , host == pinned.data() ? "pinned" : "pageable",
+                  up, down);
+    }
+  }
+  std::printf("(size in KiB)\n\n");
+}
+
+__global__ void fill_bf16(__nv_bfloat16* x, int64_t n, float value) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    x[i] = __float2bfloat16(value);
+}
+
+template <class T, cublasStatus_t (*kDestroy)(T)>
+struct LtDeleter {
+  void operator()(T handle) const { (void)kDestroy(handle); }
+};
+template <class T, cublasStatus_t (*kDestroy)(T)>
+using LtOwner = std::unique_ptr<std::remove_pointer_t<T>, LtDeleter<T, kDestroy>>;
+
+// C[m,n] = A[m,k] B[k,n], bf16 in and out, fp32 accumulation; returns TFLOP/s.
+double bf16_gemm_rate(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, cudaStream_t stream) {
+  DeviceMemory a(m * k * 2), b(k * n * 2), c(m * n * 2);
+  constexpr int64_t kWorkspace = int64_t{64} << 20;
+  DeviceMemory workspace(kWorkspace);
+  fill_bf16<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(a.data()), m * k, 0.01f);
+  check_launch("fill_bf16");
+  fill_bf16<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(b.data()), k * n, 0.01f);
+  check_launch("fill_bf16");
+
+  cublasLtMatmulDesc_t op_raw = nullptr;
+  STOWAGE_CUBLAS(cublasLtMatmulDescCreate(&op_raw, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op(op_raw);
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, static_cast<uint64_t>(m), static_cast<uint64_t>(k), m));
+  const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_a(la);
+  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
+  const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_b(lb);
+  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m));
+  const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_c(lc);
+  cublasLtMatmulPreference_t pref_raw = nullptr;
+  STOWAGE_CUBLAS(cublasLtMatmulPreferenceCreate(&pref_raw));
+  const LtOwner<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref(pref_raw);
+  const uint64_t workspace_bytes = kWorkspace;
+  STOWAGE_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                      &workspace_bytes, sizeof workspace_bytes));
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  STOWAGE_CUBLAS(cublasLtMatmulAlgoGetHeuristic(lt, op.get(), la, lb, lc, lc, pref.get(), 1, &heuristic, &found));
+  if (found == 0) throw CudaError(CudaErrorSource::kCublasLt, 0, "cublasLtMatmulAlgoGetHeuristic", "no bf16 GEMM algorithm");
+  const float alpha = 1.0f, beta = 0.0f;
+  const double seconds = seconds_per_call(stream, 10, [&] {
+    STOWAGE_CUBLAS(cublasLtMatmul(lt, op.get(), &alpha, a.data(), la, b.data(), lb, &beta, c.data(), lc, c.data(), lc,
+                                  &heuristic.algo, workspace.data(), kWorkspace, stream));
+  });
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / seconds / 1e12;
+}
+
+void print_gemm(cudaStream_t stream) {
+  cublasLtHandle_t lt_raw = nullptr;
+  STOWAGE_CUBLAS(cublasLtCreate(&lt_raw));
+  const LtOwner<cublasLtHandle_t, cublasLtDestroy> lt(lt_raw);
+  std::printf("%-22s %12s\n", "bf16 GEMM m x n x k", "TFLOP/s");
+  constexpr int64_t kShapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 2048, 8192}};
+  for (const auto& s : kShapes) {
+    const double rate = bf16_gemm_rate(lt.get(), s[0], s[1], s[2], stream);
+    std::printf("%5lld x %5lld x %5lld  %12.1f\n", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
+                static_cast<long long>(s[2]), rate);
+  }
+}
+
+int run() {
+  const CudaPresence presence = cuda_presence();
+  if (!presence.present()) {
+    std::fprintf(stderr, "no CUDA device: %s\n", presence.absent_because.c_str());
+    return kExitNoDevice;
+  }
+  std::printf("device 0: %s\n\n", describe_device(0).c_str());
+  cudaStream_t stream = nullptr;
+  STOWAGE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  print_bandwidth(stream);
+  print_gemm(stream);
+  STOWAGE_CUDA(cudaStreamDestroy(stream));
+  return 0;
+}
+
+}  // namespace
+}  // namespace stowage::executor::cuda
+
+int main() {
+  try {
+    return stowage::executor::cuda::run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuda_probe: %s\n", e.what());
+    return 1;
+  }
+}
