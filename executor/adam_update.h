@@ -61,8 +61,8 @@ struct AdamStepConstants {
 // float(1 - lr*wd) instead, as a float32 param.mul_() does, is off by up to
 // 3e-8 relative per step, which 100 steps grow into 3e-6.
 template <core::OptimizerKind kOptimizer>
-[[nodiscard]] STOWAGE_HOST_DEVICE inline float adam_update_one(const AdamStepConstants& c, float param, float grad,
-                                                               float& m, float& v) {
+[[nodiscard]] STOWAGE_HOST_DEVICE inline float adam_update_one(const AdamStepConstants& c, float param,
+                                                               float grad, float& m, float& v) {
   float g = grad * c.inv_grad_scale;
   if constexpr (kOptimizer == core::OptimizerKind::kAdam) g = fused_multiply_add(c.weight_decay, param, g);
   m = fused_multiply_add(c.one_minus_beta1, g - m, m);

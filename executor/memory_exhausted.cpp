@@ -8,8 +8,8 @@
 namespace stowage::executor {
 
 core::Diagnostic memory_exhausted(core::Tier tier, std::string_view what, const ArenaShortfall& s) {
-  std::string message = std::string(core::to_string(tier)) + " memory exhausted: '" + std::string(what) + "' needs " +
-                        core::format_bytes(core::Bytes(s.bytes)) + " with " +
+  std::string message = std::string(core::to_string(tier)) + " memory exhausted: '" + std::string(what) +
+                        "' needs " + core::format_bytes(core::Bytes(s.bytes)) + " with " +
                         core::format_bytes(core::Bytes(s.in_use)) + " of " +
                         core::format_bytes(core::Bytes(s.capacity)) + " in use";
   if (s.capacity - s.in_use >= s.bytes)

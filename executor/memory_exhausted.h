@@ -15,6 +15,7 @@ namespace stowage::executor {
 
 // "gpu memory exhausted: 'param16 layers.3' needs 4 MB with 7.999 GB of 8 GB in use"
 // (+ ", the largest free range 2 MB" where fragmentation is why).
-[[nodiscard]] core::Diagnostic memory_exhausted(core::Tier tier, std::string_view what, const ArenaShortfall& s);
+[[nodiscard]] core::Diagnostic memory_exhausted(core::Tier tier, std::string_view what,
+                                                const ArenaShortfall& s);
 
 }  // namespace stowage::executor

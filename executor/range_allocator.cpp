@@ -9,7 +9,8 @@
 
 namespace stowage::executor {
 
-RangeAllocator::RangeAllocator(int64_t capacity, int64_t alignment) : capacity_(capacity), alignment_(alignment) {
+RangeAllocator::RangeAllocator(int64_t capacity, int64_t alignment)
+    : capacity_(capacity), alignment_(alignment) {
   if (capacity < 0 || alignment <= 0 || (alignment & (alignment - 1)) != 0)
     throw std::invalid_argument("RangeAllocator: capacity >= 0 and a power-of-two alignment");
   // The usable capacity is whole alignment units: a tail shorter than one
@@ -19,7 +20,8 @@ RangeAllocator::RangeAllocator(int64_t capacity, int64_t alignment) : capacity_(
 }
 
 std::expected<ArenaRange, ArenaShortfall> RangeAllocator::allocate(int64_t bytes) {
-  if (bytes < 0) throw std::invalid_argument("RangeAllocator::allocate: negative size " + std::to_string(bytes));
+  if (bytes < 0)
+    throw std::invalid_argument("RangeAllocator::allocate: negative size " + std::to_string(bytes));
   if (bytes == 0) return ArenaRange{};
   const int64_t need = occupied(bytes);
   for (auto it = free_.begin(); it != free_.end(); ++it) {
@@ -32,8 +34,8 @@ std::expected<ArenaRange, ArenaShortfall> RangeAllocator::allocate(int64_t bytes
     in_use_ += need;
     return ArenaRange{.offset = offset, .bytes = bytes};
   }
-  return std::unexpected(
-      ArenaShortfall{.bytes = bytes, .in_use = in_use_, .capacity = capacity_, .largest_free = largest_free()});
+  return std::unexpected(ArenaShortfall{
+      .bytes = bytes, .in_use = in_use_, .capacity = capacity_, .largest_free = largest_free()});
 }
 
 void RangeAllocator::release(const ArenaRange& range) {

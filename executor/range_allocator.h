@@ -20,8 +20,8 @@ struct ArenaRange {
 
 // Why a range could not be had: the numbers the message needs.
 struct ArenaShortfall {
-  int64_t bytes = 0;         // asked
-  int64_t in_use = 0;        // before the request, alignment padding included
+  int64_t bytes = 0;   // asked
+  int64_t in_use = 0;  // before the request, alignment padding included
   int64_t capacity = 0;
   int64_t largest_free = 0;  // the longest free run: below bytes with room in total means fragmentation
 };
@@ -43,7 +43,9 @@ class RangeAllocator {
   [[nodiscard]] int64_t largest_free() const;
 
  private:
-  [[nodiscard]] int64_t occupied(int64_t bytes) const { return (bytes + alignment_ - 1) / alignment_ * alignment_; }
+  [[nodiscard]] int64_t occupied(int64_t bytes) const {
+    return (bytes + alignment_ - 1) / alignment_ * alignment_;
+  }
   int64_t capacity_;
   int64_t alignment_;
   int64_t in_use_ = 0;

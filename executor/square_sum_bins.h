@@ -67,11 +67,21 @@ struct SquareTerm {
 // atomics).
 STOWAGE_HOST_DEVICE inline void add_square_term(SquareSumBins& bins, const SquareTerm& t) {
   switch (t.kind) {
-    case SquareTermKind::kBinned: bins.by_exponent[t.exponent] += t.amount; break;
-    case SquareTermKind::kTruncated: bins.truncated += t.amount; break;
-    case SquareTermKind::kSaturates: bins.saturated = 1; break;
-    case SquareTermKind::kNotFinite: bins.saturated = 1; bins.not_finite = 1; break;
-    case SquareTermKind::kVanishes: break;
+    case SquareTermKind::kBinned:
+      bins.by_exponent[t.exponent] += t.amount;
+      break;
+    case SquareTermKind::kTruncated:
+      bins.truncated += t.amount;
+      break;
+    case SquareTermKind::kSaturates:
+      bins.saturated = 1;
+      break;
+    case SquareTermKind::kNotFinite:
+      bins.saturated = 1;
+      bins.not_finite = 1;
+      break;
+    case SquareTermKind::kVanishes:
+      break;
   }
 }
 

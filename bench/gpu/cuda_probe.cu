@@ -31,7 +31,7 @@ namespace {
 
 constexpr int kExitNoDevice = 77;
 
-// Seconds per call of `body` (enqueued on `stream`), the median-free mean
+// Seconds per call of `body` (enqueued on `stream`): the mean
 // of `reps` calls after one warm-up.
 template <class Body>
 double seconds_per_call(cudaStream_t stream, int reps, Body body) {
@@ -58,15 +58,17 @@ void print_bandwidth(cudaStream_t stream) {
     const int reps = bytes >= (int64_t{256} << 20) ? 5 : 20;
     for (std::byte* host : {pinned.data(), pageable.get()}) {
       const auto h2d = [&] {
-        STOWAGE_CUDA(cudaMemcpyAsync(device.data(), host, static_cast<size_t>(bytes), cudaMemcpyHostToDevice, stream));
+        STOWAGE_CUDA(
+            cudaMemcpyAsync(device.data(), host, static_cast<size_t>(bytes), cudaMemcpyHostToDevice, stream));
       };
       const auto d2h = [&] {
-        STOWAGE_CUDA(cudaMemcpyAsync(host, device.data(), static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, stream));
+        STOWAGE_CUDA(
+            cudaMemcpyAsync(host, device.data(), static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, stream));
       };
       const double up = static_cast<double>(bytes) / seconds_per_call(stream, reps, h2d) / 1e9;
       const double down = static_cast<double>(bytes) / seconds_per_call(stream, reps, d2h) / 1e9;
-      std::printf("%-10lld %-9s %12.2f %12.2f\n", static_cast<long long>(bytes >> 10) , host == pinned.data() ? "pinned" : "pageable",
-                  up, down);
+      std::printf("%-10lld %-9s %12.2f %12.2f\n", static_cast<long long>(bytes >> 10),
+                  host == pinned.data() ? "pinned" : "pageable", up, down);
     }
   }
   std::printf("(size in KiB)\n\n");
@@ -99,11 +101,14 @@ double bf16_gemm_rate(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, cuda
   STOWAGE_CUBLAS(cublasLtMatmulDescCreate(&op_raw, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op(op_raw);
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
-  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, static_cast<uint64_t>(m), static_cast<uint64_t>(k), m));
+  STOWAGE_CUBLAS(
+      cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, static_cast<uint64_t>(m), static_cast<uint64_t>(k), m));
   const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_a(la);
-  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
+  STOWAGE_CUBLAS(
+      cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
   const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_b(lb);
-  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m));
+  STOWAGE_CUBLAS(
+      cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m));
   const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_c(lc);
   cublasLtMatmulPreference_t pref_raw = nullptr;
   STOWAGE_CUBLAS(cublasLtMatmulPreferenceCreate(&pref_raw));
@@ -113,12 +118,15 @@ double bf16_gemm_rate(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, cuda
                                                       &workspace_bytes, sizeof workspace_bytes));
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
-  STOWAGE_CUBLAS(cublasLtMatmulAlgoGetHeuristic(lt, op.get(), la, lb, lc, lc, pref.get(), 1, &heuristic, &found));
-  if (found == 0) throw CudaError(CudaErrorSource::kCublasLt, 0, "cublasLtMatmulAlgoGetHeuristic", "no bf16 GEMM algorithm");
+  STOWAGE_CUBLAS(
+      cublasLtMatmulAlgoGetHeuristic(lt, op.get(), la, lb, lc, lc, pref.get(), 1, &heuristic, &found));
+  if (found == 0)
+    throw CudaError(CudaErrorSource::kCublasLt, 0, "cublasLtMatmulAlgoGetHeuristic",
+                    "no bf16 GEMM algorithm");
   const float alpha = 1.0f, beta = 0.0f;
   const double seconds = seconds_per_call(stream, 10, [&] {
-    STOWAGE_CUBLAS(cublasLtMatmul(lt, op.get(), &alpha, a.data(), la, b.data(), lb, &beta, c.data(), lc, c.data(), lc,
-                                  &heuristic.algo, workspace.data(), kWorkspace, stream));
+    STOWAGE_CUBLAS(cublasLtMatmul(lt, op.get(), &alpha, a.data(), la, b.data(), lb, &beta, c.data(), lc,
+                                  c.data(), lc, &heuristic.algo, workspace.data(), kWorkspace, stream));
   });
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / seconds / 1e12;
 }

@@ -8,10 +8,18 @@
 namespace stowage::executor::cuda {
 namespace {
 
-__device__ inline float load_moment(float x) { return x; }
-__device__ inline float load_moment(uint16_t bits) { return bf16_value(bits); }
-__device__ inline void store_moment(float& slot, float x) { slot = x; }
-__device__ inline void store_moment(uint16_t& slot, float x) { slot = bf16_bits(x); }
+__device__ inline float load_moment(float x) {
+  return x;
+}
+__device__ inline float load_moment(uint16_t bits) {
+  return bf16_value(bits);
+}
+__device__ inline void store_moment(float& slot, float x) {
+  slot = x;
+}
+__device__ inline void store_moment(uint16_t& slot, float x) {
+  slot = bf16_bits(x);
+}
 
 template <core::OptimizerKind kOptimizer, core::Precision kPrecision, class Moment>
 __global__ void adam_kernel(AdamPartitionOf<Moment> p, AdamStepConstants c) {
@@ -54,8 +62,8 @@ void launch_adam(const AdamPartitionOf<float>& p, const AdamStepConstants& c, co
                  core::Precision precision, cudaStream_t stream) {
   launch(p, c, optimizer, precision, stream);
 }
-void launch_adam(const AdamPartitionOf<uint16_t>& p, const AdamStepConstants& c, core::OptimizerKind optimizer,
-                 core::Precision precision, cudaStream_t stream) {
+void launch_adam(const AdamPartitionOf<uint16_t>& p, const AdamStepConstants& c,
+                 core::OptimizerKind optimizer, core::Precision precision, cudaStream_t stream) {
   launch(p, c, optimizer, precision, stream);
 }
 

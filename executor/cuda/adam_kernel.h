@@ -32,7 +32,7 @@ struct AdamPartitionOf {
 // grad_scale's unscaling is in them). Throws CudaError when the launch fails.
 void launch_adam(const AdamPartitionOf<float>& p, const AdamStepConstants& c, core::OptimizerKind optimizer,
                  core::Precision precision, cudaStream_t stream);
-void launch_adam(const AdamPartitionOf<uint16_t>& p, const AdamStepConstants& c, core::OptimizerKind optimizer,
-                 core::Precision precision, cudaStream_t stream);
+void launch_adam(const AdamPartitionOf<uint16_t>& p, const AdamStepConstants& c,
+                 core::OptimizerKind optimizer, core::Precision precision, cudaStream_t stream);
 
 }  // namespace stowage::executor::cuda

@@ -34,9 +34,10 @@ std::string describe_device(int index) {
   STOWAGE_CUDA(cudaDriverGetVersion(&driver));
   STOWAGE_CUDA(cudaRuntimeGetVersion(&runtime));
   char gib[32];
-  std::snprintf(gib, sizeof gib, "%.1f GiB", static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024 * 1024));
-  return std::string(prop.name) + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " + gib +
-         ", driver " + version_text(driver) + ", runtime " + version_text(runtime);
+  std::snprintf(gib, sizeof gib, "%.1f GiB",
+                static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024 * 1024));
+  return std::string(prop.name) + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+         gib + ", driver " + version_text(driver) + ", runtime " + version_text(runtime);
 }
 
 }  // namespace stowage::executor::cuda

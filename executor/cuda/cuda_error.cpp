@@ -16,8 +16,8 @@ std::string_view short_path(const char* file) {
 
 [[noreturn]] void fail(CudaErrorSource source, int code, const char* call, const std::string& what,
                        std::source_location where) {
-  std::string message = std::string(call) + " failed: " + what + " at " + std::string(short_path(where.file_name())) +
-                        ":" + std::to_string(where.line());
+  std::string message = std::string(call) + " failed: " + what + " at " +
+                        std::string(short_path(where.file_name())) + ":" + std::to_string(where.line());
   throw CudaError(source, code, call, message);
 }
 
@@ -48,7 +48,8 @@ void check_launch(const char* kernel, std::source_location where) {
   const cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess) {
     const std::string call = std::string("launch of ") + kernel;
-    fail(CudaErrorSource::kLaunch, static_cast<int>(status), call.c_str(), describe_cuda_error(status), where);
+    fail(CudaErrorSource::kLaunch, static_cast<int>(status), call.c_str(), describe_cuda_error(status),
+         where);
   }
 }
 

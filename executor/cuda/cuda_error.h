@@ -8,8 +8,8 @@
 // every kernel launch is followed by check_launch.
 #pragma once
 
-#include <cuda_runtime_api.h>
 #include <cublasLt.h>
+#include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <source_location>

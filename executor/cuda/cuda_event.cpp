@@ -26,9 +26,15 @@ CudaEvent& CudaEvent::operator=(CudaEvent&& other) noexcept {
   return *this;
 }
 
-void CudaEvent::record(cudaStream_t stream) const { STOWAGE_CUDA(cudaEventRecord(event_, stream)); }
-void CudaEvent::wait_on(cudaStream_t stream) const { STOWAGE_CUDA(cudaStreamWaitEvent(stream, event_, 0)); }
-void CudaEvent::synchronize() const { STOWAGE_CUDA(cudaEventSynchronize(event_)); }
+void CudaEvent::record(cudaStream_t stream) const {
+  STOWAGE_CUDA(cudaEventRecord(event_, stream));
+}
+void CudaEvent::wait_on(cudaStream_t stream) const {
+  STOWAGE_CUDA(cudaStreamWaitEvent(stream, event_, 0));
+}
+void CudaEvent::synchronize() const {
+  STOWAGE_CUDA(cudaEventSynchronize(event_));
+}
 
 float elapsed_ms(const CudaEvent& start, const CudaEvent& end) {
   float ms = 0;

@@ -7,7 +7,9 @@
 
 namespace stowage::executor::cuda {
 
-CudaStream::CudaStream() { STOWAGE_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+CudaStream::CudaStream() {
+  STOWAGE_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
 
 CudaStream::~CudaStream() {
   if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);  // nobody to tell at teardown
@@ -23,7 +25,9 @@ CudaStream& CudaStream::operator=(CudaStream&& other) noexcept {
   return *this;
 }
 
-void CudaStream::synchronize() const { STOWAGE_CUDA(cudaStreamSynchronize(stream_)); }
+void CudaStream::synchronize() const {
+  STOWAGE_CUDA(cudaStreamSynchronize(stream_));
+}
 
 void LaneStreams::synchronize_all() const {
   for (const CudaStream& s : streams_) s.synchronize();

@@ -34,7 +34,9 @@ class CudaStream {
 class LaneStreams {
  public:
   LaneStreams() = default;  // creates core::kLaneCount streams; throws CudaError
-  [[nodiscard]] cudaStream_t operator[](core::Lane lane) const { return streams_[static_cast<size_t>(lane)].get(); }
+  [[nodiscard]] cudaStream_t operator[](core::Lane lane) const {
+    return streams_[static_cast<size_t>(lane)].get();
+  }
   void synchronize_all() const;
 
  private:

@@ -19,7 +19,9 @@ DeviceMemory::DeviceMemory(int64_t bytes) : bytes_(bytes) {
   data_ = static_cast<std::byte*>(base);
 }
 
-DeviceMemory::~DeviceMemory() { reset(); }
+DeviceMemory::~DeviceMemory() {
+  reset();
+}
 
 DeviceMemory::DeviceMemory(DeviceMemory&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}

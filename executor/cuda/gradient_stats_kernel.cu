@@ -31,11 +31,21 @@ __global__ void square_sum_bins_kernel(const uint16_t* grad16, int64_t n, Square
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const SquareTerm t = square_term<kPrecision>(grad16[i]);
     switch (t.kind) {
-      case SquareTermKind::kBinned: atomicAdd(&bins[t.exponent], static_cast<Counter>(t.amount)); break;
-      case SquareTermKind::kTruncated: truncated += t.amount; break;
-      case SquareTermKind::kSaturates: saturated = 1; break;
-      case SquareTermKind::kNotFinite: saturated = 1; not_finite = 1; break;
-      case SquareTermKind::kVanishes: break;
+      case SquareTermKind::kBinned:
+        atomicAdd(&bins[t.exponent], static_cast<Counter>(t.amount));
+        break;
+      case SquareTermKind::kTruncated:
+        truncated += t.amount;
+        break;
+      case SquareTermKind::kSaturates:
+        saturated = 1;
+        break;
+      case SquareTermKind::kNotFinite:
+        saturated = 1;
+        not_finite = 1;
+        break;
+      case SquareTermKind::kVanishes:
+        break;
     }
   }
   if (truncated != 0) atomicAdd(reinterpret_cast<Counter*>(&out->truncated), truncated);
@@ -53,9 +63,11 @@ void launch_square_sum_bins(const uint16_t* grad16, int64_t n, core::Precision p
                             cudaStream_t stream) {
   if (n <= 0) return;
   if (precision == core::Precision::kBf16)
-    square_sum_bins_kernel<core::Precision::kBf16><<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(grad16, n, bins);
+    square_sum_bins_kernel<core::Precision::kBf16>
+        <<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(grad16, n, bins);
   else
-    square_sum_bins_kernel<core::Precision::kFp16><<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(grad16, n, bins);
+    square_sum_bins_kernel<core::Precision::kFp16>
+        <<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(grad16, n, bins);
   check_launch("square_sum_bins_kernel");
 }
 

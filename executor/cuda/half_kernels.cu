@@ -10,8 +10,12 @@ namespace {
 
 using core::Precision;
 
-__device__ inline int64_t first_index() { return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
-__device__ inline int64_t grid_stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+__device__ inline int64_t first_index() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t grid_stride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
 
 template <Precision kPrecision>
 __global__ void widen_kernel(const uint16_t* src16, float* dst32, int64_t n) {
@@ -26,7 +30,8 @@ __global__ void narrow_kernel(const float* src32, uint16_t* dst16, int64_t n) {
 template <Precision kPrecision>
 __global__ void accumulate_kernel(uint16_t* acc16, const uint16_t* add16, int64_t n) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const float sum = sum_or_default_nan(half_value_of<kPrecision>(acc16[i]), half_value_of<kPrecision>(add16[i]));
+    const float sum =
+        sum_or_default_nan(half_value_of<kPrecision>(acc16[i]), half_value_of<kPrecision>(add16[i]));
     acc16[i] = half_bits_of<kPrecision>(sum);
   }
 }

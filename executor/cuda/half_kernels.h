@@ -14,9 +14,11 @@
 namespace stowage::executor::cuda {
 
 // dst32[i] = src16[i] widened exactly, i < n.
-void launch_widen(const uint16_t* src16, float* dst32, int64_t n, core::Precision precision, cudaStream_t stream);
+void launch_widen(const uint16_t* src16, float* dst32, int64_t n, core::Precision precision,
+                  cudaStream_t stream);
 // dst16[i] = src32[i] rounded to nearest even (NaN kept NaN), i < n.
-void launch_narrow(const float* src32, uint16_t* dst16, int64_t n, core::Precision precision, cudaStream_t stream);
+void launch_narrow(const float* src32, uint16_t* dst16, int64_t n, core::Precision precision,
+                   cudaStream_t stream);
 // acc16[i] = round(acc16[i] + add16[i]), the sum in fp32, a NaN sum the default NaN.
 void launch_accumulate(uint16_t* acc16, const uint16_t* add16, int64_t n, core::Precision precision,
                        cudaStream_t stream);

@@ -37,8 +37,8 @@ __device__ double block_sum(double value, double* shared) {
   return total;
 }
 
-__global__ void layer_norm_forward_kernel(const float* x, const float* w, const float* b, float* y, float* mean,
-                                          float* rstd, int64_t d) {
+__global__ void layer_norm_forward_kernel(const float* x, const float* w, const float* b, float* y,
+                                          float* mean, float* rstd, int64_t d) {
   __shared__ double shared[kThreadsPerBlock];
   const int64_t r = blockIdx.x;
   const float* xr = x + r * d;
@@ -55,11 +55,12 @@ __global__ void layer_norm_forward_kernel(const float* x, const float* w, const 
     rstd[r] = row_rstd;
   }
   float* yr = y + r * d;
-  for (int64_t i = threadIdx.x; i < d; i += blockDim.x) yr[i] = model::layer_norm_output(xr[i], row_mean, row_rstd, w[i], b[i]);
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
+    yr[i] = model::layer_norm_output(xr[i], row_mean, row_rstd, w[i], b[i]);
 }
 
-__global__ void layer_norm_input_grad_kernel(const float* x, const float* w, const float* mean, const float* rstd,
-                                             const float* dy, float* dx, int64_t d) {
+__global__ void layer_norm_input_grad_kernel(const float* x, const float* w, const float* mean,
+                                             const float* rstd, const float* dy, float* dx, int64_t d) {
   __shared__ double shared[kThreadsPerBlock];
   const int64_t r = blockIdx.x;
   const float* xr = x + r * d;
@@ -73,14 +74,17 @@ __global__ void layer_norm_input_grad_kernel(const float* x, const float* w, con
     sum_dxhat_xhat += static_cast<double>(dxhat) * xhat;
   }
   const float mean_dxhat = static_cast<float>(block_sum(sum_dxhat, shared) / static_cast<double>(d));
-  const float mean_dxhat_xhat = static_cast<float>(block_sum(sum_dxhat_xhat, shared) / static_cast<double>(d));
+  const float mean_dxhat_xhat =
+      static_cast<float>(block_sum(sum_dxhat_xhat, shared) / static_cast<double>(d));
   float* dxr = dx + r * d;
   for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
-    dxr[i] += model::layer_norm_input_grad(xr[i], mean[r], rstd[r], w[i], dyr[i], mean_dxhat, mean_dxhat_xhat);
+    dxr[i] +=
+        model::layer_norm_input_grad(xr[i], mean[r], rstd[r], w[i], dyr[i], mean_dxhat, mean_dxhat_xhat);
 }
 
-__global__ void layer_norm_weight_grad_kernel(const float* x, const float* mean, const float* rstd, const float* dy,
-                                              float* dw, float* db, int64_t rows, int64_t d) {
+__global__ void layer_norm_weight_grad_kernel(const float* x, const float* mean, const float* rstd,
+                                              const float* dy, float* dw, float* db, int64_t rows,
+                                              int64_t d) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= d) return;
   float dw_i = dw[i];
@@ -108,10 +112,11 @@ void launch_gelu_backward(const float* x, const float* dy, float* dx, int64_t n,
   check_launch("gelu_backward_kernel");
 }
 
-void launch_layer_norm_forward(const float* x, const float* w, const float* b, float* y, float* mean, float* rstd,
-                               int64_t rows, int64_t d, cudaStream_t stream) {
+void launch_layer_norm_forward(const float* x, const float* w, const float* b, float* y, float* mean,
+                               float* rstd, int64_t rows, int64_t d, cudaStream_t stream) {
   if (rows <= 0 || d <= 0) return;
-  layer_norm_forward_kernel<<<static_cast<unsigned>(rows), kThreadsPerBlock, 0, stream>>>(x, w, b, y, mean, rstd, d);
+  layer_norm_forward_kernel<<<static_cast<unsigned>(rows), kThreadsPerBlock, 0, stream>>>(x, w, b, y, mean,
+                                                                                          rstd, d);
   check_launch("layer_norm_forward_kernel");
 }
 
@@ -119,10 +124,11 @@ void launch_layer_norm_backward(const float* x, const float* w, const float* mea
                                 const float* dy, float* dx, float* dw, float* db, int64_t rows, int64_t d,
                                 cudaStream_t stream) {
   if (rows <= 0 || d <= 0) return;
-  layer_norm_input_grad_kernel<<<static_cast<unsigned>(rows), kThreadsPerBlock, 0, stream>>>(x, w, mean, rstd, dy,
-                                                                                              dx, d);
+  layer_norm_input_grad_kernel<<<static_cast<unsigned>(rows), kThreadsPerBlock, 0, stream>>>(x, w, mean, rstd,
+                                                                                             dy, dx, d);
   check_launch("layer_norm_input_grad_kernel");
-  layer_norm_weight_grad_kernel<<<blocks_for(d), kThreadsPerBlock, 0, stream>>>(x, mean, rstd, dy, dw, db, rows, d);
+  layer_norm_weight_grad_kernel<<<blocks_for(d), kThreadsPerBlock, 0, stream>>>(x, mean, rstd, dy, dw, db,
+                                                                                rows, d);
   check_launch("layer_norm_weight_grad_kernel");
 }
 

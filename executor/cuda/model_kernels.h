@@ -19,8 +19,8 @@ void launch_gelu_backward(const float* x, const float* dy, float* dx, int64_t n,
 
 // x, y [rows, d]; w, b [d]; mean, rstd [rows] written. Row sums in double,
 // as on the CPU, added in a tree instead of in index order.
-void launch_layer_norm_forward(const float* x, const float* w, const float* b, float* y, float* mean, float* rstd,
-                               int64_t rows, int64_t d, cudaStream_t stream);
+void launch_layer_norm_forward(const float* x, const float* w, const float* b, float* y, float* mean,
+                               float* rstd, int64_t rows, int64_t d, cudaStream_t stream);
 // dx [rows, d], dw [d], db [d] ADDED to. dw and db are summed over rows in
 // row order, one thread per column: the CPU's order and bits.
 void launch_layer_norm_backward(const float* x, const float* w, const float* mean, const float* rstd,

@@ -20,7 +20,9 @@ PinnedBuffer::PinnedBuffer(int64_t bytes, PinnedMapping mapping) : bytes_(bytes)
   data_ = static_cast<std::byte*>(base);
 }
 
-PinnedBuffer::~PinnedBuffer() { reset(); }
+PinnedBuffer::~PinnedBuffer() {
+  reset();
+}
 
 PinnedBuffer::PinnedBuffer(PinnedBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}

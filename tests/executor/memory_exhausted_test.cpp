@@ -11,7 +11,8 @@ namespace {
 
 TEST(MemoryExhausted, NamesWhatBytesUseAndCap) {
   const core::Diagnostic d = memory_exhausted(
-      core::Tier::kGpu, "param16 layers.3", {.bytes = 4'000'000, .in_use = 7'998'000'000, .capacity = 8'000'000'000});  // 2 MB left
+      core::Tier::kGpu, "param16 layers.3",
+      {.bytes = 4'000'000, .in_use = 7'998'000'000, .capacity = 8'000'000'000});  // 2 MB left
   EXPECT_EQ(d.what, "gpu memory exhausted: 'param16 layers.3' needs 4 MB with 7.998 GB of 8 GB in use");
   EXPECT_EQ(d.expected, "a plan that offloads more, or a larger --device-memory");
 }
@@ -22,7 +23,8 @@ TEST(MemoryExhausted, SaysWhenTheBytesAreFreeButNotInOnePiece) {
       core::Tier::kGpu, "grad16 layers.0",
       {.bytes = 4'000'000, .in_use = 3'000'000, .capacity = 8'000'000, .largest_free = 2'000'000});
   EXPECT_EQ(d.what,
-            "gpu memory exhausted: 'grad16 layers.0' needs 4 MB with 3 MB of 8 MB in use, the largest free range 2 MB");
+            "gpu memory exhausted: 'grad16 layers.0' needs 4 MB with 3 MB of 8 MB in use, the largest free "
+            "range 2 MB");
 }
 
 TEST(MemoryExhausted, IsWhatTheCpuBackendSays) {
@@ -32,8 +34,10 @@ TEST(MemoryExhausted, IsWhatTheCpuBackendSays) {
   ASSERT_TRUE(first);
   const auto second = (*backend)->allocate(core::Tier::kGpu, 500'000, "b");
   ASSERT_FALSE(second);
-  EXPECT_EQ(second.error().front().what,
-            memory_exhausted(core::Tier::kGpu, "b", {.bytes = 500'000, .in_use = 600'000, .capacity = 1'000'000}).what);
+  EXPECT_EQ(
+      second.error().front().what,
+      memory_exhausted(core::Tier::kGpu, "b", {.bytes = 500'000, .in_use = 600'000, .capacity = 1'000'000})
+          .what);
   (*backend)->release(*first);
 }
 

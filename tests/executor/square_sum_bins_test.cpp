@@ -47,8 +47,12 @@ void expect_same_for_every_pattern(core::Precision precision) {
   }
 }
 
-TEST(SquareSumBins, EveryBf16PatternAloneGivesTheCpuTotal) { expect_same_for_every_pattern(core::Precision::kBf16); }
-TEST(SquareSumBins, EveryFp16PatternAloneGivesTheCpuTotal) { expect_same_for_every_pattern(core::Precision::kFp16); }
+TEST(SquareSumBins, EveryBf16PatternAloneGivesTheCpuTotal) {
+  expect_same_for_every_pattern(core::Precision::kBf16);
+}
+TEST(SquareSumBins, EveryFp16PatternAloneGivesTheCpuTotal) {
+  expect_same_for_every_pattern(core::Precision::kFp16);
+}
 
 TEST(SquareSumBins, ManyValuesTogetherGiveTheCpuTotal) {
   // Random finite gradients across the exponents the bins treat apart
@@ -61,7 +65,8 @@ TEST(SquareSumBins, ManyValuesTogetherGiveTheCpuTotal) {
       uint16_t x = static_cast<uint16_t>(rng());
       const bool bf16 = precision == core::Precision::kBf16;
       const uint32_t exp = bf16 ? (x >> 7) & 0xffu : (x >> 10) & 0x1fu;
-      if (exp == (bf16 ? 255u : 31u) || (bf16 && exp >= 150)) x = static_cast<uint16_t>(x & (bf16 ? 0x9fff : 0xbfff));
+      if (exp == (bf16 ? 255u : 31u) || (bf16 && exp >= 150))
+        x = static_cast<uint16_t>(x & (bf16 ? 0x9fff : 0xbfff));
       bits.push_back(x);
     }
     const Outcome cpu = by_bits(bits, precision);

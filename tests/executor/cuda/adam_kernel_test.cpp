@@ -53,14 +53,19 @@ TEST(AdamKernel, Fp32MomentsGiveTheCpuStepsBits) {
       DeviceArray<uint16_t> d_param16(param16);
       const AdamHyper hyper = hyper_for(c.optimizer);
       for (int64_t step = 1; step <= 3; ++step) {
-        std::vector<float> grad = random_floats(n, -c.grad_scale, c.grad_scale, static_cast<uint32_t>(step + 10));
+        std::vector<float> grad =
+            random_floats(n, -c.grad_scale, c.grad_scale, static_cast<uint32_t>(step + 10));
         std::vector<uint16_t> grad16(grad.size());
         model::to_half(c.precision, grad, grad16);
         model::from_half(c.precision, grad16, grad);  // what CpuBackend::optimizer_step hands adam_step
         DeviceArray<uint16_t> d_grad16(grad16);
         adam_step(master, grad, m, v, param16, c.precision, hyper, step, c.grad_scale, {});
-        launch_adam({.master = d_master.get(), .m = d_m.get(), .v = d_v.get(), .grad16 = d_grad16.get(),
-                     .param16 = d_param16.get(), .n = n},
+        launch_adam({.master = d_master.get(),
+                     .m = d_m.get(),
+                     .v = d_v.get(),
+                     .grad16 = d_grad16.get(),
+                     .param16 = d_param16.get(),
+                     .n = n},
                     adam_step_constants(hyper.config, step, c.grad_scale), c.optimizer, c.precision, nullptr);
         STOWAGE_CUDA(cudaDeviceSynchronize());
       }
@@ -84,14 +89,19 @@ TEST(AdamKernel, Bf16MomentsGiveTheCpuStepsBits) {
       DeviceArray<uint16_t> d_m(m), d_v(v), d_param16(param16);
       const AdamHyper hyper = hyper_for(c.optimizer);
       for (int64_t step = 1; step <= 3; ++step) {
-        std::vector<float> grad = random_floats(n, -c.grad_scale, c.grad_scale, static_cast<uint32_t>(step + 20));
+        std::vector<float> grad =
+            random_floats(n, -c.grad_scale, c.grad_scale, static_cast<uint32_t>(step + 20));
         std::vector<uint16_t> grad16(grad.size());
         model::to_half(c.precision, grad, grad16);
         model::from_half(c.precision, grad16, grad);
         DeviceArray<uint16_t> d_grad16(grad16);
         adam_step_bf16_moments(master, grad, m, v, param16, c.precision, hyper, step, c.grad_scale, {});
-        launch_adam(AdamPartitionOf<uint16_t>{.master = d_master.get(), .m = d_m.get(), .v = d_v.get(),
-                                              .grad16 = d_grad16.get(), .param16 = d_param16.get(), .n = n},
+        launch_adam(AdamPartitionOf<uint16_t>{.master = d_master.get(),
+                                              .m = d_m.get(),
+                                              .v = d_v.get(),
+                                              .grad16 = d_grad16.get(),
+                                              .param16 = d_param16.get(),
+                                              .n = n},
                     adam_step_constants(hyper.config, step, c.grad_scale), c.optimizer, c.precision, nullptr);
         STOWAGE_CUDA(cudaDeviceSynchronize());
       }

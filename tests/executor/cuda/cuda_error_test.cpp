@@ -50,7 +50,8 @@ TEST(CudaPresence, GivesAReasonExactlyWhenThereIsNoDevice) {
 }
 
 TEST(PinnedBuffer, WithoutADeviceFailsNamingCudaHostAlloc) {
-  if (cuda_presence().present()) GTEST_SKIP() << "a CUDA device is present: this checks the failure without one";
+  if (cuda_presence().present())
+    GTEST_SKIP() << "a CUDA device is present: this checks the failure without one";
   try {
     PinnedBuffer buffer(4096);
     FAIL() << "cudaHostAlloc succeeded without a device";

@@ -43,10 +43,12 @@ TEST(PinnedBuffer, RoundTripsThroughTheDeviceOnALaneStream) {
   CudaEvent start(EventTiming::kTimed);
   // h2d on pcie.h2d, then d2h on pcie.d2h ordered by the event alone.
   start.record(lanes[core::Lane::kPcieH2d]);
-  STOWAGE_CUDA(cudaMemcpyAsync(device.data(), in.data(), kBytes, cudaMemcpyHostToDevice, lanes[core::Lane::kPcieH2d]));
+  STOWAGE_CUDA(
+      cudaMemcpyAsync(device.data(), in.data(), kBytes, cudaMemcpyHostToDevice, lanes[core::Lane::kPcieH2d]));
   uploaded.record(lanes[core::Lane::kPcieH2d]);
   uploaded.wait_on(lanes[core::Lane::kPcieD2h]);
-  STOWAGE_CUDA(cudaMemcpyAsync(out.data(), device.data(), kBytes, cudaMemcpyDeviceToHost, lanes[core::Lane::kPcieD2h]));
+  STOWAGE_CUDA(cudaMemcpyAsync(out.data(), device.data(), kBytes, cudaMemcpyDeviceToHost,
+                               lanes[core::Lane::kPcieD2h]));
   lanes.synchronize_all();
   EXPECT_EQ(std::memcmp(in.data(), out.data(), kBytes), 0);
   EXPECT_GE(elapsed_ms(start, uploaded), 0.0f);

@@ -19,10 +19,10 @@
 namespace stowage::executor::cuda {
 
 // In a TEST body: skips it, with the reason, where no device can be used.
-#define STOWAGE_REQUIRE_CUDA_DEVICE()                                         \
-  do {                                                                        \
+#define STOWAGE_REQUIRE_CUDA_DEVICE()                                                                     \
+  do {                                                                                                    \
     const ::stowage::executor::cuda::CudaPresence presence_ = ::stowage::executor::cuda::cuda_presence(); \
-    if (!presence_.present()) GTEST_SKIP() << "no CUDA device: " << presence_.absent_because; \
+    if (!presence_.present()) GTEST_SKIP() << "no CUDA device: " << presence_.absent_because;             \
   } while (0)
 
 // 1 (a lone thread), 7 (less than a warp), 1000003 (a prime: many blocks
@@ -33,7 +33,8 @@ inline constexpr int64_t kOddSizes[] = {1, 7, 1000003};
 template <class T>
 class DeviceArray {
  public:
-  explicit DeviceArray(const std::vector<T>& host) : memory_(static_cast<int64_t>(host.size() * sizeof(T))), n_(host.size()) {
+  explicit DeviceArray(const std::vector<T>& host)
+      : memory_(static_cast<int64_t>(host.size() * sizeof(T))), n_(host.size()) {
     if (n_ > 0) STOWAGE_CUDA(cudaMemcpy(memory_.data(), host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
   }
   [[nodiscard]] T* get() const { return reinterpret_cast<T*>(memory_.data()); }

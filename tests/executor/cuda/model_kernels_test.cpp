@@ -28,7 +28,9 @@ namespace {
 
 constexpr float kTanhGap = 0x1.0p-22f;  // 4 ulp of 1
 
-float ulp(float x) { return std::nextafter(std::fabs(x), INFINITY) - std::fabs(x); }
+float ulp(float x) {
+  return std::nextafter(std::fabs(x), INFINITY) - std::fabs(x);
+}
 
 TEST(GeluKernel, ForwardMatchesTheCpuWithinTanhsUlps) {
   STOWAGE_REQUIRE_CUDA_DEVICE();
@@ -70,14 +72,16 @@ struct Shape {
 };
 constexpr Shape kShapes[] = {{1, 1}, {7, 7}, {3, 1000003}, {1001, 769}};
 
-void expect_near_all(const std::vector<float>& gpu, const std::vector<float>& cpu, float abs_bound, const char* what) {
+void expect_near_all(const std::vector<float>& gpu, const std::vector<float>& cpu, float abs_bound,
+                     const char* what) {
   ASSERT_EQ(gpu.size(), cpu.size());
   for (size_t i = 0; i < gpu.size(); ++i)
     ASSERT_LE(std::fabs(gpu[i] - cpu[i]), abs_bound * (1 + std::fabs(cpu[i]))) << what << " [" << i << "]";
 }
 
 void expect_within_an_ulp(const std::vector<float>& gpu, const std::vector<float>& cpu, const char* what) {
-  for (size_t i = 0; i < gpu.size(); ++i) ASSERT_LE(std::fabs(gpu[i] - cpu[i]), ulp(cpu[i])) << what << " [" << i << "]";
+  for (size_t i = 0; i < gpu.size(); ++i)
+    ASSERT_LE(std::fabs(gpu[i] - cpu[i]), ulp(cpu[i])) << what << " [" << i << "]";
 }
 
 TEST(LayerNormKernel, ForwardMatchesTheCpu) {
@@ -91,8 +95,8 @@ TEST(LayerNormKernel, ForwardMatchesTheCpu) {
     model::layer_norm_forward(x.data(), w.data(), b.data(), y.data(), mean.data(), rstd.data(), s.rows, s.d);
     DeviceArray<float> d_x(x), d_w(w), d_b(b), d_y(std::vector<float>(y.size()));
     DeviceArray<float> d_mean(std::vector<float>(mean.size())), d_rstd(std::vector<float>(mean.size()));
-    launch_layer_norm_forward(d_x.get(), d_w.get(), d_b.get(), d_y.get(), d_mean.get(), d_rstd.get(), s.rows, s.d,
-                              nullptr);
+    launch_layer_norm_forward(d_x.get(), d_w.get(), d_b.get(), d_y.get(), d_mean.get(), d_rstd.get(), s.rows,
+                              s.d, nullptr);
     expect_within_an_ulp(d_mean.to_host(), mean, "mean");
     expect_within_an_ulp(d_rstd.to_host(), rstd, "rstd");
     expect_near_all(d_y.to_host(), y, 1e-5f, "y");
@@ -114,8 +118,8 @@ TEST(LayerNormKernel, BackwardMatchesTheCpu) {
     DeviceArray<float> d_x(x), d_w(w), d_mean(mean), d_rstd(rstd), d_dy(dy), d_dx(dx), d_dw(dw), d_db(db);
     model::layer_norm_backward(x.data(), w.data(), mean.data(), rstd.data(), dy.data(), dx.data(), dw.data(),
                                db.data(), s.rows, s.d);
-    launch_layer_norm_backward(d_x.get(), d_w.get(), d_mean.get(), d_rstd.get(), d_dy.get(), d_dx.get(), d_dw.get(),
-                               d_db.get(), s.rows, s.d, nullptr);
+    launch_layer_norm_backward(d_x.get(), d_w.get(), d_mean.get(), d_rstd.get(), d_dy.get(), d_dx.get(),
+                               d_dw.get(), d_db.get(), s.rows, s.d, nullptr);
     // dw, db: the same products added in the same (row) order: the same bits.
     EXPECT_EQ(d_dw.to_host(), dw);
     EXPECT_EQ(d_db.to_host(), db);
