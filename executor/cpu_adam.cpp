@@ -86,14 +86,6 @@ StepConstants constants_for(const AdamHyper& hyper, int64_t step, float grad_sca
   return adam_step_constants(hyper.config, step, grad_scale);
 }
 
-template <Precision kPrecision>
-inline uint16_t to_half(float x) {
-  if constexpr (kPrecision == Precision::kBf16)
-    return bf16_bits(x);
-  else
-    return fp16_bits(x);
-}
-
 // One element of PyTorch's Adam/AdamW (adam_update.h); the vector loops
 // below repeat exactly these operations.
 template <OptimizerKind kOptimizer>
@@ -110,7 +102,7 @@ template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
     x.m[i] = store_moment<Moment>(m);
     x.v[i] = store_moment<Moment>(v);
     x.master[i] = param;
-    x.param16[i] = to_half<kPrecision>(param);
+    x.param16[i] = half_bits_of<kPrecision>(param);
   }
 }
 

@@ -21,31 +21,15 @@ namespace {
 
 using core::Precision;
 
-template <Precision kPrecision>
-uint16_t narrow_one(float x) {
-  if constexpr (kPrecision == Precision::kBf16)
-    return bf16_bits(x);
-  else
-    return fp16_bits(x);
-}
-
-template <Precision kPrecision>
-float widen_one(uint16_t bits) {
-  if constexpr (kPrecision == Precision::kBf16)
-    return bf16_value(bits);
-  else
-    return fp16_value(bits);
-}
-
 // Each loop starts at `i` and leaves nothing: the vector loops hand their
 // last partial vector to the scalar one.
 template <Precision kPrecision>
 void narrow_scalar(const float* in, uint16_t* out, size_t i, size_t n) {
-  for (; i < n; ++i) out[i] = narrow_one<kPrecision>(in[i]);
+  for (; i < n; ++i) out[i] = half_bits_of<kPrecision>(in[i]);
 }
 template <Precision kPrecision>
 void widen_scalar(const uint16_t* in, float* out, size_t i, size_t n) {
-  for (; i < n; ++i) out[i] = widen_one<kPrecision>(in[i]);
+  for (; i < n; ++i) out[i] = half_value_of<kPrecision>(in[i]);
 }
 // A NaN sum becomes the default quiet NaN (half_bits.h's
 // sum_or_default_nan, which the CUDA kernel shares); the vector paths blend
@@ -55,7 +39,7 @@ constexpr int kDefaultNan = 0x7fc00000;
 template <Precision kPrecision>
 void accumulate_scalar(uint16_t* acc, const uint16_t* add, size_t i, size_t n) {
   for (; i < n; ++i)
-    acc[i] = narrow_one<kPrecision>(sum_or_default_nan(widen_one<kPrecision>(acc[i]), widen_one<kPrecision>(add[i])));
+    acc[i] = half_bits_of<kPrecision>(sum_or_default_nan(half_value_of<kPrecision>(acc[i]), half_value_of<kPrecision>(add[i])));
 }
 
 #if defined(__x86_64__)
