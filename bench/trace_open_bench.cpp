@@ -25,6 +25,7 @@
 #include "core/chrome_trace.h"
 #include "core/lower.h"
 #include "core/profile_catalog.h"
+#include "core/trace_event_pieces.h"
 #include "core/trace_events.h"
 #include "core/trace_reader.h"
 #include "gui/file_loader.h"
@@ -39,7 +40,9 @@ constexpr size_t kOps = 1'000'000;
 
 // STOWAGE_BENCH_TRACE names a trace to read instead (kept; written first
 // when absent), for profiling the readers without writing it each run.
-const char* kept_trace() { return std::getenv("STOWAGE_BENCH_TRACE"); }
+const char* kept_trace() {
+  return std::getenv("STOWAGE_BENCH_TRACE");
+}
 
 std::filesystem::path trace_path() {
   static const std::filesystem::path path =
@@ -51,8 +54,8 @@ std::filesystem::path trace_path() {
 
 core::Schedule lowered(const core::MachineSpec& machine, const core::TrainingSpec& training,
                        const core::Workload& w, int steps) {
-  const core::Policy p =
-      core::policy_for(core::standard_placement(core::StandardPlacement::kZeroInfinity, machine.gpu_count), w, training);
+  const core::Policy p = core::policy_for(
+      core::standard_placement(core::StandardPlacement::kZeroInfinity, machine.gpu_count), w, training);
   return *core::lower(p, machine, w, training, {.steps = steps});
 }
 
@@ -84,8 +87,8 @@ void BM_BareSimdjsonPass(benchmark::State& state) {
   const core::PaddedText text = *core::read_trace_text(trace_path().string());
   simdjson::ondemand::parser parser;
   for (auto _ : state) {
-    auto doc = parser.iterate(
-        simdjson::padded_string_view(text.text().data(), text.text().size(), text.text().size() + core::kTracePadding));
+    auto doc = parser.iterate(simdjson::padded_string_view(text.text().data(), text.text().size(),
+                                                           text.text().size() + core::kTracePadding));
     double sum = 0;
     for (auto e : doc["traceEvents"].get_array()) {
       double ts = 0;
@@ -108,6 +111,36 @@ void BM_WalkOnly(benchmark::State& state) {
     const core::PaddedText text = *core::read_trace_text(trace_path().string());
     NullVisitor visitor;
     if (!core::walk_trace(text.text(), trace_path().string(), visitor)) state.SkipWithError("walk failed");
+    benchmark::DoNotOptimize(visitor.events);
+  }
+}
+
+// The two ways through the text (core/trace_event_pieces.h), side by side:
+// the whole text as one document (its structural index about a gigabyte of
+// fresh pages for this trace), and pieces of state.range(0) MiB with
+// state.range(1) threads walking ahead.
+void BM_WalkWhole(benchmark::State& state) {
+  for (auto _ : state) {
+    const core::PaddedText text = *core::read_trace_text(trace_path().string());
+    NullVisitor visitor;
+    if (!core::walk_whole_trace(text.text(), trace_path().string(), visitor))
+      state.SkipWithError("walk failed");
+    benchmark::DoNotOptimize(visitor.events);
+  }
+}
+
+void BM_WalkInPieces(benchmark::State& state) {
+  const size_t piece = static_cast<size_t>(state.range(0)) << 20;
+  for (auto _ : state) {
+    const core::PaddedText text = *core::read_trace_text(trace_path().string());
+    NullVisitor visitor;
+    core::TracePieceStats stats;
+    const auto ahead = static_cast<unsigned>(state.range(1));
+    if (!core::walk_trace_in_pieces(text.text(), trace_path().string(), visitor, piece, ahead,
+                                    core::kMaxJsonDepth, &stats))
+      state.SkipWithError("walk failed");
+    if (stats.walked_whole) state.SkipWithError("the pieces fell back to the whole walk");
+    state.counters["pieces"] = static_cast<double>(stats.pieces);
     benchmark::DoNotOptimize(visitor.events);
   }
 }
@@ -144,6 +177,13 @@ void BM_CompareLoadTrace(benchmark::State& state) {
 BENCHMARK(BM_ReadFileOnly)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_BareSimdjsonPass)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_WalkOnly)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_WalkWhole)->Unit(benchmark::kMillisecond)->Iterations(1);
+// {piece MiB, threads walking ahead}
+BENCHMARK(BM_WalkInPieces)
+    ->ArgsProduct({{1, 4, 16}, {0}})
+    ->ArgsProduct({{1}, {1, 2, 3}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 BENCHMARK(BM_GuiLoadTrace)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_GuiOpenTrace)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_CompareLoadTrace)->Unit(benchmark::kMillisecond)->Iterations(1);
@@ -161,7 +201,7 @@ class VerdictReporter final : public benchmark::ConsoleReporter {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& r : runs) {
       if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
-      Times& t = times[r.run_name.function_name];
+      Times& t = times[r.run_name.function_name + (r.run_name.args.empty() ? "" : "/" + r.run_name.args)];
       t.wall.push_back(r.GetAdjustedRealTime());
       t.cpu.push_back(r.GetAdjustedCPUTime());
     }
@@ -172,7 +212,8 @@ class VerdictReporter final : public benchmark::ConsoleReporter {
 std::string spread(std::vector<double> ms) {
   std::ranges::sort(ms);
   char text[64];
-  std::snprintf(text, sizeof text, "%.2f/%.2f/%.2f s", ms.front() / 1e3, ms[ms.size() / 2] / 1e3, ms.back() / 1e3);
+  std::snprintf(text, sizeof text, "%.2f/%.2f/%.2f s", ms.front() / 1e3, ms[ms.size() / 2] / 1e3,
+                ms.back() / 1e3);
   return text;
 }
 
@@ -188,11 +229,24 @@ void print_verdict(const std::map<std::string, Times>& times) {
   const auto open = times.find("BM_GuiOpenTrace");
   if (open == times.end()) return;
   const Times& o = open->second;
-  std::printf("[ trace open ] GUI open (load + LOD passes): wall %s over %zu runs (min/median/max), its thread's CPU %s\n",
-              spread(o.wall).c_str(), o.wall.size(), spread(o.cpu).c_str());
+  std::printf(
+      "[ trace open ] GUI open (load + LOD passes): wall %s over %zu runs (min/median/max), its thread's CPU "
+      "%s\n",
+      spread(o.wall).c_str(), o.wall.size(), spread(o.cpu).c_str());
   if (const auto bare = times.find("BM_BareSimdjsonPass"); bare != times.end()) {
     std::printf("[ trace open ] bare simdjson pass: wall %s; open / bare pass = %.2fx (medians)\n",
                 spread(bare->second.wall).c_str(), median(o.wall) / median(bare->second.wall));
+  }
+  if (const auto whole = times.find("BM_WalkWhole"); whole != times.end()) {
+    for (const char* args : {"1/0", "4/0", "16/0", "1/1", "1/2", "1/3"}) {
+      const auto pieces = times.find(std::string("BM_WalkInPieces/") + args);
+      if (pieces == times.end()) continue;
+      std::printf(
+          "[ trace open ] walk in pieces (MiB/threads ahead) %s: wall %s; / whole-text walk (%s) = %.2fx "
+          "(medians)\n",
+          args, spread(pieces->second.wall).c_str(), spread(whole->second.wall).c_str(),
+          median(pieces->second.wall) / median(whole->second.wall));
+    }
   }
   double load = 0;
   if (FILE* f = std::fopen("/proc/loadavg", "r")) {
@@ -201,8 +255,10 @@ void print_verdict(const std::map<std::string, Times>& times) {
   }
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   if (load > static_cast<double>(cores)) {
-    std::printf("[ trace open ] load average %.1f on %ld cores: the machine is shared, so wall times include "
-                "waiting for a core\n", load, cores);
+    std::printf(
+        "[ trace open ] load average %.1f on %ld cores: the machine is shared, so wall times include "
+        "waiting for a core\n",
+        load, cores);
   }
   const double fastest = *std::ranges::min_element(o.wall);
   std::printf("[ trace open ] under 2 s: %s (fastest open %.2f s)\n", fastest < kGoalMs ? "yes" : "NO",

@@ -15,14 +15,8 @@ TraceEventHandoff::~TraceEventHandoff() {
 }
 
 bool TraceEventHandoff::add(const TraceEvent& event) {
-  Batch& b = filling_;
-  if (b.size == b.events.size()) {
-    b.events.push_back(event);
-  } else {
-    b.events[b.size] = event;
-  }
-  b.events[b.size++].lines = &lines_;
-  if (b.size == kBatchEvents) send();
+  filling_.add(event).lines = &lines_;
+  if (filling_.size == kBatchEvents) send();
   return !failed_.load(std::memory_order_relaxed);
 }
 

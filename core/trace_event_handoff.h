@@ -18,6 +18,21 @@
 
 namespace stowage::core {
 
+// Events copied in order: the first `size` are filled; slots are reused, so
+// that their vectors keep their capacity.
+struct TraceEventRun {
+  std::vector<TraceEvent> events;
+  size_t size = 0;
+  TraceEvent& add(const TraceEvent& event) {
+    if (size == events.size()) {
+      events.push_back(event);
+    } else {
+      events[size] = event;
+    }
+    return events[size++];
+  }
+};
+
 class TraceEventHandoff {
  public:
   // `text` is the walked text: events handed over count their lines in it
@@ -31,6 +46,8 @@ class TraceEventHandoff {
   // text or the parser, which outlive the walk). False once the visitor has
   // thrown: the walk should stop.
   [[nodiscard]] bool add(const TraceEvent& event);
+  // Whether the visitor has thrown (finish() returns what).
+  [[nodiscard]] bool failed() const { return failed_.load(std::memory_order_relaxed); }
   // Returns when the visitor has seen every event added, so that the caller
   // may call the visitor itself (the header comes on the walk's thread).
   void drain();
@@ -38,10 +55,7 @@ class TraceEventHandoff {
   [[nodiscard]] std::exception_ptr finish();
 
  private:
-  struct Batch {
-    std::vector<TraceEvent> events;  // the first `size` are filled; slots are reused, vectors keep capacity
-    size_t size = 0;
-  };
+  using Batch = TraceEventRun;
   static constexpr size_t kBatchEvents = 2048;
 
   void send();  // hands `filling_` over, waiting while the previous one is pending
@@ -52,11 +66,11 @@ class TraceEventHandoff {
   Batch filling_;      // the walk's thread only
   std::mutex mutex_;
   std::condition_variable changed_;
-  Batch pending_;        // guarded: handed over, not yet taken
+  Batch pending_;  // guarded: handed over, not yet taken
   bool has_pending_ = false, busy_ = false, stop_ = false;
-  std::exception_ptr thrown_;  // guarded
-  std::atomic<bool> failed_ = false;  // thrown_ is set: read by add() without the lock
-  std::thread thread_;         // last: starts once the rest is built
+  std::exception_ptr thrown_;         // guarded
+  std::atomic<bool> failed_ = false;  // thrown_ is set: read by add() and failed() without the lock
+  std::thread thread_;                // last: starts once the rest is built
 };
 
 }  // namespace stowage::core

@@ -5,6 +5,9 @@
 // of a million ops costs its text and what the visitor keeps. The visitor
 // runs on a second thread, fed in batches (core/trace_event_handoff.h), so
 // its work overlaps the parse; it is called from one thread at a time.
+// A trace of more than a few MiB is parsed a piece of its traceEvents at a
+// time (core/trace_event_pieces.h), so that the parser's buffers stay a few
+// MiB whatever the trace's size; the visitor cannot tell the difference.
 //
 // Bounded input (issue 12): nesting deeper than kMaxJsonDepth anywhere is a
 // diagnostic at the line and column of the bracket that opens the level too
