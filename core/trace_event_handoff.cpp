@@ -20,6 +20,18 @@ bool TraceEventHandoff::add(const TraceEvent& event) {
   return !failed_.load(std::memory_order_relaxed);
 }
 
+bool TraceEventHandoff::add_run(TraceEventRun& run, size_t index_base) {
+  for (size_t i = 0; i < run.size; ++i) {
+    run.events[i].index += index_base;
+    run.events[i].lines = &lines_;
+  }
+  if (filling_.size > 0) send();  // what came before goes first
+  std::swap(filling_, run);
+  run.size = 0;
+  if (filling_.size > 0) send();
+  return !failed_.load(std::memory_order_relaxed);
+}
+
 void TraceEventHandoff::send() {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [this] { return !has_pending_; });

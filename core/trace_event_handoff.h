@@ -46,6 +46,10 @@ class TraceEventHandoff {
   // text or the parser, which outlive the walk). False once the visitor has
   // thrown: the walk should stop.
   [[nodiscard]] bool add(const TraceEvent& event);
+  // Hands over the events of `run`, numbered from `index_base` on, by
+  // trading buffers instead of copying them: `run` comes back empty, its
+  // slots another batch's. False once the visitor has thrown.
+  [[nodiscard]] bool add_run(TraceEventRun& run, size_t index_base);
   // Whether the visitor has thrown (finish() returns what).
   [[nodiscard]] bool failed() const { return failed_.load(std::memory_order_relaxed); }
   // Returns when the visitor has seen every event added, so that the caller

@@ -337,14 +337,10 @@ class Pieces {
         start = slot.start;
         return Stop::kOneByOne;
       }
-      for (size_t i = 0; i < slot.run.size; ++i) {
-        TraceEvent& event = slot.run.events[i];
-        event.index += index;
-        ++walk_.delivered;
-        if (!walk_.handoff.add(event)) {
-          stop_workers();
-          return Stop::kVisitorThrew;
-        }
+      walk_.delivered += slot.run.size;
+      if (!walk_.handoff.add_run(slot.run, index)) {
+        stop_workers();
+        return Stop::kVisitorThrew;
       }
       index += slot.elements, ++stats_.walked_ahead;
       if (slot.outcome == Outcome::kEnded) {

@@ -21,6 +21,12 @@
 // unescaped strings kept, so the visitor sees what the whole walk would hand
 // it, byte for byte and offset for offset.
 //
+// Threads walk the pieces ahead, each with its own parser, into events kept
+// for the piece; this thread hands a piece's events to the visitor once every
+// piece before it ended at its cut (so it began where an element begins).
+// The first piece that did not is walked again as above, from its start,
+// and so is the rest of the array: the visitor cannot tell the difference.
+//
 // Anything else (no root traceEvents near the start, or a failure that no
 // cut explains) and the whole text is walked instead, skipping the visitor
 // calls already made: diagnostics are always the whole walk's, and a visitor
