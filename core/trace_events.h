@@ -82,6 +82,8 @@ class TraceEventVisitor {
   // "ph" names one that does not, the rest of it is skipped unread (still
   // depth-checked) and event() is not called for it: most of a Stowage
   // trace is flow events that no reader uses (issue 18: opening speed).
+  // Called from the threads that walk pieces ahead, several at once: it
+  // must not depend on what event() or header() change.
   [[nodiscard]] virtual bool wants_phase(std::string_view ph) const {
     static_cast<void>(ph);
     return true;
