@@ -62,8 +62,8 @@ using Bf16Chunk = ChunkOf<uint16_t>;
 
 template <class Moment>
 ChunkOf<Moment> slice(const ChunkOf<Moment>& all, size_t begin, size_t end) {
-  return {all.master + begin, all.grad + begin,    all.m + begin,
-          all.v + begin,      all.param16 + begin, end - begin};
+  uint16_t* param16 = all.param16 == nullptr ? nullptr : all.param16 + begin;  // null: no copy written
+  return {all.master + begin, all.grad + begin, all.m + begin, all.v + begin, param16, end - begin};
 }
 
 // A stored moment as fp32 (bf16 widens exactly) and back (bf16: round to
@@ -93,7 +93,9 @@ inline float update_one(const StepConstants& c, float param, float grad, float& 
   return adam_update_one<kOptimizer>(c, param, grad, m, v);
 }
 
-template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
+// kCopy false: the step alone, no 16-bit copy written (param16 is null);
+// the bench measures what the copy costs against it.
+template <OptimizerKind kOptimizer, Precision kPrecision, class Moment, bool kCopy>
 [[gnu::always_inline]] inline void scalar_loop(const StepConstants& c, const ChunkOf<Moment>& x) {
   for (size_t i = 0; i < x.n; ++i) {
     float m = load_moment(x.m[i]);
@@ -102,15 +104,15 @@ template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
     x.m[i] = store_moment<Moment>(m);
     x.v[i] = store_moment<Moment>(v);
     x.master[i] = param;
-    x.param16[i] = half_bits_of<kPrecision>(param);
+    if constexpr (kCopy) x.param16[i] = half_bits_of<kPrecision>(param);
   }
 }
 
 // The portable path (Isa::kScalar). std::fma is libm's fmaf here: correctly
 // rounded everywhere, in software where the CPU has no FMA unit.
-template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
+template <OptimizerKind kOptimizer, Precision kPrecision, class Moment, bool kCopy>
 void run_scalar(const StepConstants& c, const ChunkOf<Moment>& x) {
-  scalar_loop<kOptimizer, kPrecision, Moment>(c, x);
+  scalar_loop<kOptimizer, kPrecision, Moment, kCopy>(c, x);
 }
 
 // The bf16-moment roofline (adam_roofline_pass_bf16_moments): the moments'
@@ -128,13 +130,23 @@ void roofline_bf16_tail(const Bf16Chunk& x) {
   }
 }
 
+template <bool kCopy>
+void roofline_scalar(const StepConstants&, const Chunk& x) {
+  for (size_t i = 0; i < x.n; ++i) {
+    x.m[i] += x.grad[i];
+    x.v[i] += x.grad[i];
+    x.master[i] += x.grad[i];
+    if constexpr (kCopy) x.param16[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(x.master[i]) >> 16);
+  }
+}
+
 #if defined(__x86_64__)
 
 // The same loop where std::fma compiles to one instruction, for the vector
 // loops' tails. Same bits as run_scalar.
-template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
+template <OptimizerKind kOptimizer, Precision kPrecision, class Moment, bool kCopy>
 __attribute__((target("fma"))) void run_scalar_fma(const StepConstants& c, const ChunkOf<Moment>& x) {
-  scalar_loop<kOptimizer, kPrecision, Moment>(c, x);
+  scalar_loop<kOptimizer, kPrecision, Moment, kCopy>(c, x);
 }
 
 // 8 moments as fp32, and back (bf16: widened exactly, stored as bf16_avx2 rounds).
@@ -147,7 +159,7 @@ __attribute__((target("avx2"))) inline void store_moments_avx2(uint16_t* p, __m2
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bf16_avx2(x));
 }
 
-template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
+template <OptimizerKind kOptimizer, Precision kPrecision, class Moment, bool kCopy>
 __attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, const ChunkOf<Moment>& x) {
   const __m256 inv_grad_scale = _mm256_set1_ps(c.inv_grad_scale);
   const __m256 weight_decay = _mm256_set1_ps(c.weight_decay);
@@ -175,9 +187,10 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, c
     store_moments_avx2(x.m + i, m);
     store_moments_avx2(x.v + i, v);
     _mm256_storeu_ps(x.master + i, updated);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(x.param16 + i), to_half_avx2<kPrecision>(updated));
+    if constexpr (kCopy)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(x.param16 + i), to_half_avx2<kPrecision>(updated));
   }
-  run_scalar_fma<kOptimizer, kPrecision, Moment>(c, slice(x, i, x.n));  // the < 8 left over: same bits
+  run_scalar_fma<kOptimizer, kPrecision, Moment, kCopy>(c, slice(x, i, x.n));  // the < 8 left over: same bits
 }
 
 // 16 moments as fp32, and back (bf16: widened exactly, stored as bf16_avx512 rounds).
@@ -190,7 +203,7 @@ __attribute__((target("avx512f"))) inline void store_moments_avx512(uint16_t* p,
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bf16_avx512(x));
 }
 
-template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
+template <OptimizerKind kOptimizer, Precision kPrecision, class Moment, bool kCopy>
 __attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const ChunkOf<Moment>& x) {
   const __m512 inv_grad_scale = _mm512_set1_ps(c.inv_grad_scale);
   const __m512 weight_decay = _mm512_set1_ps(c.weight_decay);
@@ -218,13 +231,15 @@ __attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const
     store_moments_avx512(x.m + i, m);
     store_moments_avx512(x.v + i, v);
     _mm512_storeu_ps(x.master + i, updated);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x.param16 + i), to_half_avx512<kPrecision>(updated));
+    if constexpr (kCopy)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(x.param16 + i), to_half_avx512<kPrecision>(updated));
   }
-  run_scalar_fma<kOptimizer, kPrecision, Moment>(c, slice(x, i, x.n));  // the < 16 left over: same bits
+  run_scalar_fma<kOptimizer, kPrecision, Moment, kCopy>(c, slice(x, i, x.n));  // the < 16 left over: same bits
 }
 
 // The roofline kernels (adam_roofline_pass): Adam's loads and stores, in
-// the same order, around one add each.
+// the same order, around one add each; kCopy as for Adam's loops.
+template <bool kCopy>
 __attribute__((target("avx2"))) void roofline_avx2(const StepConstants&, const Chunk& x) {
   size_t i = 0;
   for (; i + 8 <= x.n; i += 8) {
@@ -236,18 +251,16 @@ __attribute__((target("avx2"))) void roofline_avx2(const StepConstants&, const C
     _mm256_storeu_ps(x.m + i, m);
     _mm256_storeu_ps(x.v + i, v);
     _mm256_storeu_ps(x.master + i, updated);
-    const __m256i high = _mm256_srli_epi32(_mm256_castps_si256(updated), 16);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(x.param16 + i),
-                     _mm_packus_epi32(_mm256_castsi256_si128(high), _mm256_extracti128_si256(high, 1)));
+    if constexpr (kCopy) {
+      const __m256i high = _mm256_srli_epi32(_mm256_castps_si256(updated), 16);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(x.param16 + i),
+                       _mm_packus_epi32(_mm256_castsi256_si128(high), _mm256_extracti128_si256(high, 1)));
+    }
   }
-  for (; i < x.n; ++i) {
-    x.m[i] += x.grad[i];
-    x.v[i] += x.grad[i];
-    x.master[i] += x.grad[i];
-    x.param16[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(x.master[i]) >> 16);
-  }
+  roofline_scalar<kCopy>({}, slice(x, i, x.n));
 }
 
+template <bool kCopy>
 __attribute__((target("avx512f"))) void roofline_avx512(const StepConstants& c, const Chunk& x) {
   size_t i = 0;
   for (; i + 16 <= x.n; i += 16) {
@@ -259,10 +272,11 @@ __attribute__((target("avx512f"))) void roofline_avx512(const StepConstants& c, 
     _mm512_storeu_ps(x.m + i, m);
     _mm512_storeu_ps(x.v + i, v);
     _mm512_storeu_ps(x.master + i, updated);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x.param16 + i),
-                        _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(updated), 16)));
+    if constexpr (kCopy)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(x.param16 + i),
+                          _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(updated), 16)));
   }
-  roofline_avx2(c, slice(x, i, x.n));
+  roofline_avx2<kCopy>(c, slice(x, i, x.n));
 }
 
 __attribute__((target("avx2"))) inline __m128i top_bits_avx2(__m256 x) {
@@ -313,37 +327,32 @@ __attribute__((target("avx512f"))) void roofline_bf16_avx512(const StepConstants
 
 void roofline_bf16_scalar(const StepConstants&, const Bf16Chunk& x) { roofline_bf16_tail(x); }
 
-void roofline_scalar(const StepConstants&, const Chunk& x) {
-  for (size_t i = 0; i < x.n; ++i) {
-    x.m[i] += x.grad[i];
-    x.v[i] += x.grad[i];
-    x.master[i] += x.grad[i];
-    x.param16[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(x.master[i]) >> 16);
-  }
-}
 
 template <class Moment>
 using KernelOf = void (*)(const StepConstants&, const ChunkOf<Moment>&);
 using ChunkKernel = KernelOf<float>;
 
-template <OptimizerKind kOptimizer, Precision kPrecision, class Moment>
+template <OptimizerKind kOptimizer, Precision kPrecision, class Moment, bool kCopy = true>
 KernelOf<Moment> kernel_for(Isa isa) {
 #if defined(__x86_64__)
-  if (isa == Isa::kAvx512) return &run_avx512<kOptimizer, kPrecision, Moment>;
-  if (isa == Isa::kAvx2) return &run_avx2<kOptimizer, kPrecision, Moment>;
+  if (isa == Isa::kAvx512) return &run_avx512<kOptimizer, kPrecision, Moment, kCopy>;
+  if (isa == Isa::kAvx2) return &run_avx2<kOptimizer, kPrecision, Moment, kCopy>;
 #endif
   (void)isa;
-  return &run_scalar<kOptimizer, kPrecision, Moment>;
+  return &run_scalar<kOptimizer, kPrecision, Moment, kCopy>;
 }
 
-// `isa` is resolved and supported here.
+// `isa` is resolved and supported here. Without a copy the precision does
+// not matter (bf16's instance serves).
 template <class Moment>
-KernelOf<Moment> select_kernel(Isa isa, OptimizerKind optimizer, Precision precision) {
+KernelOf<Moment> select_kernel(Isa isa, OptimizerKind optimizer, Precision precision, bool copy) {
   const bool bf16 = precision == Precision::kBf16;
   if (optimizer == OptimizerKind::kAdam) {
+    if (!copy) return kernel_for<OptimizerKind::kAdam, Precision::kBf16, Moment, false>(isa);
     return bf16 ? kernel_for<OptimizerKind::kAdam, Precision::kBf16, Moment>(isa)
                 : kernel_for<OptimizerKind::kAdam, Precision::kFp16, Moment>(isa);
   }
+  if (!copy) return kernel_for<OptimizerKind::kAdamW, Precision::kBf16, Moment, false>(isa);
   return bf16 ? kernel_for<OptimizerKind::kAdamW, Precision::kBf16, Moment>(isa)
               : kernel_for<OptimizerKind::kAdamW, Precision::kFp16, Moment>(isa);
 }
@@ -389,8 +398,9 @@ void validate(size_t n, std::span<const float> grad, std::span<Moment> m, std::s
               std::span<uint16_t> param16, const AdamHyper& hyper, int64_t step, float grad_scale,
               const AdamOptions& options) {
   const auto same = [n](size_t k) { return k == n; };
-  require(same(grad.size()) && same(m.size()) && same(v.size()) && same(param16.size()),
-          "master, grad, m, v and param16 must have the same length (master has " + std::to_string(n) + ")");
+  require(same(grad.size()) && same(m.size()) && same(v.size()) && (same(param16.size()) || param16.empty()),
+          "master, grad, m, v and param16 (unless empty) must have the same length (master has " +
+              std::to_string(n) + ")");
   require(step >= 1, "step is 1-based, got " + std::to_string(step));
   require(std::isfinite(grad_scale) && grad_scale > 0, "grad_scale must be positive and finite");
   // The ranges torch.optim.Adam's constructor accepts (NaN fails each test).
@@ -407,8 +417,9 @@ void validate(size_t n, std::span<const float> grad, std::span<Moment> m, std::s
 
 void validate_roofline(size_t n, size_t grad, size_t m, size_t v, size_t param16, const AdamOptions& options) {
   const auto same = [n](size_t k) { return k == n; };
-  require(same(grad) && same(m) && same(v) && same(param16),
-          "master, grad, m, v and param16 must have the same length (master has " + std::to_string(n) + ")");
+  require(same(grad) && same(m) && same(v) && (same(param16) || param16 == 0),
+          "master, grad, m, v and param16 (unless empty) must have the same length (master has " +
+              std::to_string(n) + ")");
   require(options.threads >= 1, "threads must be >= 1, got " + std::to_string(options.threads));
   require(isa_supported(options.isa),
           "this CPU does not support the requested instruction set " + std::string(isa_name(options.isa)));
@@ -421,6 +432,7 @@ void adam_roofline_pass_bf16_moments(std::span<float> master, std::span<const fl
                                      const AdamOptions& options) {
   const size_t n = master.size();
   validate_roofline(n, grad.size(), m.size(), v.size(), param16.size(), options);
+  require(param16.size() == n, "the bf16-moment roofline always writes the 16-bit copy");
   const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
   KernelOf<uint16_t> kernel = &roofline_bf16_scalar;
 #if defined(__x86_64__)
@@ -436,12 +448,13 @@ void adam_roofline_pass(std::span<float> master, std::span<const float> grad, st
   const size_t n = master.size();
   validate_roofline(n, grad.size(), m.size(), v.size(), param16.size(), options);
   const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
-  ChunkKernel kernel = &roofline_scalar;
+  const bool copy = !param16.empty();
+  ChunkKernel kernel = copy ? &roofline_scalar<true> : &roofline_scalar<false>;
 #if defined(__x86_64__)
-  if (isa == Isa::kAvx512) kernel = &roofline_avx512;
-  if (isa == Isa::kAvx2) kernel = &roofline_avx2;
+  if (isa == Isa::kAvx512) kernel = copy ? &roofline_avx512<true> : &roofline_avx512<false>;
+  if (isa == Isa::kAvx2) kernel = copy ? &roofline_avx2<true> : &roofline_avx2<false>;
 #endif
-  const Chunk all{master.data(), grad.data(), m.data(), v.data(), param16.data(), n};
+  const Chunk all{master.data(), grad.data(), m.data(), v.data(), copy ? param16.data() : nullptr, n};
   run_chunks(kernel, StepConstants{}, all, options.threads);
 }
 
@@ -450,9 +463,10 @@ void adam_step(std::span<float> master, std::span<const float> grad, std::span<f
                float grad_scale, const AdamOptions& options) {
   validate(master.size(), grad, m, v, param16, hyper, step, grad_scale, options);
   const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
-  const Chunk all{master.data(), grad.data(), m.data(), v.data(), param16.data(), master.size()};
-  run_chunks(select_kernel<float>(isa, hyper.optimizer, precision), constants_for(hyper, step, grad_scale), all,
-             options.threads);
+  const bool copy = !param16.empty();
+  const Chunk all{master.data(), grad.data(), m.data(), v.data(), copy ? param16.data() : nullptr, master.size()};
+  run_chunks(select_kernel<float>(isa, hyper.optimizer, precision, copy), constants_for(hyper, step, grad_scale),
+             all, options.threads);
 }
 
 void adam_step_bf16_moments(std::span<float> master, std::span<const float> grad, std::span<uint16_t> m,
@@ -460,9 +474,11 @@ void adam_step_bf16_moments(std::span<float> master, std::span<const float> grad
                             const AdamHyper& hyper, int64_t step, float grad_scale, const AdamOptions& options) {
   validate(master.size(), grad, m, v, param16, hyper, step, grad_scale, options);
   const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
-  const Bf16Chunk all{master.data(), grad.data(), m.data(), v.data(), param16.data(), master.size()};
-  run_chunks(select_kernel<uint16_t>(isa, hyper.optimizer, precision), constants_for(hyper, step, grad_scale),
-             all, options.threads);
+  const bool copy = !param16.empty();
+  const Bf16Chunk all{master.data(), grad.data(), m.data(), v.data(), copy ? param16.data() : nullptr,
+                      master.size()};
+  run_chunks(select_kernel<uint16_t>(isa, hyper.optimizer, precision, copy),
+             constants_for(hyper, step, grad_scale), all, options.threads);
 }
 
 }  // namespace stowage::executor

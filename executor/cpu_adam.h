@@ -37,7 +37,12 @@ struct AdamOptions {
 //                 float(1 / grad_scale), as torch.cuda.amp.GradScaler does
 //                 (exact for the power-of-two scales dynamic scaling uses).
 //   param16       [n] written: master rounded to `precision` (bf16 or fp16,
-//                 round to nearest even, NaN kept NaN), bit patterns.
+//                 round to nearest even, NaN kept NaN), bit patterns. Or
+//                 empty: the step alone, no copy written (28 bytes per
+//                 parameter instead of 30), as DeepSpeedCPUAdam's step
+//                 without its fp16 output; master, m and v get the same
+//                 bits either way. cpu_adam_bench measures the copy's cost
+//                 against it.
 //   step          1-based: the t of the bias corrections 1 - beta^t. The
 //                 caller owns the counter; nothing here remembers it.
 //   grad_scale    > 0, finite; 1 for bf16. Skipping a step whose gradients
@@ -92,7 +97,7 @@ void adam_step_bf16_moments(std::span<float> master, std::span<const float> grad
 // m += grad, v += grad, param16 = the top 16 bits of master). No Adam
 // implementation can move its 30 bytes per parameter faster on this
 // machine; bench/executor/cpu_adam_bench reports adam_step as a fraction of
-// it. Uses the widest ISA supported up to options.isa; same preconditions
+// it. An empty param16 leaves out the copy's store, as adam_step does. Uses the widest ISA supported up to options.isa; same preconditions
 // on the spans and threads as adam_step (throws std::invalid_argument).
 void adam_roofline_pass(std::span<float> master, std::span<const float> grad, std::span<float> m,
                         std::span<float> v, std::span<uint16_t> param16, const AdamOptions& options);
@@ -100,7 +105,8 @@ void adam_roofline_pass(std::span<float> master, std::span<const float> grad, st
 // The roofline of adam_step_bf16_moments: its 22 bytes per parameter read
 // and written in the same order, in place, with trivial arithmetic (the
 // moments' bits += the gradient's top 16 bits, master += grad, param16 = the
-// top 16 bits of master). Same preconditions as adam_roofline_pass.
+// top 16 bits of master). Same preconditions as adam_roofline_pass, except
+// that param16 may not be empty.
 void adam_roofline_pass_bf16_moments(std::span<float> master, std::span<const float> grad,
                                      std::span<uint16_t> m, std::span<uint16_t> v, std::span<uint16_t> param16,
                                      const AdamOptions& options);

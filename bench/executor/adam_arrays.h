@@ -50,7 +50,10 @@ inline constexpr double kAdamBytesPerParam = 30;
 // With bf16 moments (adam_step_bf16_moments): m and v 2 bytes each way, 22.
 inline constexpr double kAdamBf16MomentsBytesPerParam = 22;
 
-enum class Kernel { kAdam, kRoofline, kAdamBf16Moments, kRooflineBf16Moments };
+// Without the 16-bit copy (adam_step with an empty param16): 28.
+inline constexpr double kAdamNoCopyBytesPerParam = 28;
+
+enum class Kernel { kAdam, kRoofline, kAdamBf16Moments, kRooflineBf16Moments, kAdamNoCopy, kRooflineNoCopy };
 
 struct AdamArrays {
   AdamArrays(size_t n, int threads)
@@ -70,6 +73,13 @@ struct AdamArrays {
         break;
       case Kernel::kRoofline:
         executor::adam_roofline_pass(master.span(), grad.span(), m.span(), v.span(), param16.span(), options);
+        break;
+      case Kernel::kAdamNoCopy:
+        executor::adam_step(master.span(), grad.span(), m.span(), v.span(), {}, core::Precision::kBf16, hyper,
+                            ++step, 1, options);
+        break;
+      case Kernel::kRooflineNoCopy:
+        executor::adam_roofline_pass(master.span(), grad.span(), m.span(), v.span(), {}, options);
         break;
       case Kernel::kAdamBf16Moments:
         executor::adam_step_bf16_moments(master.span(), grad.span(), m16.span(), v16.span(), param16.span(),

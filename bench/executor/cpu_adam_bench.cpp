@@ -16,7 +16,15 @@
 // An earlier version divided a STREAM triad's bandwidth by 30 B. That is
 // not a bound: a triad has three streams and Adam five, and one core's
 // bandwidth depends on the misses it keeps in flight, so Adam measured
-// 1.1-1.2x of it. Run: build/<preset>/bench/executor/cpu_adam_bench
+// 1.1-1.2x of it.
+//
+// BM_CopyCost measures what writing the bf16 copy in the same pass costs:
+// adam_step with the copy against adam_step without it (28 bytes per
+// parameter), in the same run on the same arrays. A memory-bound pass pays
+// for bytes, so the copy is worth its bytes when the ratio is at most
+// 30/28 = 1.071 (`copy_cost_ratio` against `copy_bytes_ratio`); the roofline
+// kernel's own ratio is printed beside it.
+// Run: build/<preset>/bench/executor/cpu_adam_bench
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -90,6 +98,38 @@ void BM_AdamRoofline(benchmark::State& state, executor::Isa isa, Measured k = kF
   state.counters["roofline_fraction_max"] = *std::ranges::max_element(fraction);
 }
 
+// Arguments: parameters, threads. Per iteration, Adam with and without the
+// copy and the roofline with and without it, the order reversed every other
+// iteration.
+void BM_CopyCost(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  const auto threads = static_cast<int>(state.range(1));
+  const executor::Isa isa = executor::Isa::kAuto;
+  bench::AdamArrays a(n, threads);
+  constexpr Kernel kOrder[] = {Kernel::kAdam, Kernel::kAdamNoCopy, Kernel::kRoofline, Kernel::kRooflineNoCopy};
+  for (const Kernel k : kOrder) a.pass(k, threads, isa);  // untimed: first touches by these kernels
+  std::vector<double> adam_ratio, roofline_ratio;
+  bool forward = true;
+  for (auto _ : state) {
+    double t[4] = {};
+    for (int i = 0; i < 4; ++i) {
+      const int k = forward ? i : 3 - i;
+      t[k] = a.pass(kOrder[k], threads, isa);
+    }
+    forward = !forward;
+    state.SetIterationTime(t[0]);
+    adam_ratio.push_back(t[0] / t[1]);
+    roofline_ratio.push_back(t[2] / t[3]);
+    benchmark::ClobberMemory();
+  }
+  state.counters["threads"] = threads;
+  state.counters["copy_bytes_ratio"] = bench::kAdamBytesPerParam / bench::kAdamNoCopyBytesPerParam;
+  state.counters["copy_cost_ratio"] = median(adam_ratio);
+  state.counters["copy_cost_ratio_min"] = *std::ranges::min_element(adam_ratio);
+  state.counters["copy_cost_ratio_max"] = *std::ranges::max_element(adam_ratio);
+  state.counters["roofline_copy_cost_ratio"] = median(roofline_ratio);
+}
+
 void sizes_and_threads(benchmark::internal::Benchmark* b) {
   for (const int64_t params : {int64_t{1} << 20, int64_t{4} << 20, int64_t{16} << 20, int64_t{64} << 20}) {
     for (const int64_t threads : {1, 2}) b->Args({params, threads});
@@ -107,6 +147,15 @@ BENCHMARK_CAPTURE(BM_AdamRoofline, best_isa, executor::Isa::kAuto)
 // second; reported against their own same-pattern roofline.
 BENCHMARK_CAPTURE(BM_AdamRoofline, bf16_moments, executor::Isa::kAuto, kBf16Moments)
     ->Apply(sizes_and_threads)
+    ->ArgNames({"params", "threads"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+BENCHMARK(BM_CopyCost)
+    ->Args({int64_t{16} << 20, 1})
+    ->Args({int64_t{16} << 20, 2})
+    ->Args({int64_t{64} << 20, 1})
+    ->Args({int64_t{64} << 20, 2})
     ->ArgNames({"params", "threads"})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)

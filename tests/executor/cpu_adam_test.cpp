@@ -10,6 +10,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <ostream>
@@ -306,6 +307,60 @@ TEST(CpuAdam, EveryInstructionSetAndThreadCountGivesTheSameBits) {
       }
     }
   }
+}
+
+// Without the 16-bit copy (an empty param16) every path leaves master, m and
+// v as the step with the copy does, bit for bit, on both moment storages and
+// in the roofline pass, and touches no copy: what cpu_adam_bench compares
+// the copy's cost against is the same step.
+TEST(CpuAdam, WithoutTheCopyMasterAndMomentsGetTheSameBits) {
+  constexpr size_t kN = 200003;  // 3 threads' pieces and a tail past the last 16
+  const auto bits_equal = [](const auto& a, const auto& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+  };
+  GradientSource grads(kN);
+  for (const Isa isa : kIsas) {
+    if (!isa_supported(isa)) continue;
+    for (const int threads : {1, 3}) {
+      const AdamOptions options{.threads = threads, .isa = isa};
+      const std::string where = std::string(isa_name(isa)) + ", " + std::to_string(threads) + " threads";
+      std::vector<float> master_a = initial_master(kN), master_b = master_a;
+      std::vector<float> m_a(kN, 0), v_a(kN, 0), m_b(kN, 0), v_b(kN, 0);
+      std::vector<uint16_t> m16_a(kN, 0), v16_a(kN, 0), m16_b(kN, 0), v16_b(kN, 0);
+      std::vector<float> bf_master_a = master_a, bf_master_b = master_a;
+      std::vector<uint16_t> copy(kN, 0);
+      for (int64_t t = 1; t <= 3; ++t) {
+        const std::vector<float> g = grads.at(t);
+        for (const OptimizerKind optimizer : {OptimizerKind::kAdam, OptimizerKind::kAdamW}) {
+          adam_step(master_a, g, m_a, v_a, copy, Precision::kFp16, hyper_for(optimizer), t, 1, options);
+          adam_step(master_b, g, m_b, v_b, {}, Precision::kFp16, hyper_for(optimizer), t, 1, options);
+          adam_step_bf16_moments(bf_master_a, g, m16_a, v16_a, copy, Precision::kBf16, hyper_for(optimizer), t,
+                                 1, options);
+          adam_step_bf16_moments(bf_master_b, g, m16_b, v16_b, {}, Precision::kBf16, hyper_for(optimizer), t, 1,
+                                 options);
+        }
+      }
+      EXPECT_TRUE(bits_equal(master_a, master_b) && bits_equal(m_a, m_b) && bits_equal(v_a, v_b)) << where;
+      EXPECT_TRUE(bits_equal(bf_master_a, bf_master_b) && bits_equal(m16_a, m16_b) && bits_equal(v16_a, v16_b))
+          << where << ", bf16 moments";
+      adam_roofline_pass(master_a, grads.at(4), m_a, v_a, copy, options);
+      adam_roofline_pass(master_b, grads.at(4), m_b, v_b, {}, options);
+      EXPECT_TRUE(bits_equal(master_a, master_b) && bits_equal(m_a, m_b) && bits_equal(v_a, v_b))
+          << where << ", roofline";
+    }
+  }
+}
+
+TEST(CpuAdam, ACopyOfTheWrongLengthIsRejectedNotTakenForNone) {
+  std::vector<float> master(100, 1), grad(100, 0.5f), m(100, 0), v(100, 0);
+  std::vector<uint16_t> short_copy(99, 0);
+  EXPECT_THROW(adam_step(master, grad, m, v, short_copy, Precision::kBf16, hyper_for(OptimizerKind::kAdamW), 1, 1,
+                         {}),
+               std::invalid_argument);
+  EXPECT_THROW(adam_roofline_pass(master, grad, m, v, short_copy, {}), std::invalid_argument);
+  std::vector<uint16_t> m16(100, 0), v16(100, 0);
+  EXPECT_THROW(adam_roofline_pass_bf16_moments(master, grad, m16, v16, {}, {}), std::invalid_argument);
+  EXPECT_TRUE(std::ranges::all_of(master, [](float x) { return x == 1; }));  // nothing written
 }
 
 // ---------------------------------------------------------------------------
