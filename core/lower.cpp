@@ -32,7 +32,7 @@ enum Sub : int {
 constexpr int kForwardPhase = 0;
 constexpr int kBackwardPhase = 1;
 
-std::string tag(int step, int micro) { return " s" + std::to_string(step) + " m" + std::to_string(micro); }
+std::string make_tag(int step, int micro) { return " s" + std::to_string(step) + " m" + std::to_string(micro); }
 
 // Elements [begin, end) of `total` elements' share of `whole` bytes: the
 // slices of consecutive ranges add up to `whole` exactly.
@@ -54,6 +54,12 @@ class Lowering {
     for (const Layer& l : w.layers()) {
       layer_params_.push_back(l.param_count());
       pieces_.push_back(gather_pieces(l, p.gather_params));
+      std::vector<std::string>& names = unit_names_.emplace_back();
+      for (const GatherPiece& piece : pieces_.back()) {
+        names.push_back(pieces_.back().size() == 1 ? l.name
+                                                   : l.name + "[" + std::to_string(piece.first_param) + "+" +
+                                                         std::to_string(piece.params) + "]");
+      }
     }
     for (const Partition& part : partitions_) partition_names_.push_back(partition_name(w, part));
     // Roughly ten ops per partition and gathered piece per micro-step.
@@ -134,11 +140,21 @@ class Lowering {
   void reduce_and_offload(int step, int micro, int index, int layer, size_t piece, OpId backward_op);
   // A piece's name: its layer's when the layer is one piece, else
   // "layers.3[first+params]".
-  [[nodiscard]] std::string unit_name(int layer, size_t piece) const {
-    const std::vector<GatherPiece>& pieces = pieces_[static_cast<size_t>(layer)];
-    const std::string& base = workload_.layers()[static_cast<size_t>(layer)].name;
-    if (pieces.size() == 1) return base;
-    return base + "[" + std::to_string(pieces[piece].first_param) + "+" + std::to_string(pieces[piece].params) + "]";
+  // Built once in the constructor: the search lowers thousands of
+  // schedules, and building names op by op was a tenth of its time.
+  [[nodiscard]] const std::string& unit_name(int layer, size_t piece) const {
+    return unit_names_[static_cast<size_t>(layer)][piece];
+  }
+  // " s2 m0": the step and micro-step every op name ends with, each built
+  // once.
+  [[nodiscard]] const std::string& tag(int step, int micro) const {
+    const size_t per_step = static_cast<size_t>(std::max<int64_t>(1, training_.gradient_accumulation));
+    const size_t i = static_cast<size_t>(step) * per_step + static_cast<size_t>(micro);
+    if (i >= tags_.size()) {
+      for (size_t k = tags_.size(); k <= i; ++k)
+        tags_.push_back(make_tag(static_cast<int>(k / per_step), static_cast<int>(k % per_step)));
+    }
+    return tags_[i];
   }
   // A piece's share of a quantity its layer has (bytes touched, FLOPs),
   // by parameters; the shares of a layer's pieces add up to it exactly.
@@ -184,6 +200,8 @@ class Lowering {
   std::vector<int64_t> layer_params_;         // by layer
   std::vector<std::vector<GatherPiece>> pieces_;  // by layer: what one fetch gathers
   std::vector<std::string> partition_names_;  // by partition: "layers.3" or "layers.3[0+300000]"
+  std::vector<std::vector<std::string>> unit_names_;  // by layer and piece: unit_name
+  mutable std::vector<std::string> tags_;              // by step * accumulation + micro: tag
 
   std::vector<Op> ops_;
   std::vector<int64_t> keys_;
