@@ -19,12 +19,15 @@
 #include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <system_error>
 #include <thread>
 #include <type_traits>
 #include <vector>
+
+#include <unistd.h>
 
 #include "executor/adam_update.h"
 #include "executor/half_bits.h"
@@ -56,6 +59,7 @@ struct ChunkOf {
   Moment* v;
   uint16_t* param16;
   size_t n;
+  bool stream_copy = false;  // the copy's stores skip the cache (stream_copy_for)
 };
 using Chunk = ChunkOf<float>;
 using Bf16Chunk = ChunkOf<uint16_t>;
@@ -63,7 +67,8 @@ using Bf16Chunk = ChunkOf<uint16_t>;
 template <class Moment>
 ChunkOf<Moment> slice(const ChunkOf<Moment>& all, size_t begin, size_t end) {
   uint16_t* param16 = all.param16 == nullptr ? nullptr : all.param16 + begin;  // null: no copy written
-  return {all.master + begin, all.grad + begin, all.m + begin, all.v + begin, param16, end - begin};
+  return {all.master + begin, all.grad + begin, all.m + begin, all.v + begin, param16, end - begin,
+          all.stream_copy};
 }
 
 // A stored moment as fp32 (bf16 widens exactly) and back (bf16: round to
@@ -149,6 +154,33 @@ __attribute__((target("fma"))) void run_scalar_fma(const StepConstants& c, const
   scalar_loop<kOptimizer, kPrecision, Moment, kCopy>(c, x);
 }
 
+// Streamed copies (stream_copy_for): non-temporal stores need an aligned
+// address, so the vector loops first run the scalar loop up to one
+// (`unaligned_head`; every element is computed alone, so the bits do not
+// change), and they are weakly ordered: finish_copy fences them before the
+// kernel returns, so the thread that joins this one sees them.
+template <class Moment>
+size_t unaligned_head(const ChunkOf<Moment>& x, size_t alignment) {
+  if (!x.stream_copy) return 0;
+  const size_t past = reinterpret_cast<uintptr_t>(x.param16) % alignment;
+  return std::min(x.n, past == 0 ? 0 : (alignment - past) / sizeof(uint16_t));
+}
+__attribute__((target("avx2"))) inline void store_copy_avx2(uint16_t* p, __m128i x, bool stream) {
+  if (stream)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(p), x);
+  else
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), x);
+}
+__attribute__((target("avx512f"))) inline void store_copy_avx512(uint16_t* p, __m256i x, bool stream) {
+  if (stream)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), x);
+  else
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), x);
+}
+inline void finish_copy(bool stream) {
+  if (stream) _mm_sfence();
+}
+
 // 8 moments as fp32, and back (bf16: widened exactly, stored as bf16_avx2 rounds).
 __attribute__((target("avx2"))) inline __m256 load_moments_avx2(const float* p) { return _mm256_loadu_ps(p); }
 __attribute__((target("avx2,f16c"))) inline __m256 load_moments_avx2(const uint16_t* p) {
@@ -169,6 +201,10 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, c
   const __m256 step_size = _mm256_set1_ps(c.step_size);
   const __m256 sqrt_bc2 = _mm256_set1_ps(c.sqrt_bias_correction2), eps = _mm256_set1_ps(c.eps);
   size_t i = 0;
+  if constexpr (kCopy) {
+    i = unaligned_head(x, sizeof(__m128i));
+    run_scalar_fma<kOptimizer, kPrecision, Moment, kCopy>(c, slice(x, 0, i));
+  }
   for (; i + 8 <= x.n; i += 8) {
     const __m256 param = _mm256_loadu_ps(x.master + i);
     __m256 g = _mm256_mul_ps(_mm256_loadu_ps(x.grad + i), inv_grad_scale);
@@ -187,9 +223,9 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const StepConstants& c, c
     store_moments_avx2(x.m + i, m);
     store_moments_avx2(x.v + i, v);
     _mm256_storeu_ps(x.master + i, updated);
-    if constexpr (kCopy)
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(x.param16 + i), to_half_avx2<kPrecision>(updated));
+    if constexpr (kCopy) store_copy_avx2(x.param16 + i, to_half_avx2<kPrecision>(updated), x.stream_copy);
   }
+  if constexpr (kCopy) finish_copy(x.stream_copy);
   run_scalar_fma<kOptimizer, kPrecision, Moment, kCopy>(c, slice(x, i, x.n));  // the < 8 left over: same bits
 }
 
@@ -213,6 +249,10 @@ __attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const
   const __m512 step_size = _mm512_set1_ps(c.step_size);
   const __m512 sqrt_bc2 = _mm512_set1_ps(c.sqrt_bias_correction2), eps = _mm512_set1_ps(c.eps);
   size_t i = 0;
+  if constexpr (kCopy) {
+    i = unaligned_head(x, sizeof(__m256i));
+    run_scalar_fma<kOptimizer, kPrecision, Moment, kCopy>(c, slice(x, 0, i));
+  }
   for (; i + 16 <= x.n; i += 16) {
     const __m512 param = _mm512_loadu_ps(x.master + i);
     __m512 g = _mm512_mul_ps(_mm512_loadu_ps(x.grad + i), inv_grad_scale);
@@ -231,9 +271,9 @@ __attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const
     store_moments_avx512(x.m + i, m);
     store_moments_avx512(x.v + i, v);
     _mm512_storeu_ps(x.master + i, updated);
-    if constexpr (kCopy)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(x.param16 + i), to_half_avx512<kPrecision>(updated));
+    if constexpr (kCopy) store_copy_avx512(x.param16 + i, to_half_avx512<kPrecision>(updated), x.stream_copy);
   }
+  if constexpr (kCopy) finish_copy(x.stream_copy);
   run_scalar_fma<kOptimizer, kPrecision, Moment, kCopy>(c, slice(x, i, x.n));  // the < 16 left over: same bits
 }
 
@@ -242,6 +282,10 @@ __attribute__((target("avx512f"))) void run_avx512(const StepConstants& c, const
 template <bool kCopy>
 __attribute__((target("avx2"))) void roofline_avx2(const StepConstants&, const Chunk& x) {
   size_t i = 0;
+  if constexpr (kCopy) {
+    i = unaligned_head(x, sizeof(__m128i));
+    roofline_scalar<kCopy>({}, slice(x, 0, i));
+  }
   for (; i + 8 <= x.n; i += 8) {
     const __m256 param = _mm256_loadu_ps(x.master + i);
     const __m256 g = _mm256_loadu_ps(x.grad + i);
@@ -253,16 +297,22 @@ __attribute__((target("avx2"))) void roofline_avx2(const StepConstants&, const C
     _mm256_storeu_ps(x.master + i, updated);
     if constexpr (kCopy) {
       const __m256i high = _mm256_srli_epi32(_mm256_castps_si256(updated), 16);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(x.param16 + i),
-                       _mm_packus_epi32(_mm256_castsi256_si128(high), _mm256_extracti128_si256(high, 1)));
+      store_copy_avx2(x.param16 + i,
+                      _mm_packus_epi32(_mm256_castsi256_si128(high), _mm256_extracti128_si256(high, 1)),
+                      x.stream_copy);
     }
   }
+  if constexpr (kCopy) finish_copy(x.stream_copy);
   roofline_scalar<kCopy>({}, slice(x, i, x.n));
 }
 
 template <bool kCopy>
 __attribute__((target("avx512f"))) void roofline_avx512(const StepConstants& c, const Chunk& x) {
   size_t i = 0;
+  if constexpr (kCopy) {
+    i = unaligned_head(x, sizeof(__m256i));
+    roofline_scalar<kCopy>({}, slice(x, 0, i));
+  }
   for (; i + 16 <= x.n; i += 16) {
     const __m512 param = _mm512_loadu_ps(x.master + i);
     const __m512 g = _mm512_loadu_ps(x.grad + i);
@@ -273,9 +323,10 @@ __attribute__((target("avx512f"))) void roofline_avx512(const StepConstants& c, 
     _mm512_storeu_ps(x.v + i, v);
     _mm512_storeu_ps(x.master + i, updated);
     if constexpr (kCopy)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(x.param16 + i),
-                          _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(updated), 16)));
+      store_copy_avx512(x.param16 + i, _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(updated), 16)),
+                        x.stream_copy);
   }
+  if constexpr (kCopy) finish_copy(x.stream_copy);
   roofline_avx2<kCopy>(c, slice(x, i, x.n));
 }
 
@@ -285,7 +336,8 @@ __attribute__((target("avx2"))) inline __m128i top_bits_avx2(__m256 x) {
 }
 
 __attribute__((target("avx2"))) void roofline_bf16_avx2(const StepConstants&, const Bf16Chunk& x) {
-  size_t i = 0;
+  size_t i = unaligned_head(x, sizeof(__m128i));
+  roofline_bf16_tail(slice(x, 0, i));
   for (; i + 8 <= x.n; i += 8) {
     const __m256 param = _mm256_loadu_ps(x.master + i);
     const __m256 g = _mm256_loadu_ps(x.grad + i);
@@ -298,13 +350,15 @@ __attribute__((target("avx2"))) void roofline_bf16_avx2(const StepConstants&, co
     _mm_storeu_si128(m, m_new);
     _mm_storeu_si128(v, v_new);
     _mm256_storeu_ps(x.master + i, updated);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(x.param16 + i), top_bits_avx2(updated));
+    store_copy_avx2(x.param16 + i, top_bits_avx2(updated), x.stream_copy);
   }
+  finish_copy(x.stream_copy);
   roofline_bf16_tail(slice(x, i, x.n));
 }
 
 __attribute__((target("avx512f"))) void roofline_bf16_avx512(const StepConstants& c, const Bf16Chunk& x) {
-  size_t i = 0;
+  size_t i = unaligned_head(x, sizeof(__m256i));
+  roofline_bf16_tail(slice(x, 0, i));
   for (; i + 16 <= x.n; i += 16) {
     const __m512 param = _mm512_loadu_ps(x.master + i);
     const __m512 g = _mm512_loadu_ps(x.grad + i);
@@ -317,9 +371,10 @@ __attribute__((target("avx512f"))) void roofline_bf16_avx512(const StepConstants
     _mm256_storeu_si256(m, m_new);
     _mm256_storeu_si256(v, v_new);
     _mm512_storeu_ps(x.master + i, updated);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x.param16 + i),
-                        _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(updated), 16)));
+    store_copy_avx512(x.param16 + i, _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(updated), 16)),
+                        x.stream_copy);
   }
+  finish_copy(x.stream_copy);
   roofline_bf16_avx2(c, slice(x, i, x.n));
 }
 
@@ -389,6 +444,26 @@ void run_chunks(KernelOf<Moment> kernel, const StepConstants& c, const ChunkOf<M
   take_pieces();
 }
 
+// CopyStores::kAuto's rule (cpu_adam.h): stream when the pass's bytes
+// exceed the last-level cache. Where the cache size is unknown, 32 MiB, a
+// server's share and more than any desktop's.
+size_t last_level_cache_bytes() {
+  static const size_t bytes = [] {
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return l3 > 0 ? static_cast<size_t>(l3) : size_t{32} << 20;
+  }();
+  return bytes;
+}
+
+bool stream_copy_for(size_t n, size_t bytes_per_param, const AdamOptions& options) {
+  switch (options.copy_stores) {
+    case CopyStores::kCached: return false;
+    case CopyStores::kStreamed: return true;
+    case CopyStores::kAuto: break;
+  }
+  return n * bytes_per_param > last_level_cache_bytes();
+}
+
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("adam_step: " + what);
 }
@@ -439,7 +514,8 @@ void adam_roofline_pass_bf16_moments(std::span<float> master, std::span<const fl
   if (isa == Isa::kAvx512) kernel = &roofline_bf16_avx512;
   if (isa == Isa::kAvx2) kernel = &roofline_bf16_avx2;
 #endif
-  const Bf16Chunk all{master.data(), grad.data(), m.data(), v.data(), param16.data(), n};
+  const Bf16Chunk all{master.data(), grad.data(), m.data(), v.data(), param16.data(), n,
+                      stream_copy_for(n, kAdamBf16MomentsBytesPerParam, options)};
   run_chunks(kernel, StepConstants{}, all, options.threads);
 }
 
@@ -454,7 +530,8 @@ void adam_roofline_pass(std::span<float> master, std::span<const float> grad, st
   if (isa == Isa::kAvx512) kernel = copy ? &roofline_avx512<true> : &roofline_avx512<false>;
   if (isa == Isa::kAvx2) kernel = copy ? &roofline_avx2<true> : &roofline_avx2<false>;
 #endif
-  const Chunk all{master.data(), grad.data(), m.data(), v.data(), copy ? param16.data() : nullptr, n};
+  const Chunk all{master.data(), grad.data(), m.data(), v.data(), copy ? param16.data() : nullptr, n,
+                  copy && stream_copy_for(n, kAdamBytesPerParam, options)};
   run_chunks(kernel, StepConstants{}, all, options.threads);
 }
 
@@ -464,7 +541,8 @@ void adam_step(std::span<float> master, std::span<const float> grad, std::span<f
   validate(master.size(), grad, m, v, param16, hyper, step, grad_scale, options);
   const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
   const bool copy = !param16.empty();
-  const Chunk all{master.data(), grad.data(), m.data(), v.data(), copy ? param16.data() : nullptr, master.size()};
+  const Chunk all{master.data(), grad.data(), m.data(), v.data(), copy ? param16.data() : nullptr, master.size(),
+                  copy && stream_copy_for(master.size(), kAdamBytesPerParam, options)};
   run_chunks(select_kernel<float>(isa, hyper.optimizer, precision, copy), constants_for(hyper, step, grad_scale),
              all, options.threads);
 }
@@ -476,7 +554,7 @@ void adam_step_bf16_moments(std::span<float> master, std::span<const float> grad
   const Isa isa = options.isa == Isa::kAuto ? best_isa() : options.isa;
   const bool copy = !param16.empty();
   const Bf16Chunk all{master.data(), grad.data(), m.data(), v.data(), copy ? param16.data() : nullptr,
-                      master.size()};
+                      master.size(), copy && stream_copy_for(master.size(), kAdamBf16MomentsBytesPerParam, options)};
   run_chunks(select_kernel<uint16_t>(isa, hyper.optimizer, precision, copy),
              constants_for(hyper, step, grad_scale), all, options.threads);
 }

@@ -6,6 +6,7 @@
 // executor/adam_reference.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -24,9 +25,26 @@ struct AdamHyper {
   core::OptimizerKind optimizer = core::OptimizerKind::kAdamW;
 };
 
+// The bytes one parameter's step moves, STREAM's count (a store's
+// write-allocate read not counted): master, m and v read and written, grad
+// read, the 16-bit copy written: 30 with fp32 moments, 22 with bf16 ones
+// (adam_step_bf16_moments); 2 fewer without the copy (an empty param16).
+inline constexpr size_t kAdamBytesPerParam = 30;
+inline constexpr size_t kAdamBf16MomentsBytesPerParam = 22;
+inline constexpr size_t kCopyBytesPerParam = 2;
+
+// How the vector loops store the 16-bit copy, the one array written and not
+// read. An ordinary (cached) store first reads the line it writes
+// (write-allocate), so the copy's 2 bytes cost 4; a streamed (non-temporal)
+// store skips that read but leaves nothing in the cache. kAuto streams when
+// the pass moves more bytes than the last-level cache holds, so the copy
+// would be evicted before anyone read it anyway. All give the same bits.
+enum class CopyStores { kAuto, kCached, kStreamed };
+
 struct AdamOptions {
   int threads = 1;  // >= 1; 1 runs on the calling thread, no thread is started
   Isa isa = Isa::kAuto;  // the inner loop's instruction set (isa.h); all give the same bits
+  CopyStores copy_stores = CopyStores::kAuto;
 };
 
 // One optimizer step over n = master.size() parameters, in place.

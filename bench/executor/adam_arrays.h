@@ -43,15 +43,10 @@ class AlignedArray {
   std::unique_ptr<T[], Free> data_;
 };
 
-// 30 bytes per parameter: master, m, v read and written, grad read, the
-// 16-bit copy written (STREAM's count: a store's write-allocate read is not
-// counted).
-inline constexpr double kAdamBytesPerParam = 30;
-// With bf16 moments (adam_step_bf16_moments): m and v 2 bytes each way, 22.
-inline constexpr double kAdamBf16MomentsBytesPerParam = 22;
-
-// Without the 16-bit copy (adam_step with an empty param16): 28.
-inline constexpr double kAdamNoCopyBytesPerParam = 28;
+// The bytes each kernel moves (cpu_adam.h's count).
+inline constexpr double kAdamBytesPerParam = executor::kAdamBytesPerParam;
+inline constexpr double kAdamBf16MomentsBytesPerParam = executor::kAdamBf16MomentsBytesPerParam;
+inline constexpr double kAdamNoCopyBytesPerParam = executor::kAdamBytesPerParam - executor::kCopyBytesPerParam;
 
 enum class Kernel { kAdam, kRoofline, kAdamBf16Moments, kRooflineBf16Moments, kAdamNoCopy, kRooflineNoCopy };
 
@@ -61,8 +56,9 @@ struct AdamArrays {
         param16(n, 0, threads), m16(n, 0, threads), v16(n, 0, threads) {}
 
   // One pass of `kernel` on all of the arrays; seconds it took.
-  double pass(Kernel kernel, int threads, executor::Isa isa) {
-    const executor::AdamOptions options{.threads = threads, .isa = isa};
+  double pass(Kernel kernel, int threads, executor::Isa isa,
+              executor::CopyStores copy_stores = executor::CopyStores::kAuto) {
+    const executor::AdamOptions options{.threads = threads, .isa = isa, .copy_stores = copy_stores};
     const auto start = std::chrono::steady_clock::now();
     const executor::AdamHyper hyper{.config = {.learning_rate = 1e-3, .weight_decay = 1e-2},
                                     .optimizer = core::OptimizerKind::kAdamW};

@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <ostream>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -347,6 +348,56 @@ TEST(CpuAdam, WithoutTheCopyMasterAndMomentsGetTheSameBits) {
       adam_roofline_pass(master_b, grads.at(4), m_b, v_b, {}, options);
       EXPECT_TRUE(bits_equal(master_a, master_b) && bits_equal(m_a, m_b) && bits_equal(v_a, v_b))
           << where << ", roofline";
+    }
+  }
+}
+
+// The copy cached or streamed (non-temporal stores, which need an aligned
+// address, after a scalar head up to the first aligned element), 64-byte
+// aligned or 2 bytes past that: every way gets the scalar path's bits, from
+// every instruction set and thread count, in Adam (both moment storages)
+// and the roofline.
+TEST(CpuAdam, AStreamedCopyAndACachedOneGetTheSameBits) {
+  constexpr size_t kN = 200003;  // 3 threads' pieces and a tail past the last 16
+  GradientSource grads(kN);
+  const std::vector<float> g = grads.at(1);
+  struct Copies {
+    std::vector<uint16_t> adam, bf16_moments, roofline;
+  };
+  // Every pass from the same start, its copy written at `shift` elements
+  // past a 64-byte boundary.
+  const auto copies = [&](const AdamOptions& options, size_t shift) {
+    std::vector<uint16_t> storage(kN + 64);
+    auto* base = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) & ~uintptr_t{63});
+    const std::span<uint16_t> copy(base + shift, kN);
+    Copies out;
+    std::vector<float> master = initial_master(kN), m(kN, 0), v(kN, 0);
+    adam_step(master, g, m, v, copy, Precision::kBf16, hyper_for(OptimizerKind::kAdamW), 1, 1, options);
+    out.adam.assign(copy.begin(), copy.end());
+    std::vector<float> bf_master = initial_master(kN);
+    std::vector<uint16_t> m16(kN, 0), v16(kN, 0);
+    adam_step_bf16_moments(bf_master, g, m16, v16, copy, Precision::kFp16, hyper_for(OptimizerKind::kAdam), 1, 1,
+                           options);
+    out.bf16_moments.assign(copy.begin(), copy.end());
+    adam_roofline_pass(master, g, m, v, copy, options);
+    out.roofline.assign(copy.begin(), copy.end());
+    return out;
+  };
+  const Copies expected = copies(AdamOptions{.threads = 1, .isa = Isa::kScalar}, 0);
+  for (const Isa isa : kIsas) {
+    if (!isa_supported(isa)) continue;
+    for (const int threads : {1, 3}) {
+      for (const CopyStores stores : {CopyStores::kCached, CopyStores::kStreamed}) {
+        for (const size_t shift : {size_t{0}, size_t{1}}) {
+          const Copies got = copies(AdamOptions{.threads = threads, .isa = isa, .copy_stores = stores}, shift);
+          const std::string where = std::string(isa_name(isa)) + ", " + std::to_string(threads) + " threads, " +
+                                    (stores == CopyStores::kCached ? "cached, " : "streamed, ") +
+                                    (shift == 0 ? "aligned" : "2 bytes off");
+          EXPECT_EQ(got.adam, expected.adam) << where;
+          EXPECT_EQ(got.bf16_moments, expected.bf16_moments) << where << ", bf16 moments";
+          EXPECT_EQ(got.roofline, expected.roofline) << where << ", roofline";
+        }
+      }
     }
   }
 }
