@@ -29,6 +29,7 @@ struct PlanArgs {
   bool fixed_shape = false;
   bool as_json = false;
   bool allow_bf16_states = false;
+  int threads = 0;  // the search's (planner::SearchOptions::threads)
 };
 
 int run_plan(const Context& context, const PlanArgs& a) {
@@ -47,7 +48,8 @@ int run_plan(const Context& context, const PlanArgs& a) {
   planner::SearchOptions options{
       .vary_micro_batch = !a.fixed_shape, .vary_checkpointing = !a.fixed_shape, .target = target,
       .state_precisions = a.allow_bf16_states ? planner::SearchOptions::StatePrecisions::kMayUseBf16
-                                              : planner::SearchOptions::StatePrecisions::kFp32Only};
+                                              : planner::SearchOptions::StatePrecisions::kFp32Only,
+      .threads = a.threads};
   for (const std::string& name : a.placements) {
     if (auto p = core::placement_named(name, inputs->machine.gpu_count)) options.also_compare.push_back(*p);
   }
@@ -108,6 +110,11 @@ CommandBody add_plan_command(CLI::App& app, Context& context) {
   sub->add_flag("--allow-bf16-states", a->allow_bf16_states,
                 "Let the plan keep Adam's moments in bf16 (8 instead of 12 B of optimizer state per parameter; "
                 "changes the training's numbers), when that is faster or makes the model fit");
+  sub->add_option("--threads", a->threads,
+                  "Threads the search simulates candidates on; 0: one per core, at most 4 (the plan is the same "
+                  "for any number)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 256));
   return [&context, a]() { return run_plan(context, *a); };
 }
 

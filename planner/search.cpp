@@ -7,6 +7,7 @@
 #include "core/gather_pieces.h"
 #include "planner/deepspeed_target.h"
 #include "planner/memory_floor.h"
+#include "planner/run_ahead.h"
 #include "planner/simulated.h"
 #include "planner/step_bound.h"
 
@@ -318,6 +319,16 @@ PlanResult search_at(const core::MachineSpec& machine, const core::ModelSpec& mo
     ++simulated;
     return !result.cancelled;
   };
+  // Simulations run ahead on `threads` (planner/run_ahead.h) without the
+  // cache, which only this thread touches: a candidate the cache knows is
+  // judged from it here, as a search on one thread would, and one simulated
+  // ahead is added to it when taken.
+  const int threads = options.threads > 0 ? options.threads : default_search_threads();
+  const auto known = [&](const Candidate& c) { return simulations != nullptr && simulations->find(c) != nullptr; };
+  const auto remembered = [&](Evaluation e) {
+    if (simulations != nullptr && e.simulated) simulations->add(e.candidate, e.simulated);
+    return e;
+  };
   auto first_fit_found = [&] { return options.until == SearchOptions::Until::kFirstFit && result.best; };
   auto consider = [&](Evaluation e) {
     if (e.fits() && (!result.best || e.step_seconds() < result.best->step_seconds())) result.best = e;
@@ -338,9 +349,13 @@ PlanResult search_at(const core::MachineSpec& machine, const core::ModelSpec& mo
       for (Candidate& c : baselines) c = as_run_by(options.target, c, machine, model).value_or(c);
     }
     most = static_cast<int>(baselines.size());
-    for (const Candidate& c : baselines) {
+    RunAhead<Evaluation> ahead(
+        baselines.size(), threads, [&](size_t i) { return !known(baselines[i]); },
+        [&](size_t i) { return evaluate(baselines[i], machine, model, nullptr); });
+    for (size_t i = 0; i < baselines.size(); ++i) {
       if (!go_on()) return result;
-      Evaluation e = evaluate(c, machine, model, simulations);
+      Evaluation e = known(baselines[i]) ? evaluate(baselines[i], machine, model, simulations)
+                                         : remembered(ahead.take(i));
       result.baselines.push_back(e);
       consider(std::move(e));
       if (first_fit_found()) return result;
@@ -365,29 +380,52 @@ PlanResult search_at(const core::MachineSpec& machine, const core::ModelSpec& mo
     return a.bound != b.bound ? a.bound < b.bound : a.order < b.order;
   });
   most += static_cast<int>(open.size()) + kRefinements;
-  for (Bounded& b : open) {
-    if (result.best && b.bound >= result.best->step_seconds() * (1 - kResolution)) {
-      consider({.candidate = std::move(b.candidate), .verdict = Verdict::kBoundedOut,
+  const auto bounded_out = [&](const Bounded& b) {
+    return result.best && b.bound >= result.best->step_seconds() * (1 - kResolution);
+  };
+  // The lowered schedule's floor (one step lowered costs a fraction of a
+  // simulation and spares simulating what cannot fit), then the simulation:
+  // computed ahead for the candidates that follow the one being judged.
+  struct Judged {
+    std::array<core::Bytes, 3> floor;
+    std::optional<Evaluation> pruned;
+    std::optional<Evaluation> simulated;
+  };
+  RunAhead<Judged> ahead(
+      open.size(), threads, [&](size_t i) { return !bounded_out(open[i]) && !known(open[i].candidate); },
+      [&](size_t i) {
+        const Candidate& c = open[i].candidate;
+        Judged j{.floor = memory_floor(c, machine, w)};
+        j.pruned = too_big(c, machine, j.floor, have);
+        if (!j.pruned) j.simulated = evaluate(c, machine, model, nullptr);
+        return j;
+      });
+  for (size_t i = 0; i < open.size(); ++i) {
+    Bounded& b = open[i];
+    if (bounded_out(b)) {  // a copy: the candidate may still be simulated ahead, in vain
+      consider({.candidate = b.candidate, .verdict = Verdict::kBoundedOut,
                 .reason = "cannot beat " + core::format_seconds(result.best->summary->step_time) +
                           ": its busiest lane needs " + core::format_seconds(core::Seconds(b.bound))});
       continue;
     }
-    // The lowered schedule's floor: one step lowered costs a fraction of a
-    // simulation and spares simulating what cannot fit. A candidate
-    // simulated by an earlier search needs neither.
     std::optional<std::array<core::Bytes, 3>> floor;
-    if (simulations == nullptr || simulations->find(b.candidate) == nullptr) {
-      floor = memory_floor(b.candidate, machine, w);
-      if (std::optional<Evaluation> pruned = too_big(b.candidate, machine, *floor, have)) {
-        consider(std::move(*pruned));
+    std::optional<Evaluation> e;
+    if (known(b.candidate)) {  // simulated by an earlier search: needs neither floor nor simulation
+      if (!go_on()) return result;
+      e = evaluate(b.candidate, machine, model, simulations);
+    } else {
+      Judged j = ahead.take(i);
+      if (j.pruned) {
+        consider(std::move(*j.pruned));
         continue;
       }
+      if (!go_on()) return result;
+      floor = j.floor;
+      e = remembered(std::move(*j.simulated));
     }
-    if (!go_on()) return result;
-    Evaluation e = evaluate(b.candidate, machine, model, simulations);
-    e.floor = floor;
-    e.bound = b.bound;
-    consider(std::move(e));
+    e->floor = floor;
+    e->bound = b.bound;
+    consider(std::move(*e));
     if (first_fit_found()) return result;
   }
   refine(result, machine, model, options.target, simulations, consider, go_on);

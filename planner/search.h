@@ -51,6 +51,11 @@ struct SearchOptions {
   // step faster by more than its resolution or make a plan fit.
   enum class StatePrecisions { kFp32Only, kMayUseBf16 };
   StatePrecisions state_precisions = StatePrecisions::kFp32Only;
+  // Threads that simulate candidates ahead of the one being judged
+  // (planner/run_ahead.h); 0: one per core, at most 4. The result is the
+  // same for any number: each candidate's simulation is the same wherever
+  // it runs, and the search still judges them one by one in its order.
+  int threads = 0;
   // Simulations to reuse and add to (planner/simulated.h), or null: only
   // for machines that differ from the one they were made on in memory
   // capacities alone, as advice's searches on a larger machine do.

@@ -12,6 +12,7 @@
 #include "core/placement.h"
 #include "core/profile_catalog.h"
 #include "tests/cli/run_stowage.h"
+#include "tests/core/test_profiles.h"
 
 namespace stowage::cli {
 namespace {
@@ -70,13 +71,7 @@ TEST_P(MemoryAgreesWithSimulate, SamePeakPerTierForEveryModelAndPlacement) {
 
 INSTANTIATE_TEST_SUITE_P(EveryBundledMachine, MemoryAgreesWithSimulate,
                          ::testing::ValuesIn(names(core::ProfileKind::kMachine)),
-                         [](const ::testing::TestParamInfo<std::string>& i) {
-                           std::string n = i.param;
-                           for (char& c : n) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
-                         });
+                         core::testing::test_name_of);
 
 // The text says its figures are the simulated peak (issue 11: a formula
 // said a 33B GPT fits all-GPU on the DGX-2 at 33.76 GB where the simulator

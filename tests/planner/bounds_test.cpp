@@ -138,13 +138,7 @@ TEST_P(EverySimulatedCandidate, IsAboveTheFloorAndTheBound) {
 
 INSTANTIATE_TEST_SUITE_P(EveryBundledMachine, EverySimulatedCandidate,
                          ::testing::ValuesIn(bundled().names(core::ProfileKind::kMachine)),
-                         [](const ::testing::TestParamInfo<std::string>& i) {
-                           std::string n = i.param;
-                           for (char& c : n) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
-                         });
+                         core::testing::test_name_of);
 
 // What the floor sees across lanes: with gradients offloaded to the host and
 // accumulated over micro-steps, every partition's host gradient buffer is

@@ -3,9 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "planner/advice.h"
 #include "planner/machine_change.h"
 #include "planner/nvme_wear.h"
+#include "planner/simulated.h"
 #include "tests/core/test_profiles.h"
 
 namespace stowage::planner {
@@ -177,6 +184,80 @@ TEST(Search, IsDeterministic) {
   ASSERT_EQ(a.considered.size(), b.considered.size());
   EXPECT_EQ(a.best->candidate.name, b.best->candidate.name);
   EXPECT_EQ(a.best->step_seconds(), b.best->step_seconds());
+}
+
+// The search simulates candidates ahead on several threads (SearchOptions::
+// threads) and still judges them one by one in its order, so every thread
+// count considers the same candidates in the same order, with the same
+// verdicts, floors and bounds, and chooses the same plan. The cases are
+// ones where it could break: searches where the best plan improves while
+// candidates are simulated ahead (thousands bounded out after it), one
+// stopped at the first fit, and a search that reuses a cache of
+// simulations (as advice does, on a machine with more memory).
+void expect_same_search(const PlanResult& one, const PlanResult& many, const std::string& what) {
+  ASSERT_EQ(one.considered.size(), many.considered.size()) << what;
+  ASSERT_EQ(one.best.has_value(), many.best.has_value()) << what;
+  if (one.best) {
+    EXPECT_EQ(one.best->candidate.name, many.best->candidate.name) << what;
+    EXPECT_EQ(one.best->step_seconds(), many.best->step_seconds()) << what;
+  }
+  for (size_t i = 0; i < one.considered.size(); ++i) {
+    const Evaluation& a = one.considered[i];
+    const Evaluation& b = many.considered[i];
+    const std::string where = what + ", #" + std::to_string(i) + " " + a.candidate.name;
+    ASSERT_EQ(a.candidate.name, b.candidate.name) << where;
+    EXPECT_EQ(a.verdict, b.verdict) << where;
+    EXPECT_EQ(a.reason, b.reason) << where;
+    EXPECT_EQ(a.step_seconds(), b.step_seconds()) << where;
+    EXPECT_EQ(a.floor, b.floor) << where;
+    EXPECT_EQ(a.bound, b.bound) << where;
+    EXPECT_EQ(a.overflow, b.overflow) << where;
+    EXPECT_EQ(a.overflow_bytes, b.overflow_bytes) << where;
+    EXPECT_EQ(a.overflow_op, b.overflow_op) << where;
+    EXPECT_EQ(a.holders, b.holders) << where;
+    EXPECT_EQ(a.nvme_bytes_written, b.nvme_bytes_written) << where;
+  }
+}
+
+TEST(Search, EveryThreadCountConsidersTheSameCandidatesAndChoosesTheSamePlan) {
+  for (const auto& [machine_name, model_name] : std::vector<std::pair<std::string, std::string>>{
+           {"h100-node", "llama-2-70b"}, {"dgx-a100", "opt-13b"}, {"workstation-24gb-1nvme", "llama-2-13b"}}) {
+    const core::MachineSpec machine = must(bundled().machine(machine_name));
+    const core::ModelSpec model = must(bundled().model(model_name));
+    const core::TrainingSpec training = must(bundled().training("default"));
+    const auto searched = [&](int threads, SearchOptions::Until until) {
+      return search(machine, model, training, {.until = until, .threads = threads});
+    };
+    const PlanResult one = searched(1, SearchOptions::Until::kSearchedAll);
+    const auto bounded_out = std::ranges::count_if(
+        one.considered, [](const Evaluation& e) { return e.verdict == Verdict::kBoundedOut; });
+    const auto simulated = std::ranges::count_if(one.considered, [](const Evaluation& e) { return e.summary.has_value(); });
+    EXPECT_GT(bounded_out, 100) << machine_name;  // what ran ahead was often in vain
+    EXPECT_GT(simulated, 8) << machine_name;
+    for (const int threads : {2, 5}) {
+      const std::string what = machine_name + " / " + model_name + ", " + std::to_string(threads) + " threads";
+      expect_same_search(one, searched(threads, SearchOptions::Until::kSearchedAll), what);
+      expect_same_search(searched(1, SearchOptions::Until::kFirstFit),
+                         searched(threads, SearchOptions::Until::kFirstFit), what + ", first fit");
+    }
+  }
+}
+
+TEST(Search, EveryThreadCountReusesACacheOfSimulationsTheSameWay) {
+  const core::MachineSpec machine = must(bundled().machine("dgx-a100"));
+  const core::ModelSpec model = must(bundled().model("opt-13b"));
+  const core::TrainingSpec training = must(bundled().training("default"));
+  core::MachineSpec roomier = machine;
+  roomier.gpu.memory = machine.gpu.memory * 2;  // capacities alone differ, as the cache requires
+  roomier.name += " (changed)";
+  std::vector<PlanResult> first, again;
+  for (const int threads : {1, 3}) {
+    SearchOptions options{.threads = threads, .simulations = std::make_shared<SimulationCache>()};
+    first.push_back(search(machine, model, training, options));
+    again.push_back(search(roomier, model, training, options));
+  }
+  expect_same_search(first[0], first[1], "first search");
+  expect_same_search(again[0], again[1], "search with the cache");
 }
 
 TEST(Search, ExplainsEveryRejection) {

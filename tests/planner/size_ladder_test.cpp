@@ -95,13 +95,7 @@ TEST_P(SizeLadder, OnceASizeFailsEveryLargerSizeFails) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryBundledMachine, SizeLadder, ::testing::ValuesIn(machines()),
-                         [](const ::testing::TestParamInfo<std::string>& i) {
-                           std::string n = i.param;
-                           for (char& c : n) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
-                         });
+                         core::testing::test_name_of);
 
 }  // namespace
 }  // namespace stowage::planner
