@@ -175,13 +175,14 @@ Candidate with_sub_groups(const Candidate& c, const core::Workload& w, int64_t g
 // speculative update.
 constexpr int kRefinements = 5;
 
-template <class Consider, class GoOn>
-void refine(PlanResult& result, const core::MachineSpec& machine, const core::ModelSpec& model, Target target,
-            SimulationCache* simulations, Consider& consider, GoOn& go_on) {
-  if (!result.best || result.best->candidate.policy.partitions.empty()) return;
+// The variants of the best plan to evaluate, in order; none when it has no
+// room to gain.
+std::vector<Candidate> refinements(const PlanResult& result, const core::MachineSpec& machine,
+                                   const core::ModelSpec& model, Target target) {
+  if (!result.best || result.best->candidate.policy.partitions.empty()) return {};
   const Candidate best = result.best->candidate;
   const core::Workload w(model, best.training.sequence_length);
-  if (result.best->step_seconds() <= 1.05 * step_lower_bound(best, machine, w)) return;
+  if (result.best->step_seconds() <= 1.05 * step_lower_bound(best, machine, w)) return {};
   std::vector<Candidate> variants;
   for (int buffers : {2, 8}) {
     Candidate c = best;
@@ -194,11 +195,11 @@ void refine(PlanResult& result, const core::MachineSpec& machine, const core::Mo
   // DeepSpeed's sub-groups hold whole tensors and it has no speculative
   // update: only the buffer counts are variants it can run.
   if (target != Target::kStowage) {
+    std::vector<Candidate> run;
     for (const Candidate& c : variants) {
-      if (!go_on()) return;
-      if (std::optional<Candidate> run = as_run_by(target, c, machine, model)) consider(evaluate(*run, machine, model, simulations));
+      if (std::optional<Candidate> r = as_run_by(target, c, machine, model)) run.push_back(std::move(*r));
     }
-    return;
+    return run;
   }
   if (offloads && best.policy.sub_group_params == 0) {
     for (int64_t parts : {2, 4}) variants.push_back(with_sub_groups(best, w, (w.largest_layer_params() + parts - 1) / parts));
@@ -213,10 +214,7 @@ void refine(PlanResult& result, const core::MachineSpec& machine, const core::Mo
     c.name += ", speculative update";
     variants.push_back(c);
   }
-  for (const Candidate& c : variants) {
-    if (!go_on()) return;
-    consider(evaluate(c, machine, model, simulations));
-  }
+  return variants;
 }
 
 }  // namespace
@@ -329,6 +327,20 @@ PlanResult search_at(const core::MachineSpec& machine, const core::ModelSpec& mo
     if (simulations != nullptr && e.simulated) simulations->add(e.candidate, e.simulated);
     return e;
   };
+  // Evaluates `candidates` in order, simulated ahead, handing each to `use`;
+  // false when the search stops (cancelled, or `use` said so).
+  const auto evaluate_in_order = [&](const std::vector<Candidate>& candidates, auto&& use) {
+    RunAhead<Evaluation> ahead(
+        candidates.size(), threads, [&](size_t i) { return !known(candidates[i]); },
+        [&](size_t i) { return evaluate(candidates[i], machine, model, nullptr); });
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (!go_on()) return false;
+      Evaluation e = known(candidates[i]) ? evaluate(candidates[i], machine, model, simulations)
+                                          : remembered(ahead.take(i));
+      if (!use(std::move(e))) return false;
+    }
+    return true;
+  };
   auto first_fit_found = [&] { return options.until == SearchOptions::Until::kFirstFit && result.best; };
   auto consider = [&](Evaluation e) {
     if (e.fits() && (!result.best || e.step_seconds() < result.best->step_seconds())) result.best = e;
@@ -349,17 +361,12 @@ PlanResult search_at(const core::MachineSpec& machine, const core::ModelSpec& mo
       for (Candidate& c : baselines) c = as_run_by(options.target, c, machine, model).value_or(c);
     }
     most = static_cast<int>(baselines.size());
-    RunAhead<Evaluation> ahead(
-        baselines.size(), threads, [&](size_t i) { return !known(baselines[i]); },
-        [&](size_t i) { return evaluate(baselines[i], machine, model, nullptr); });
-    for (size_t i = 0; i < baselines.size(); ++i) {
-      if (!go_on()) return result;
-      Evaluation e = known(baselines[i]) ? evaluate(baselines[i], machine, model, simulations)
-                                         : remembered(ahead.take(i));
+    const bool all = evaluate_in_order(baselines, [&](Evaluation e) {
       result.baselines.push_back(e);
       consider(std::move(e));
-      if (first_fit_found()) return result;
-    }
+      return !first_fit_found();
+    });
+    if (!all) return result;
   }
   std::vector<Bounded> open;  // candidates that may fit, to simulate in order of promise
   const core::Workload w(model, training.sequence_length);  // the shapes keep the sequence length
@@ -428,7 +435,10 @@ PlanResult search_at(const core::MachineSpec& machine, const core::ModelSpec& mo
     consider(std::move(*e));
     if (first_fit_found()) return result;
   }
-  refine(result, machine, model, options.target, simulations, consider, go_on);
+  evaluate_in_order(refinements(result, machine, model, options.target), [&](Evaluation e) {
+    consider(std::move(e));
+    return true;
+  });
   return result;
 }
 
