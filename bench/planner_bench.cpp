@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "core/profile_catalog.h"
-#include "planner/run_ahead.h"
 #include "planner/search.h"
 
 namespace {

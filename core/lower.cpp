@@ -55,11 +55,7 @@ class Lowering {
       layer_params_.push_back(l.param_count());
       pieces_.push_back(gather_pieces(l, p.gather_params));
       std::vector<std::string>& names = unit_names_.emplace_back();
-      for (const GatherPiece& piece : pieces_.back()) {
-        names.push_back(pieces_.back().size() == 1 ? l.name
-                                                   : l.name + "[" + std::to_string(piece.first_param) + "+" +
-                                                         std::to_string(piece.params) + "]");
-      }
+      for (const GatherPiece& piece : pieces_.back()) names.push_back(range_name(l, piece.first_param, piece.params));
     }
     for (const Partition& part : partitions_) partition_names_.push_back(partition_name(w, part));
     // Roughly ten ops per partition and gathered piece per micro-step.

@@ -15,10 +15,14 @@ std::vector<Partition> partitions_of(const Workload& workload, int64_t sub_group
   return out;
 }
 
+std::string range_name(const Layer& layer, int64_t first_param, int64_t params) {
+  if (first_param == 0 && params == layer.param_count()) return layer.name;
+  return layer.name + "[" + std::to_string(first_param) + "+" + std::to_string(params) + "]";
+}
+
 std::string partition_name(const Workload& workload, const Partition& partition) {
-  const Layer& layer = workload.layers()[static_cast<size_t>(partition.layer)];
-  if (partition.first_param == 0 && partition.params == layer.param_count()) return layer.name;
-  return layer.name + "[" + std::to_string(partition.first_param) + "+" + std::to_string(partition.params) + "]";
+  return range_name(workload.layers()[static_cast<size_t>(partition.layer)], partition.first_param,
+                    partition.params);
 }
 
 TrainingSpec effective_training(const TrainingSpec& training, const Policy& policy) {

@@ -81,6 +81,8 @@ struct Policy {
 // A partition's name in op names, traces and checkpoints: its layer's
 // ("layers.3"), or a slice of it ("layers.3[0+300000]").
 [[nodiscard]] std::string partition_name(const Workload& workload, const Partition& partition);
+// The same for any range of a layer's parameters (a gathered piece).
+[[nodiscard]] std::string range_name(const Layer& layer, int64_t first_param, int64_t params);
 
 // Training steps to lower so that the last two intervals show the steady
 // state (the summary averages them): a delayed update reads parameters two

@@ -20,14 +20,6 @@
 
 namespace stowage::planner {
 
-// Threads a search runs ahead on when SearchOptions::threads is 0: one per
-// core, at most 4 (each holds a lowered schedule while it simulates: tens
-// of MB for the largest bundled models).
-[[nodiscard]] inline int default_search_threads() {
-  const unsigned cores = std::thread::hardware_concurrency();
-  return static_cast<int>(std::clamp(cores, 1u, 4u));
-}
-
 template <class Result>
 class RunAhead {
  public:

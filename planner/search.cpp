@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <set>
+#include <thread>
 
 #include "core/gather_pieces.h"
 #include "planner/deepspeed_target.h"
@@ -443,6 +444,11 @@ PlanResult search_at(const core::MachineSpec& machine, const core::ModelSpec& mo
 }
 
 }  // namespace
+
+int default_search_threads() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(cores, 1u, 4u));
+}
 
 std::vector<Candidate> search_space(const core::MachineSpec& machine, const core::ModelSpec& model,
                                     const core::TrainingSpec& training, const SearchOptions& options) {

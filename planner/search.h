@@ -62,6 +62,11 @@ struct SearchOptions {
   std::shared_ptr<SimulationCache> simulations;
 };
 
+// Threads a search simulates on when SearchOptions::threads is 0: one per
+// core, at most 4 (each holds a lowered schedule while it simulates: tens
+// of MB for the largest bundled models).
+[[nodiscard]] int default_search_threads();
+
 struct PlanResult {
   std::optional<Evaluation> best;      // the fastest candidate that fits
   std::vector<Evaluation> baselines;   // all-gpu, zero-offload, zero-infinity, zero-offload + delayed update,
