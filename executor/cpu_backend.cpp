@@ -31,6 +31,12 @@ std::byte* flipped(std::byte* p) {
   return reinterpret_cast<std::byte*>(reinterpret_cast<uintptr_t>(p) ^ kOpaqueBits);
 }
 
+void raise_to(std::atomic<int64_t>& peak, int64_t value) {
+  int64_t seen = peak.load();
+  while (value > seen && !peak.compare_exchange_weak(seen, value)) {
+  }
+}
+
 core::Result<void> size_mismatch(std::string_view op, const Buffer& a, const Buffer& b) {
   return core::fail({{},
                      std::string(op) + " of '" + a.what + "' (" + std::to_string(a.bytes) + " B) and '" +
@@ -74,7 +80,18 @@ core::Result<std::unique_ptr<CpuBackend>> CpuBackend::create(CpuBackendOptions o
   return backend;
 }
 
-CpuBackend::~CpuBackend() = default;
+CpuBackend::~CpuBackend() {
+  for (const core::Tier tier : {core::Tier::kGpu, core::Tier::kCpu}) {
+    free_blocks(tier, pools_[static_cast<size_t>(tier)].trim(0));
+  }
+}
+
+void CpuBackend::free_blocks(core::Tier tier, const std::vector<BufferPool::Block>& blocks) {
+  for (const BufferPool::Block& b : blocks) {
+    if (tier == core::Tier::kCpu && options_.lock_host_memory) munlock(b.data, static_cast<size_t>(b.bytes));
+    std::free(b.data);
+  }
+}
 
 core::Result<Buffer> CpuBackend::allocate(core::Tier tier, int64_t bytes, std::string what) {
   if (tier == core::Tier::kNvme) {
@@ -90,19 +107,31 @@ core::Result<Buffer> CpuBackend::allocate(core::Tier tier, int64_t bytes, std::s
   }
   Buffer b{.bytes = bytes, .tier = tier, .what = std::move(what)};
   if (bytes == 0) return b;
+  raise_to(peak_[t], before + bytes);
   const int64_t rounded = round_up(bytes, kPage);
-  b.data = static_cast<std::byte*>(std::aligned_alloc(kPage, static_cast<size_t>(rounded)));
+  BufferPool& pool = pools_[t];
+  b.data = pool.take(rounded);  // a block of this size given back earlier: its pages are mapped (and locked)
   if (b.data == nullptr) {
-    in_use_[t].fetch_sub(bytes);
-    return core::fail({{},
-                       "out of host memory allocating " + std::string(core::to_string(tier)) + " " +
-                           core::format_bytes(core::Bytes(bytes)) + " for '" + b.what + "'",
-                       ""});
-  }
-  // Host tiers are pinned where allowed: a refused mlock (RLIMIT_MEMLOCK)
-  // leaves the buffer pageable, which the run reports once.
-  if (tier == core::Tier::kCpu && options_.lock_host_memory && locked_.load()) {
-    if (mlock(b.data, static_cast<size_t>(rounded)) != 0) locked_.store(false);
+    // A new block: first give back what the pool holds beyond the peak
+    // (all of it if the system has no memory left).
+    free_blocks(tier, pool.trim(peak_[t].load() - in_use_[t].load()));
+    b.data = static_cast<std::byte*>(std::aligned_alloc(kPage, static_cast<size_t>(rounded)));
+    if (b.data == nullptr && pool.kept_bytes() > 0) {
+      free_blocks(tier, pool.trim(0));
+      b.data = static_cast<std::byte*>(std::aligned_alloc(kPage, static_cast<size_t>(rounded)));
+    }
+    if (b.data == nullptr) {
+      in_use_[t].fetch_sub(bytes);
+      return core::fail({{},
+                         "out of host memory allocating " + std::string(core::to_string(tier)) + " " +
+                             core::format_bytes(core::Bytes(bytes)) + " for '" + b.what + "'",
+                         ""});
+    }
+    // Host tiers are pinned where allowed: a refused mlock (RLIMIT_MEMLOCK)
+    // leaves the buffer pageable, which the run reports once.
+    if (tier == core::Tier::kCpu && options_.lock_host_memory && locked_.load()) {
+      if (mlock(b.data, static_cast<size_t>(rounded)) != 0) locked_.store(false);
+    }
   }
   if (tier == core::Tier::kGpu && options_.opaque_device_memory) b.data = flipped(b.data);
   return b;
@@ -110,10 +139,7 @@ core::Result<Buffer> CpuBackend::allocate(core::Tier tier, int64_t bytes, std::s
 
 void CpuBackend::release(Buffer& buffer) {
   if (buffer.data != nullptr) {
-    if (buffer.tier == core::Tier::kCpu && options_.lock_host_memory) {
-      munlock(buffer.data, static_cast<size_t>(round_up(buffer.bytes, kPage)));
-    }
-    std::free(host(buffer));
+    pools_[static_cast<size_t>(buffer.tier)].keep({.data = host(buffer), .bytes = round_up(buffer.bytes, kPage)});
   }
   if (buffer.data != nullptr || buffer.bytes > 0)
     in_use_[static_cast<size_t>(buffer.tier)].fetch_sub(buffer.bytes);
@@ -123,6 +149,9 @@ void CpuBackend::release(Buffer& buffer) {
 
 int64_t CpuBackend::in_use(core::Tier tier) const {
   return in_use_[static_cast<size_t>(tier)].load();
+}
+int64_t CpuBackend::kept_bytes(core::Tier tier) const {
+  return tier == core::Tier::kNvme ? 0 : pools_[static_cast<size_t>(tier)].kept_bytes();
 }
 int64_t CpuBackend::capacity(core::Tier tier) const {
   return options_.capacity[static_cast<size_t>(tier)];

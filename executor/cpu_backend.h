@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "executor/backend.h"
+#include "executor/buffer_pool.h"
 #include "executor/nvme/block_store.h"
 
 namespace stowage::executor {
@@ -66,6 +67,9 @@ class CpuBackend final : public Backend {
   // Whether host buffers could be locked (false when RLIMIT_MEMLOCK refused).
   [[nodiscard]] bool host_memory_locked() const { return locked_.load(); }
   [[nodiscard]] const BlockStore* block_store() const { return store_ ? &*store_ : nullptr; }
+  // Memory of `tier` released and kept for reuse (BufferPool), not in use:
+  // at most the tier's peak in use minus what is in use now.
+  [[nodiscard]] int64_t kept_bytes(core::Tier tier) const;
 
  private:
   explicit CpuBackend(CpuBackendOptions options) : options_(std::move(options)) {}
@@ -76,12 +80,19 @@ class CpuBackend final : public Backend {
     return {reinterpret_cast<T*>(host(b)), static_cast<size_t>(b.bytes) / sizeof(T)};
   }
   core::Result<core::QueueDepth> block_io(core::Lane lane, const BlockIo& io, bool write);
+  // Gives blocks back to the system: unlocked (host tier) and freed.
+  void free_blocks(core::Tier tier, const std::vector<BufferPool::Block>& blocks);
 
   CpuBackendOptions options_;
   std::optional<BlockStore> store_;
   std::mutex regions_mutex_;
   std::map<std::string, Extent> regions_;
   std::array<std::atomic<int64_t>, 3> in_use_{};
+  // The most each tier had in use at once; its pool keeps at most the
+  // difference to what is in use now, so reuse never holds more memory
+  // than the run's peak.
+  std::array<std::atomic<int64_t>, 3> peak_{};
+  std::array<BufferPool, 2> pools_;  // gpu and cpu; nvme has no blocks
   std::array<std::atomic<int64_t>, core::kLaneCount> moved_{};
   std::atomic<bool> locked_{true};
 };
