@@ -252,7 +252,20 @@ bool lies_in_given_inputs(const core::Diagnostics& problems, const RunArgs& a,
   });
 }
 
+// A signal that arrived while the run was being set up: nothing was
+// trained, and what setup made (NVMe block files, locks) goes with the
+// objects that made it on the way out.
+int stopped_before_training(const Context& context, int signal_number) {
+  *context.err << "stowage run: stopped by signal " << signal_number
+               << " before training began; nothing was trained\n";
+  return 128 + signal_number;
+}
+
 int run_run(const Context& context, const RunArgs& a) {
+  // First: a signal during setup (while NVMe block files are being created,
+  // say) is then a request to stop, not the default action, which would end
+  // the process with those files left behind for the next run to refuse.
+  const StopSignals signals;
   const core::ProfileCatalog catalog = context.catalog();
   auto plan = core::load_plan(a.plan, catalog.root());
   if (!plan) return report(context, plan.error());
@@ -379,6 +392,7 @@ int run_run(const Context& context, const RunArgs& a) {
     }
     fault = *parsed;
   }
+  if (const int n = StopSignals::received().load(); n != 0) return stopped_before_training(context, n);
   core::Result<std::unique_ptr<executor::CpuBackend>> cpu = std::unexpected(core::Diagnostics{});
   try {
     cpu = executor::CpuBackend::create(std::move(backend_options));
@@ -394,6 +408,7 @@ int run_run(const Context& context, const RunArgs& a) {
     return kExitIoError;
   }
   if (!cpu) return report(context, cpu.error());
+  if (const int n = StopSignals::received().load(); n != 0) return stopped_before_training(context, n);
   executor::Backend* backend = cpu->get();
   std::unique_ptr<executor::FaultyBackend> faulty;
   if (fault) {
@@ -414,7 +429,6 @@ int run_run(const Context& context, const RunArgs& a) {
     options.on_note = [&out](const std::string& note) { out << "  " << note << '\n'; };
   }
   core::Result<executor::TrainingRun> run = std::unexpected(core::Diagnostics{});
-  const StopSignals signals;
   options.stop = &StopSignals::received();
   // The run applies memory in the order the simulator predicts for the
   // plan's machine, so its measured peaks are the ones printed beside it.

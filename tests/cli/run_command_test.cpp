@@ -139,13 +139,13 @@ json run_json(const std::vector<std::string>& args) {
   return o.code == kExitOk ? json::parse(o.out) : json{};
 }
 
-// A real `stowage run` process with a checkpoint every 4 steps of a long
-// run, sent `signal_number` once its checkpoint of step 4 exists; returns
-// its wait status. Its stderr goes to `stderr_file`.
-int signal_after_step_4(std::vector<std::string> args, const fs::path& root, int signal_number,
-                        const fs::path& stderr_file) {
+// A real `stowage run` process, sent `signal_number` as soon as `trigger`
+// exists (polled every 100 us, so it lands within a fraction of a
+// millisecond of the file's creation); returns its wait status. Its stderr
+// goes to `stderr_file`.
+int signal_when_exists(std::vector<std::string> args, const fs::path& trigger, int signal_number,
+                       const fs::path& stderr_file) {
   args.insert(args.begin(), STOWAGE_BINARY);
-  args.insert(args.end(), {"--checkpoint-dir", root.string(), "--checkpoint-every", "4"});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -159,13 +159,22 @@ int signal_after_step_4(std::vector<std::string> args, const fs::path& root, int
   EXPECT_EQ(spawned, 0);
   if (spawned != 0) return -1;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!fs::exists(root / "step-000004") && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::error_code ignored;
+  while (!fs::exists(trigger, ignored) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   kill(child, signal_number);
   int status = 0;
   waitpid(child, &status, 0);
   return status;
+}
+
+// With a checkpoint every 4 steps of a long run, signalled once its
+// checkpoint of step 4 exists.
+int signal_after_step_4(std::vector<std::string> args, const fs::path& root, int signal_number,
+                        const fs::path& stderr_file) {
+  args.insert(args.end(), {"--checkpoint-dir", root.string(), "--checkpoint-every", "4"});
+  return signal_when_exists(std::move(args), root / "step-000004", signal_number, stderr_file);
 }
 
 TEST(RunCommand, AKilledRunResumesWithTheSameLosses) {
@@ -270,6 +279,35 @@ TEST(RunCommand, SigtermWritesAFinalCheckpointAndExits143) {
   auto latest = executor::find_latest(root);
   ASSERT_TRUE(latest && *latest);
   EXPECT_TRUE(executor::load_checkpoint(**latest)) << "the final checkpoint does not load";
+}
+
+// A signal while the run is still being set up, the moment its NVMe block
+// file exists: the run stops before training and removes the file. The
+// handlers used to be installed only just before training, so a SIGTERM
+// then ended the process at once and left the block file (and its lock)
+// for the next run to refuse as "not created by this run".
+TEST(RunCommand, ASignalDuringSetupLeavesNoBlockFileBehind) {
+  const fs::path dir = scratch("sigterm-setup");
+  const fs::path plan = small_plan(dir);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    SCOPED_TRACE(attempt);
+    const fs::path out = dir / ("run" + std::to_string(attempt));
+    fs::create_directories(out);
+    const int status =
+        signal_when_exists(run_args(plan, out, 1000), out / "nvme" / "stowage-0.blocks", SIGTERM, out / "stderr");
+    ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0)
+                                   << " instead of stopping";
+    EXPECT_EQ(WEXITSTATUS(status), 143);
+    std::ifstream err_file(out / "stderr");
+    const std::string err((std::istreambuf_iterator<char>(err_file)), {});
+    EXPECT_NE(err.find("stopped by signal 15"), std::string::npos) << err;
+    for (const auto& entry : fs::directory_iterator(out / "nvme")) {
+      EXPECT_NE(entry.path().extension(), ".blocks") << entry.path() << " left behind";
+    }
+    // And the next run in the same folder starts as if none had been.
+    const Outcome again = stowage(run_args(plan, out, 1));
+    EXPECT_EQ(again.code, kExitOk) << again.err;
+  }
 }
 
 TEST(RunCommand, AMissingResumeCheckpointIsBadInput) {
