@@ -18,6 +18,7 @@
 #include "executor/checkpoint/manifest.h"
 #include "executor/cpu_backend.h"
 #include "executor/faulty_backend.h"
+#include "executor/trained_model.h"
 #include "executor/trainer.h"
 #include "tests/executor/tiny_gpt_fixture.h"
 
@@ -40,6 +41,28 @@ TEST(Trainer, PlacementNeverChangesTheLossCurve) {
   EXPECT_EQ(losses(mix, 6, "mix"), device);
   // Sub-groups alone change nothing either.
   EXPECT_EQ(losses(plan_where(kNvmeOffload, 20000), 6, "nvme-sub"), device);
+}
+
+// The trainer draws its layers' initial weights on several threads; each
+// layer has a stream of its own, so the run starts from exactly the weights
+// init_parameters gives layer by layer on one thread.
+TEST(Trainer, LayersInitialisedAtOnceAreTheWeightsDrawnOneByOne) {
+  const Fixture& f = fixture();
+  const core::Workload workload(f.model, f.training.sequence_length);
+  auto model = make_trained_model(workload);
+  ASSERT_TRUE(model);
+  ASSERT_GE((*model)->layer_count(), 3);
+  std::vector<std::vector<float>> one_by_one;
+  for (int l = 0; l < (*model)->layer_count(); ++l) {
+    one_by_one.emplace_back(static_cast<size_t>((*model)->layer_param_count(l)));
+    (*model)->init_parameters(l, one_by_one.back(), 7);
+  }
+  const std::vector<double> drawn = losses(plan_where(kCpuOffload), 3, "init-drawn");
+  auto b = backend("init-given");
+  auto given = train_plan(plan_where(kCpuOffload), *b, {.steps = 3, .seed = 7, .initial_weights = one_by_one});
+  ASSERT_TRUE(given) << core::to_string(given.error());
+  ASSERT_EQ(drawn.size(), 3u);
+  EXPECT_EQ(given->losses, drawn);
 }
 
 TEST(Trainer, LossFallsBelowTheUnigramEntropy) {
