@@ -7,6 +7,7 @@
 #include <exception>
 #include <mutex>
 #include <span>
+#include <system_error>
 #include <thread>
 #include <tuple>
 
@@ -182,8 +183,12 @@ void init_layers_at_once(const TrainedModel& model, int first, uint64_t seed, st
       };
       if (k + 1 == out.size()) {
         draw();  // the last on this thread
-      } else {
+        continue;
+      }
+      try {
         threads.emplace_back(draw);
+      } catch (const std::system_error&) {
+        draw();  // no thread to be had: this one draws it, the same numbers
       }
     }
   }
