@@ -14,7 +14,11 @@
 #   3. runs stowage_cuda_tests (every kernel against its CPU twin; the gpu label);
 #   4. runs cuda_probe: pinned and pageable H2D/D2H bandwidth by size, bf16
 #      GEMM rate through cuBLASLt;
-#   5. prints what the check does NOT do yet (below), rather than pretend.
+#   5. runs the same measurements through PyTorch and prints both side by side;
+#   6. runs DeepSpeed ZeRO-Offload under the configurations Stowage exported
+#      (bench/gpu/plans) and returns a PyTorch profiler trace of each, which
+#      `stowage compare` lays beside Stowage's prediction here;
+#   7. prints what the check does NOT do yet (below), rather than pretend.
 # Results also go to $OUT (the device machine's return folder) when set.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,13 +35,24 @@ programs_from_build() {  # the newest build tree that has both programs
 }
 
 if [ "${1:-}" = "--stage" ]; then
+  # DeepSpeed and the pure-Python packages it needs that the GPU machine's
+  # image lacks (its python3 is 3.12), for step 6.
+  if [ ! -f .whl/deepspeed-0.19.8.tar.gz ]; then
+    mkdir -p .whl
+    grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude
+    python3 -m pip download -q --no-deps --no-binary :all: -d .whl deepspeed==0.19.8 &&
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+      --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+      -d .whl hjson==3.1.0 pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5 typing-extensions ||
+      { echo "could not download DeepSpeed's packages into .whl"; exit 1; }
+  fi
   build=$(programs_from_build) || { echo "no build with stowage_cuda_tests and cuda_probe (cmake --build build/dev)"; exit 1; }
   mkdir -p "$carried"
   strip -o "$carried/stowage_cuda_tests" "$build/tests/executor/cuda/stowage_cuda_tests"
   strip -o "$carried/cuda_probe" "$build/bench/gpu/cuda_probe"
   bench/gpu/needed-libraries "$carried/stowage_cuda_tests" "$carried/cuda_probe" || exit 1
   du -sh "$carried"
-  echo "carry $carried, then run: bench/gpu/check.sh --carried $carried"
+  echo "carry $carried and .whl, then run: bench/gpu/check.sh --carried $carried"
   exit 0
 fi
 if [ "${1:-}" = "--carried" ]; then carried=${2:?--carried DIR}; fi
@@ -80,13 +95,30 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   exit 77
 fi
 nvidia-smi -L | tee -a "$out/check.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv | tee -a "$out/check.txt"
+# The host, for the machine profile (bench/gpu/h200-vm.yaml): cores, memory,
+# and the copy bandwidth of its DRAM by thread count (torch, 1 GiB, counting
+# what is read and what is written).
+{
+  echo "host: $(nproc) CPUs; $(lscpu | sed -n 's/^Model name: *//p'); $(free -g | awk '/^Mem:/ {print $2 " GiB memory"}')"
+  python3 - <<'PY' 2>&1 || true
+import time, torch
+a = torch.ones(1 << 28); b = torch.empty_like(a)
+for threads in (1, 4, 8, 16):
+    torch.set_num_threads(threads); b.copy_(a)
+    t = time.perf_counter(); reps = 5
+    for _ in range(reps): b.copy_(a)
+    dt = (time.perf_counter() - t) / reps
+    print(f"host DRAM copy, {threads:2d} threads: {2 * a.numel() * 4 / dt / 1e9:6.1f} GB/s")
+PY
+} | tee -a "$out/check.txt"
 
 status=0
 # 3. The kernels against their CPU twins.
 log ""
 log "== stowage_cuda_tests =="
 if [ -x "$tests" ]; then
-  "$tests" --gtest_output="xml:$out/stowage_cuda_tests.xml" 2>&1 | tee "$out/stowage_cuda_tests.txt" | tail -n 25
+  timeout 240 "$tests" --gtest_output="xml:$out/stowage_cuda_tests.xml" 2>&1 | tee "$out/stowage_cuda_tests.txt" | tail -n 25
   [ "${PIPESTATUS[0]}" -eq 0 ] || { log "stowage_cuda_tests FAILED"; status=1; }
   if grep -q "SKIPPED" "$out/stowage_cuda_tests.txt" && grep -q "no CUDA device" "$out/stowage_cuda_tests.txt"; then
     log "stowage_cuda_tests skipped for want of a device although nvidia-smi lists one"; status=1
@@ -99,23 +131,69 @@ fi
 log ""
 log "== cuda_probe =="
 if [ -n "$probe" ]; then
-  "$probe" 2>&1 | tee "$out/probe.txt"
+  timeout 180 "$probe" 2>&1 | tee "$out/probe.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || { log "cuda_probe FAILED"; status=1; }
 else
   log "cuda_probe NOT RUN: neither carried nor buildable (no nvcc)"; status=1
 fi
 
-# 5. Not implemented yet (issue 15); listed so that nobody reads this
+# 5. PyTorch on the same GPU, the same sizes and work, side by side.
+log ""
+log "== torch beside cuda_probe =="
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  timeout 180 python3 bench/gpu/torch_peer.py ${probe:+--probe "$out/probe.txt"} 2>&1 | tee -a "$out/check.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || { log "torch_peer FAILED"; status=1; }
+else
+  log "torch peer NOT RUN: python3 has no torch with CUDA"
+fi
+
+# 6. DeepSpeed ZeRO-Offload on the same GPU, under the configurations
+#    Stowage exported (bench/gpu/plans/*.ds.json, made by
+#    bench/gpu/make-plans), with a PyTorch profiler trace for
+#    `stowage compare` here. DeepSpeed travels as its source package and its
+#    pure-Python dependencies as wheels (.whl, carried; DEVELOPERS.md).
+log ""
+log "== DeepSpeed ZeRO-Offload =="
+if [ -n "$(ls .whl/deepspeed-*.tar.gz 2>/dev/null)" ] && python3 -c 'import torch' 2>/dev/null; then
+  site=/tmp/stowage-site
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/*.whl \
+    >>"$out/check.txt" 2>&1 &&
+  DS_BUILD_OPS=0 python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile \
+    --no-cache-dir --target "$site" .whl/deepspeed-*.tar.gz >>"$out/check.txt" 2>&1
+  if [ $? -ne 0 ]; then
+    log "installing DeepSpeed from .whl FAILED (see check.txt)"; status=1
+  else
+    export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" TORCH_EXTENSIONS_DIR=/tmp/stowage-torch-ext MAX_JOBS=16
+    for config in bench/gpu/plans/*.ds.json; do
+      name=$(basename "$config" .ds.json)
+      args=$(cat "bench/gpu/plans/$name.args")   # --model ... --sequence ... [--checkpointing]
+      log "-- $name: deepspeed_offload.py --ds-config $config $args"
+      # shellcheck disable=SC2086
+      timeout "${DS_TIMEOUT:-300}" python3 bench/gpu/deepspeed_offload.py --ds-config "$config" $args \
+        -o "/tmp/$name.kineto.json" > "$out/$name.log" 2>&1
+      rc=$?
+      grep -E "^(model:|deepspeed|step [0-9])" "$out/$name.log" | tee -a "$out/check.txt"
+      if [ "$rc" -ne 0 ]; then
+        tail -n 30 "$out/$name.log" >> "$out/check.txt"; log "$name FAILED (exit $rc; $name.log)"; status=1
+      else
+        gzip -c "/tmp/$name.kineto.json" > "$out/$name.kineto.json.gz"
+        log "trace: $name.kineto.json.gz ($(du -h "$out/$name.kineto.json.gz" | cut -f1))"
+      fi
+    done
+  fi
+else
+  log "DeepSpeed NOT RUN: no .whl/deepspeed-*.tar.gz carried, or no torch"
+fi
+
+# 7. Not implemented yet (issue 15); listed so that nobody reads this
 #    check as the whole of item 6.
 log ""
 log "== not yet implemented (issue 15) =="
 log "- the CUDA backend itself (executor/backend.h): the seam still passes compute as a host"
-log "  closure over host spans (item 1), so there is no GPU training step to run"
+log "  closure over host spans (item 1), so Stowage's executor has no GPU training step: the"
+log "  DeepSpeed runs above are compared with Stowage's PREDICTION of them, not its executor"
 log "- tiny model loss curve on the GPU vs the CPU backend within bf16 tolerance"
-log "- one offloaded ~1B-parameter step with device memory capped (8 GiB) under two"
-log "  placements, measured vs the simulator's H200 prediction, error per lane"
 log "- timeline from CUDA events (item 5)"
-log "- DeepSpeed ZeRO-Offload side by side (needs the CUDA backend's step to compare with)"
 log ""
 log "results in $out"
 exit $status

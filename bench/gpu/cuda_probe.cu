@@ -1,9 +1,11 @@
-// cuda_probe: what bench/gpu/check.sh measures of a GPU machine, as one
-// table: host<->device bandwidth by size, pinned (cudaHostAlloc) and
-// pageable (malloc), each direction, and the bf16 GEMM rate through
-// cuBLASLt (fp32 accumulation, as the CUDA backend's GEMMs will run). The
-// numbers are the H200 profile's to check: profiles/gpus, the PCIe lanes'
-// calibration. Depends on cudart (static) and cuBLASLt only, so it runs on
+// cuda_probe: what bench/gpu/check.sh measures of a GPU machine, as
+// tables: host<->device bandwidth by size, pinned (cudaHostAlloc) and
+// pageable (malloc), each direction; the bf16 GEMM rate through cuBLASLt
+// (fp32 accumulation, as the CUDA backend's GEMMs will run); the HBM copy
+// rate; and the Adam kernel's rate as a share of that copy, measured in the
+// same run. The numbers are the H200 profile's to check: profiles/gpus, the
+// PCIe lanes' calibration (bench/gpu/machine-profile turns them into a
+// machine profile's calibration section). Depends on cudart (static) and cuBLASLt only, so it runs on
 // a machine with nothing but the driver and the toolkit.
 //
 // Exit status: 0 measured; 77 no CUDA device (the reason on stderr);
@@ -20,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "executor/cuda/adam_kernel.h"
 #include "executor/cuda/cuda_device.h"
 #include "executor/cuda/cuda_error.h"
 #include "executor/cuda/cuda_event.h"
@@ -80,6 +83,70 @@ __global__ void fill_bf16(__nv_bfloat16* x, int64_t n, float value) {
     x[i] = __float2bfloat16(value);
 }
 
+// Device-to-device copy of `bytes`: GB/s counting what is read and what is
+// written (2 x bytes a copy), the way a streaming kernel's traffic counts.
+double hbm_copy_rate(int64_t bytes, cudaStream_t stream) {
+  DeviceMemory from(bytes), to(bytes);
+  STOWAGE_CUDA(cudaMemsetAsync(from.data(), 1, static_cast<size_t>(bytes), stream));
+  const double seconds = seconds_per_call(stream, 10, [&] {
+    STOWAGE_CUDA(
+        cudaMemcpyAsync(to.data(), from.data(), static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice, stream));
+  });
+  return 2.0 * static_cast<double>(bytes) / seconds / 1e9;
+}
+
+// Bytes one Adam step moves per parameter on the GPU: master, m and v read
+// and written, the 16-bit gradient read and the 16-bit copy written.
+template <class Moment>
+constexpr int64_t kGpuAdamBytesPerParam = 2 * (4 + 2 * static_cast<int64_t>(sizeof(Moment))) + 2 + 2;
+
+// One Adam step over n parameters, on buffers the probe fills with
+// plausible values (gradients of 1/1024, moments at rest); params/s.
+template <class Moment>
+double adam_rate(int64_t n, cudaStream_t stream) {
+  DeviceMemory master(n * 4), m(n * static_cast<int64_t>(sizeof(Moment))),
+      v(n * static_cast<int64_t>(sizeof(Moment))), grad(n * 2), param16(n * 2);
+  STOWAGE_CUDA(cudaMemsetAsync(master.data(), 0, static_cast<size_t>(n * 4), stream));
+  STOWAGE_CUDA(cudaMemsetAsync(m.data(), 0, static_cast<size_t>(m.bytes()), stream));
+  STOWAGE_CUDA(cudaMemsetAsync(v.data(), 0, static_cast<size_t>(v.bytes()), stream));
+  fill_bf16<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(grad.data()), n, 1.0f / 1024);
+  check_launch("fill_bf16");
+  const AdamPartitionOf<Moment> partition{.master = reinterpret_cast<float*>(master.data()),
+                                          .m = reinterpret_cast<Moment*>(m.data()),
+                                          .v = reinterpret_cast<Moment*>(v.data()),
+                                          .grad16 = reinterpret_cast<const uint16_t*>(grad.data()),
+                                          .param16 = reinterpret_cast<uint16_t*>(param16.data()),
+                                          .n = n};
+  const core::AdamConfig config{.learning_rate = 1e-4, .beta1 = 0.9, .beta2 = 0.95, .eps = 1e-8,
+                                .weight_decay = 0.1};
+  int64_t step = 0;
+  const double seconds = seconds_per_call(stream, 10, [&] {
+    launch_adam(partition, adam_step_constants(config, ++step, 1.0f), core::OptimizerKind::kAdamW,
+                core::Precision::kBf16, stream);
+  });
+  return static_cast<double>(n) / seconds;
+}
+
+// The Adam kernel against the HBM copy measured here, moving the same
+// bytes: the share of the streaming rate the kernel reaches.
+void print_hbm_and_adam(cudaStream_t stream) {
+  constexpr int64_t kCopyBytes = int64_t{4} << 30;
+  const double copy = hbm_copy_rate(kCopyBytes, stream);
+  std::printf("HBM copy (device to device, %lld MiB, read + written): %.0f GB/s\n\n",
+              static_cast<long long>(kCopyBytes >> 20), copy);
+  std::printf("%-22s %10s %8s %10s %14s\n", "Adam kernel (AdamW)", "params", "B/param", "Gparams/s",
+              "of HBM copy");
+  constexpr int64_t kParams = int64_t{256} << 20;
+  const auto row = [&](const char* name, double rate, int64_t bytes_per_param) {
+    std::printf("%-22s %9lldM %8lld %10.2f %14.3f\n", name, static_cast<long long>(kParams >> 20),
+                static_cast<long long>(bytes_per_param), rate / 1e9,
+                rate * static_cast<double>(bytes_per_param) / 1e9 / copy);
+  };
+  row("fp32 moments", adam_rate<float>(kParams, stream), kGpuAdamBytesPerParam<float>);
+  row("bf16 moments", adam_rate<uint16_t>(kParams, stream), kGpuAdamBytesPerParam<uint16_t>);
+  std::printf("\n");
+}
+
 template <class T, cublasStatus_t (*kDestroy)(T)>
 struct LtDeleter {
   void operator()(T handle) const { (void)kDestroy(handle); }
@@ -136,7 +203,10 @@ void print_gemm(cudaStream_t stream) {
   STOWAGE_CUBLAS(cublasLtCreate(&lt_raw));
   const LtOwner<cublasLtHandle_t, cublasLtDestroy> lt(lt_raw);
   std::printf("%-22s %12s\n", "bf16 GEMM m x n x k", "TFLOP/s");
-  constexpr int64_t kShapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 2048, 8192}};
+  // Square ones for the peak; then a 1.3B model's layers at 2048 tokens
+  // (d_model 2048, ffn 8192), the shapes an offloaded step of it runs.
+  constexpr int64_t kShapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 2048, 8192},
+                                    {2048, 2048, 2048}, {8192, 2048, 2048}, {2048, 2048, 8192}};
   for (const auto& s : kShapes) {
     const double rate = bf16_gemm_rate(lt.get(), s[0], s[1], s[2], stream);
     std::printf("%5lld x %5lld x %5lld  %12.1f\n", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
@@ -154,6 +224,7 @@ int run() {
   cudaStream_t stream = nullptr;
   STOWAGE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   print_bandwidth(stream);
+  print_hbm_and_adam(stream);
   print_gemm(stream);
   STOWAGE_CUDA(cudaStreamDestroy(stream));
   return 0;
