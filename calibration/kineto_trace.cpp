@@ -18,6 +18,7 @@ using core::SimTime;
 
 constexpr size_t kMaxDiagnostics = 20;
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
+constexpr std::string_view kGpuAnnotation = "gpu_user_annotation";
 
 struct Event {
   std::string name, category, thread;  // thread: pid and tid as written
@@ -100,6 +101,10 @@ bool contains(std::string_view s, std::string_view part) {
 }  // namespace
 
 std::optional<Lane> kineto_lane(std::string_view category, std::string_view name) {
+  // A GPU trace mirrors each host annotation (ProfilerStep#N, Optimizer.step#...)
+  // as a "gpu_user_annotation" on every stream that ran work inside it; the
+  // host's own event is the one that counts, once.
+  if (category == kGpuAnnotation) return std::nullopt;
   if (category == "kernel") {
     return name.starts_with("nccl") ? Lane::kGpuComm : Lane::kGpuCompute;
   }
@@ -130,7 +135,7 @@ core::Result<KinetoTrace> parse_padded(std::string_view text, const std::string&
   std::vector<Event>& events = *read;
   std::vector<const Event*> steps;
   for (const Event& e : events) {
-    if (e.name.starts_with(kStepPrefix)) steps.push_back(&e);
+    if (e.name.starts_with(kStepPrefix) && e.category != kGpuAnnotation) steps.push_back(&e);
   }
   if (steps.empty())
     return core::fail(

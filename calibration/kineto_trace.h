@@ -14,8 +14,10 @@
 //   nvme.write   names with "pwrite" or "aio_write"
 //   gpu.comm     NCCL kernels and "gloo:" / "nccl:" collective annotations
 //
-// Steps are the profiler's "ProfilerStep#N" annotations (a profile taken
-// with torch.profiler.schedule and prof.step() once per training step);
+// Steps are the profiler's "ProfilerStep#N" annotations on the host (a
+// profile taken with torch.profiler.schedule and prof.step() once per
+// training step; a GPU trace's copies of them on each stream, category
+// "gpu_user_annotation", are not steps, nor is any such copy an op);
 // events outside every step are left out. The ops carry no ids that match a
 // Stowage schedule, so the comparison is by lane, not by op.
 #pragma once

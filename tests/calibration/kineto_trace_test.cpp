@@ -66,6 +66,28 @@ TEST(KinetoTrace, AGpuTraceTakesKernelsAndCopies) {
   EXPECT_EQ(t.timeline.spans[2].end, 140'000);
 }
 
+// On a GPU, Kineto copies each host annotation onto every stream that ran
+// work inside it ("gpu_user_annotation"): as in the H200 trace of
+// DeepSpeed's OPT-1.3B run, whose 2 profiled steps read as 6 before. The
+// copies are neither steps nor ops.
+TEST(KinetoTrace, AGpuStreamsCopiesOfHostAnnotationsAreNeitherStepsNorOps) {
+  const KinetoTrace t = must(trace_of({
+      event("user_annotation", "ProfilerStep#1", 1000, 100),
+      event("gpu_user_annotation", "ProfilerStep#1", 1001, 99, 7),
+      event("gpu_user_annotation", "ProfilerStep#1", 1020, 70, 20),
+      event("kernel", "gemm", 1010, 20, 7),
+      event("user_annotation", "Optimizer.step#DeepSpeedCPUAdam.step", 1050, 30),
+      event("gpu_user_annotation", "Optimizer.step#DeepSpeedCPUAdam.step", 1060, 10, 7),
+      event("user_annotation", "ProfilerStep#2", 1100, 50),
+      event("gpu_user_annotation", "ProfilerStep#2", 1102, 48, 7),
+  }));
+  ASSERT_EQ(t.step_times, (std::vector<core::SimTime>{100'000, 50'000}));
+  EXPECT_EQ(t.schedule.steps, 2);
+  EXPECT_EQ(t.events_per_lane[static_cast<size_t>(Lane::kCpuOptim)], 1);
+  EXPECT_EQ(t.events_per_lane[static_cast<size_t>(Lane::kGpuCompute)], 1);
+  EXPECT_EQ(kineto_lane("gpu_user_annotation", "Optimizer.step#DeepSpeedCPUAdam.step"), std::nullopt);
+}
+
 // Without kernels the training thread's outermost operators in a step are
 // the compute, and what nests inside them or inside the optimizer step is not.
 TEST(KinetoTrace, ACpuAcceleratorsComputeIsItsOutermostOperators) {
