@@ -16,7 +16,8 @@
 #      GEMM rate through cuBLASLt;
 #   5. runs the same measurements through PyTorch and prints both side by side;
 #   6. runs DeepSpeed ZeRO-Offload under the configurations Stowage exported
-#      (bench/gpu/plans) and returns a PyTorch profiler trace of each, which
+#      (bench/gpu/plans; STOWAGE_GPU_PLANS='GLOB...' picks some, e.g. 'tiny-*')
+#      and returns a PyTorch profiler trace of each, which
 #      `stowage compare` lays beside Stowage's prediction here;
 #   7. prints what the check does NOT do yet (below), rather than pretend.
 # Results also go to $OUT (the device machine's return folder) when set.
@@ -164,7 +165,8 @@ if [ -n "$(ls .whl/deepspeed-*.tar.gz 2>/dev/null)" ] && python3 -c 'import torc
     log "installing DeepSpeed from .whl FAILED (see check.txt)"; status=1
   else
     export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" TORCH_EXTENSIONS_DIR=/tmp/stowage-torch-ext MAX_JOBS=16
-    for config in bench/gpu/plans/*.ds.json; do
+    # shellcheck disable=SC2086
+    for config in $(for pattern in ${STOWAGE_GPU_PLANS:-*}; do ls bench/gpu/plans/$pattern.ds.json; done); do
       name=$(basename "$config" .ds.json)
       args=$(cat "bench/gpu/plans/$name.args")   # --model ... --sequence ... [--checkpointing]
       log "-- $name: deepspeed_offload.py --ds-config $config $args"

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "executor/cpu_adam.h"
@@ -111,6 +112,43 @@ TEST(AdamKernel, Bf16MomentsGiveTheCpuStepsBits) {
       EXPECT_TRUE(same_bits(d_param16.to_host(), param16));
     }
   }
+}
+
+// A partition one element into its arrays (an arena carving at an odd
+// offset) is not aligned for the kernel's four-element loads: it takes the
+// element-by-element path, with the same bits as the CPU.
+TEST(AdamKernel, APartitionAtAnOddOffsetGivesTheCpuStepsBitsToo) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  const Case c = kCases[0];
+  const int64_t n = kOddSizes[2];
+  std::vector<float> master = random_floats(n + 1, -1, 1, 3);
+  std::vector<float> m(static_cast<size_t>(n + 1), 0.0f), v(static_cast<size_t>(n + 1), 0.0f);
+  std::vector<uint16_t> param16(static_cast<size_t>(n + 1));
+  DeviceArray<float> d_master(master), d_m(m), d_v(v);
+  DeviceArray<uint16_t> d_param16(param16);
+  const AdamHyper hyper = hyper_for(c.optimizer);
+  const auto tail = [](auto& vector) { return std::span(vector).subspan(1); };
+  for (int64_t step = 1; step <= 2; ++step) {
+    std::vector<float> grad = random_floats(n + 1, -1, 1, static_cast<uint32_t>(step + 30));
+    std::vector<uint16_t> grad16(grad.size());
+    model::to_half(c.precision, grad, grad16);
+    model::from_half(c.precision, grad16, grad);
+    DeviceArray<uint16_t> d_grad16(grad16);
+    adam_step(tail(master), tail(grad), tail(m), tail(v), tail(param16), c.precision, hyper, step, c.grad_scale,
+              {});
+    launch_adam({.master = d_master.get() + 1,
+                 .m = d_m.get() + 1,
+                 .v = d_v.get() + 1,
+                 .grad16 = d_grad16.get() + 1,
+                 .param16 = d_param16.get() + 1,
+                 .n = n},
+                adam_step_constants(hyper.config, step, c.grad_scale), c.optimizer, c.precision, nullptr);
+    STOWAGE_CUDA(cudaDeviceSynchronize());
+  }
+  EXPECT_TRUE(same_bits(d_master.to_host(), master));
+  EXPECT_TRUE(same_bits(d_m.to_host(), m));
+  EXPECT_TRUE(same_bits(d_v.to_host(), v));
+  EXPECT_TRUE(same_bits(d_param16.to_host(), param16));
 }
 
 }  // namespace
