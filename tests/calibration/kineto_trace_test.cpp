@@ -150,6 +150,28 @@ TEST(KinetoTrace, OnlyProfilerTracesLookLikeKineto) {
 // The committed trace of a real DeepSpeed ZeRO-Offload run on the CPU
 // accelerator (tests/data/kineto/README.md): two steps of 1.037 and 1.077 s,
 // one DeepSpeedCPUAdam step in each, and compute covering most of a step.
+// The same kind of run on a GPU (tests/data/kineto/README.md): DeepSpeed's
+// ZeRO-Offload of tiny-gpt on an H200, 2 profiled steps of 64.3 and 62.7 ms,
+// each mirrored on the GPU's streams (gpu_user_annotation) as well.
+TEST(KinetoTrace, ARealGpuTraceOfDeepSpeedOnAnH200ReadsAsRecorded) {
+  auto t = load_kineto_trace(STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-h200.json");
+  ASSERT_TRUE(t) << core::to_string(t.error());
+  EXPECT_TRUE(t->has_kernels);
+  ASSERT_EQ(t->step_times.size(), 2u);
+  EXPECT_NEAR(static_cast<double>(t->step_times[0]) * 1e-9, 0.064297, 1e-6);
+  EXPECT_NEAR(static_cast<double>(t->step_times[1]) * 1e-9, 0.062670, 1e-6);
+  EXPECT_EQ(t->events_per_lane[static_cast<size_t>(Lane::kCpuOptim)], 2);
+  EXPECT_GT(t->events_per_lane[static_cast<size_t>(Lane::kGpuCompute)], 2000);
+  EXPECT_GT(t->events_per_lane[static_cast<size_t>(Lane::kPcieH2d)], 0);
+  EXPECT_GT(t->events_per_lane[static_cast<size_t>(Lane::kPcieD2h)], 0);
+  const TraceMetrics m = kineto_metrics(*t);
+  // A small model on a big GPU: the step is the host's, the GPU mostly idle.
+  EXPECT_LT(busy_per_step(m, Lane::kGpuCompute), 0.1 * static_cast<double>(m.steady_step_time()));
+  const LaneComparison self = compare_lanes(m, m);
+  EXPECT_EQ(self.step_error, 0);
+  EXPECT_FALSE(self.most_wrong_lane);
+}
+
 TEST(KinetoTrace, ARealDeepSpeedZeroOffloadTraceReadsAsRecorded) {
   auto t = load_kineto_trace(STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-cpu.json");
   ASSERT_TRUE(t) << core::to_string(t.error());
