@@ -14,14 +14,13 @@ products of cuda_probe's shapes. Each figure is the mean of the timed
 repetitions after one warm-up, timed with CUDA events, as cuda_probe does.
 
 With --probe (cuda_probe's output), prints one table: each figure for
-Stowage and for torch, and Stowage / torch (above 1: Stowage faster).
+Stowage and for torch, and Stowage / torch (above 1: Stowage faster). The
+parsing needs no torch (tests/bench/torch_peer_test.py).
 """
 
 import argparse
 import re
 import sys
-
-import torch
 
 SIZES_KIB = [64, 1024, 16384, 262144, 1048576]
 GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 2048, 8192), (2048, 2048, 2048),
@@ -30,6 +29,7 @@ ADAM_PARAMS = 256 << 20
 
 
 def seconds_per_call(body, reps):
+    import torch
     body()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
@@ -41,6 +41,7 @@ def seconds_per_call(body, reps):
 
 
 def measure():
+    import torch
     rows = {}
     for kib in SIZES_KIB:
         n = kib << 10
@@ -116,6 +117,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--probe", help="cuda_probe's output, for the side-by-side table")
     args = parser.parse_args()
+    import torch  # here, so that the parsing above is testable without torch
     if not torch.cuda.is_available():
         print("no CUDA device for torch", file=sys.stderr)
         return 77
