@@ -4,9 +4,10 @@
 // (fp32 accumulation, as the CUDA backend's GEMMs will run); the HBM copy
 // rate; and the Adam kernel's rate as a share of that copy, measured in the
 // same run. The numbers are the H200 profile's to check: profiles/gpus, the
-// PCIe lanes' calibration (bench/gpu/machine-profile turns them into a
-// machine profile's calibration section). Depends on cudart (static) and cuBLASLt only, so it runs on
-// a machine with nothing but the driver and the toolkit.
+// PCIe lanes' calibration (bench/gpu/probe_calibration.py turns them into
+// a machine profile's calibration section). Depends on cudart (static) and
+// cuBLASLt only, so it runs on a machine with nothing but the driver and
+// the toolkit.
 //
 // Exit status: 0 measured; 77 no CUDA device (the reason on stderr);
 // 1 a CUDA call failed (named on stderr).

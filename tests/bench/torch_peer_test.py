@@ -1,6 +1,7 @@
 """bench/gpu/torch_peer.py's parsing of cuda_probe's output, on the output
-recorded on the H200 (bench/gpu/results/2026-12-04-run2/probe.txt), and
-its side-by-side table. Standard library only (the script imports torch
+recorded on the H200 (bench/gpu/results/2026-12-04-run2/probe.txt), its
+side-by-side table, and bench/gpu/probe_calibration.py's calibration
+section from it. Standard library only (the script imports torch
 only to measure). Run by ctest as TorchPeer.ParsesRecordedProbeOutput."""
 import pathlib
 import sys
@@ -8,6 +9,7 @@ import unittest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench/gpu"))
+import probe_calibration  # noqa: E402
 import torch_peer  # noqa: E402
 
 PROBE = ROOT / "bench/gpu/results/2026-12-04-run2/probe.txt"
@@ -39,6 +41,28 @@ class ParseProbe(unittest.TestCase):
         self.assertTrue(hbm.endswith(" 1.069"), hbm)  # 4276 / 4000
         adam = next(line for line in table if "torch fused" in line)
         self.assertTrue(adam.endswith(" 1.349"), adam)  # 134.90 / 100
+
+
+class ProbeCalibration(unittest.TestCase):
+    GPU = (ROOT / "profiles/gpus/h200.yaml").read_text()
+
+    def test_the_h200_run(self):
+        values = probe_calibration.calibration(torch_peer.parse_probe(PROBE.read_text()), self.GPU)
+        # pinned 16 MiB, 256 MiB, 1 GiB: h2d 54.93 55.54 55.56, d2h 55.17 55.36 55.42
+        self.assertEqual(values["h2d_rate"], "55.5 GB/s")
+        self.assertEqual(values["d2h_rate"], "55.4 GB/s")
+        self.assertEqual(values["hbm_efficiency"], round(4276 / 4800, 3))
+        # GEMMs 868.0 892.9 903.6 736.8 805.3 866.9: median 867.45 of 989
+        self.assertEqual(values["matmul_efficiency"], round(867.45 / 989, 3))
+
+    def test_an_output_without_gemms_is_refused(self):
+        text = PROBE.read_text().split("bf16 GEMM")[0]
+        with self.assertRaises(ValueError):
+            probe_calibration.calibration(torch_peer.parse_probe(text), self.GPU)
+
+    def test_a_profile_without_rates_is_refused(self):
+        with self.assertRaises(ValueError):
+            probe_calibration.calibration(torch_peer.parse_probe(PROBE.read_text()), "memory: 141 GiB\n")
 
 
 if __name__ == "__main__":
