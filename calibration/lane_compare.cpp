@@ -22,6 +22,12 @@ double exposed_per_step(const TraceMetrics& m, core::Lane lane) {
   return static_cast<double>(m.lanes[static_cast<size_t>(lane)].exposed()) / steps_of(m);
 }
 
+double no_lane_per_step(const TraceMetrics& m) {
+  core::SimTime steps = 0;
+  for (core::SimTime s : m.step_times) steps += s;
+  return static_cast<double>(std::max<core::SimTime>(0, steps - m.any_lane_busy)) / steps_of(m);
+}
+
 LaneComparison compare_lanes(const TraceMetrics& predicted, const TraceMetrics& measured) {
   LaneComparison c{.predicted = predicted, .measured = measured};
   c.step_error = relative_error(static_cast<double>(predicted.steady_step_time()),

@@ -25,6 +25,10 @@ struct LaneComparison {
 // A lane's busy and exposed (not hidden behind gpu.compute) ns per step.
 [[nodiscard]] double busy_per_step(const TraceMetrics& m, core::Lane lane);
 [[nodiscard]] double exposed_per_step(const TraceMetrics& m, core::Lane lane);
+// ns per step that no lane covers: the steps' total less every lane's busy
+// time together (on a PyTorch profiler trace, the framework's host work
+// between operators; on a prediction, waits the schedule leaves).
+[[nodiscard]] double no_lane_per_step(const TraceMetrics& m);
 
 [[nodiscard]] LaneComparison compare_lanes(const TraceMetrics& predicted, const TraceMetrics& measured);
 

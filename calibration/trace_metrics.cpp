@@ -111,10 +111,13 @@ TraceMetrics trace_metrics(const core::Schedule& s, const core::Timeline& t) {
   if (s.ops.empty()) return m;
   m.makespan = end - begin;
   std::array<Spans, core::kLaneCount> disjoint;
+  Spans every_lane;
   for (size_t l = 0; l < spans.size(); ++l) {
     disjoint[l] = merged(std::move(spans[l]));
     m.lanes[l].busy = length(disjoint[l]);
+    every_lane.insert(every_lane.end(), disjoint[l].begin(), disjoint[l].end());
   }
+  m.any_lane_busy = union_length(std::move(every_lane));
   const Spans& compute = disjoint[static_cast<size_t>(Lane::kGpuCompute)];
   for (Lane lane : core::kAllLanes) {
     if (is_transfer_lane(lane)) m.lanes[static_cast<size_t>(lane)].hidden = overlap(disjoint[static_cast<size_t>(lane)], compute);

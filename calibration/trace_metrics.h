@@ -33,6 +33,9 @@ struct TraceMetrics {
   std::vector<core::SimTime> step_times;
   std::array<LaneMetrics, core::kLaneCount> lanes{};
   core::SimTime gpu_idle = 0;  // makespan minus gpu.compute's busy time
+  // ns covered by an op of any lane: what the steps hold beyond it is time
+  // no lane accounts for (on a framework's trace, its host-side work).
+  core::SimTime any_lane_busy = 0;
   // The idle time of gpu.compute charged to the lane of the op it waited
   // for: each gap before a compute op goes to the lane of its last
   // finishing dependency off the compute lane (gpu.compute itself when it

@@ -99,6 +99,8 @@ nlohmann::json comparison_json(const calibration::Comparison& c) {
           {"makespan_error", c.makespan_error},
           {"busy_error", busy},
           {"op_kinds", kinds},
+          {"no_lane_per_step_predicted_s", calibration::no_lane_per_step(c.predicted) * 1e-9},
+          {"no_lane_per_step_measured_s", calibration::no_lane_per_step(c.measured) * 1e-9},
           {"most_wrong_lane",
            c.most_wrong_lane ? nlohmann::json(core::to_string(*c.most_wrong_lane)) : nlohmann::json()},
           {"predicted", metrics_json(c.predicted)},
@@ -211,11 +213,15 @@ void print_lane_text(std::ostream& out, const calibration::LaneComparison& c,
            std::to_string(k.events_per_lane[l])});
   }
   t.print(out, 2);
+  out << "\n  in no lane, per step: predicted " << per_step(calibration::no_lane_per_step(c.predicted))
+      << ", measured " << per_step(calibration::no_lane_per_step(c.measured))
+      << " (the steps' time that no lane above covers: on a framework's trace, its host-side work between "
+         "operators)\n";
   if (c.most_wrong_lane) {
-    out << "\n  most wrong lane: " << core::to_string(*c.most_wrong_lane) << " (busy per step "
+    out << "  most wrong lane: " << core::to_string(*c.most_wrong_lane) << " (busy per step "
         << percent(*c.busy_error[static_cast<size_t>(*c.most_wrong_lane)]) << ")\n";
   } else {
-    out << "\n  most wrong lane: none (every lane's busy time as predicted)\n";
+    out << "  most wrong lane: none (every lane's busy time as predicted)\n";
   }
 }
 

@@ -64,6 +64,8 @@ TEST(KinetoTrace, AGpuTraceTakesKernelsAndCopies) {
   EXPECT_EQ(t.schedule.ops[2].step, 1);
   EXPECT_EQ(t.timeline.spans[2].start, 110'000);
   EXPECT_EQ(t.timeline.spans[2].end, 140'000);
+  // Lanes cover 20 + 10 + 30 µs of the steps' 150: 45 µs a step in none.
+  EXPECT_EQ(no_lane_per_step(kineto_metrics(t)), 45'000);
 }
 
 // On a GPU, Kineto copies each host annotation onto every stream that ran
@@ -165,8 +167,10 @@ TEST(KinetoTrace, ARealGpuTraceOfDeepSpeedOnAnH200ReadsAsRecorded) {
   EXPECT_GT(t->events_per_lane[static_cast<size_t>(Lane::kPcieH2d)], 0);
   EXPECT_GT(t->events_per_lane[static_cast<size_t>(Lane::kPcieD2h)], 0);
   const TraceMetrics m = kineto_metrics(*t);
-  // A small model on a big GPU: the step is the host's, the GPU mostly idle.
+  // A small model on a big GPU: the step is the host's, the GPU mostly idle,
+  // and most of each step is in no lane at all.
   EXPECT_LT(busy_per_step(m, Lane::kGpuCompute), 0.1 * static_cast<double>(m.steady_step_time()));
+  EXPECT_GT(no_lane_per_step(m), 0.8 * static_cast<double>(m.steady_step_time()));
   const LaneComparison self = compare_lanes(m, m);
   EXPECT_EQ(self.step_error, 0);
   EXPECT_FALSE(self.most_wrong_lane);

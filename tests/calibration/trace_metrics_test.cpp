@@ -31,6 +31,21 @@ TEST(TraceMetrics, HandWorkedExample) {
   EXPECT_DOUBLE_EQ(h2d.achieved_bandwidth(), 2000 / 20e-9);
   ASSERT_EQ(m.step_times.size(), 1u);
   EXPECT_EQ(m.step_times[0], 30);
+  // Every lane together covers [0, 30): nothing is in no lane.
+  EXPECT_EQ(m.any_lane_busy, 30);
+}
+
+// Lanes that overlap count once in any_lane_busy; the gap between them is
+// in no lane: compute [0, 10), an upload [5, 15), a write [40, 50).
+TEST(TraceMetrics, AnyLaneBusyIsTheUnionOverLanes) {
+  core::Schedule s;
+  s.ops = {{.id = 0, .kind = OpKind::kForward, .lane = Lane::kGpuCompute},
+           {.id = 1, .kind = OpKind::kUploadParams, .lane = Lane::kPcieH2d},
+           {.id = 2, .kind = OpKind::kWriteStates, .lane = Lane::kNvmeWrite}};
+  core::Timeline t{.spans = {{0, 10, 0}, {5, 15, 0}, {40, 50, 0}}, .memory = {}};
+  const TraceMetrics m = trace_metrics(s, t);
+  EXPECT_EQ(m.any_lane_busy, 25);
+  EXPECT_EQ(m.makespan, 50);
 }
 
 // Steps end where their last op ends; the steady step skips the first.
