@@ -61,7 +61,7 @@ struct Quad<uint16_t> {
 // the scalar kernel reached 0.69 of the H200's copy rate, torch's fused
 // AdamW 0.81 (docs/gpu.md). Each element is still update_element's
 // arithmetic, so the bits do not change. Needs every array aligned to its
-// quad (adam_arrays_aligned); the last n % 4 elements go one by one.
+// quad (quads_aligned); the last n % 4 elements go one by one.
 template <core::OptimizerKind kOptimizer, core::Precision kPrecision, class Moment>
 __global__ void adam_kernel_quads(AdamPartitionOf<Moment> p, AdamStepConstants c) {
   using MomentQuad = typename Quad<Moment>::Type;

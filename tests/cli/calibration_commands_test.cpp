@@ -117,6 +117,11 @@ TEST_F(CalibrationCommands, APytorchProfilerTraceIsComparedLaneByLane) {
   EXPECT_EQ(j["measured_kind"], "pytorch-profiler-cpu-accelerator");
   EXPECT_EQ(j["lanes"]["cpu.optim"]["measured_events"], 2);
   EXPECT_GT(j["lanes"]["gpu.compute"]["busy_per_step_measured_s"].get<double>(), 0.8);
+  // What no lane covers: the CPU accelerator's compute is its outermost
+  // operators, so only the gaps between them (50 ms of the 1.077 s step).
+  EXPECT_GT(j["no_lane_per_step_measured_s"].get<double>(), 0.0);
+  EXPECT_LT(j["no_lane_per_step_measured_s"].get<double>(), 0.15);
+  EXPECT_NE(text.out.find("in no lane, per step: predicted "), std::string::npos) << text.out;
   const auto simulated = stowage({"compare", "--machine", "workstation-24gb-1nvme", kineto});
   EXPECT_EQ(simulated.code, 2);
   EXPECT_NE(simulated.err.find("has no Stowage schedule to simulate"), std::string::npos) << simulated.err;
