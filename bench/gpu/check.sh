@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # The GPU check of issue 15 (item 6), one command for the GPU machine (one
 # H200, the driver, CUDA 13, cmake, ninja, torch; none of Stowage's Debian
-# libraries; no network). Finishes in a few minutes.
+# libraries; no network). Finishes in 2-3 minutes on an H200 (docs/gpu.md).
 #
 #   bench/gpu/check.sh --stage            here: copy the GPU programs, stripped,
-#                                         into build/gpu-carry (a few MB) to carry
-#   bench/gpu/check.sh [--carried DIR]    there: run them (DIR default build/gpu-carry)
+#                                         into build/gpu-carry (a few MB), and
+#                                         DeepSpeed's source package and wheels into .whl
+#   bench/gpu/check.sh [--carried DIR]    there, with DIR and .whl carried: run them
+#                                         (DIR default build/gpu-carry)
 #
 # What it does, in order:
 #   1. finds the programs in DIR, or builds the probe there with nvcc alone
 #      (the GoogleTest binary cannot be built without Debian's GoogleTest);
 #   2. exits 77 "no CUDA device: <reason>" where no device can be used;
 #   3. runs stowage_cuda_tests (every kernel against its CPU twin; the gpu label);
-#   4. runs cuda_probe: pinned and pageable H2D/D2H bandwidth by size, bf16
-#      GEMM rate through cuBLASLt;
+#   4. runs cuda_probe: pinned and pageable H2D/D2H bandwidth by size, the
+#      HBM copy, the Adam kernel as a share of it, bf16 GEMMs through cuBLASLt;
 #   5. runs the same measurements through PyTorch and prints both side by side;
 #   6. runs DeepSpeed ZeRO-Offload under the configurations Stowage exported
 #      (bench/gpu/plans; STOWAGE_GPU_PLANS='GLOB...' picks some, e.g. 'tiny-*')
