@@ -13,7 +13,8 @@
 #   1. finds the programs in DIR, or builds the probe there with nvcc alone
 #      (the GoogleTest binary cannot be built without Debian's GoogleTest);
 #   2. exits 77 "no CUDA device: <reason>" where no device can be used;
-#   3. runs stowage_cuda_tests (every kernel against its CPU twin; the gpu label);
+#   3. runs stowage_cuda_tests (every kernel against its CPU twin; the gpu label),
+#      and with STOWAGE_GPU_SANITIZE=1 again under compute-sanitizer's memcheck;
 #   4. runs cuda_probe: pinned and pageable H2D/D2H bandwidth by size, the
 #      HBM copy, the Adam kernel as a share of it, bf16 GEMMs through cuBLASLt;
 #   5. runs the same measurements through PyTorch and prints both side by side;
@@ -128,6 +129,24 @@ if [ -x "$tests" ]; then
   fi
 else
   log "stowage_cuda_tests NOT RUN: not carried (run bench/gpu/check.sh --stage here and carry $carried)"; status=1
+fi
+
+# 3b. The same tests under compute-sanitizer's memcheck (out-of-bounds and
+#     misaligned accesses, e.g. at a kernel's ragged end), when asked for:
+#     STOWAGE_GPU_SANITIZE=1. Slower; it needs the Firecracker runtime
+#     (on gVisor the device is not supported).
+if [ "${STOWAGE_GPU_SANITIZE:-0}" = 1 ] && [ -x "$tests" ]; then
+  log ""
+  log "== stowage_cuda_tests under compute-sanitizer memcheck =="
+  sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+  if [ -n "$sanitizer" ]; then
+    timeout 300 "$sanitizer" --tool memcheck --error-exitcode 9 "$tests" 2>&1 | tee "$out/memcheck.txt" | tail -n 6
+    rc=${PIPESTATUS[0]}
+    tail -n 6 "$out/memcheck.txt" >> "$out/check.txt"
+    [ "$rc" -eq 0 ] || { log "memcheck FAILED (exit $rc; memcheck.txt)"; status=1; }
+  else
+    log "memcheck NOT RUN: no compute-sanitizer"
+  fi
 fi
 
 # 4. Bandwidth and GEMM rate.
