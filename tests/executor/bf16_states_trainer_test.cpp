@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <vector>
 
 #include "core/policy.h"
 #include "executor/trainer.h"
@@ -32,11 +33,14 @@ core::PlanFile with_bf16_states(core::PlanFile plan) {
 // under half a percent. Measured (seed 7): on ordinary steps the losses
 // agree within 0.016 nats; on the two loss spikes (batches the model
 // predicts badly, 6.15 and 3.39 nats at steps 22 and 28) the small weight
-// difference is magnified to 0.011 and 0.096 nats, 0.2 % and 2.8 % of the
-// loss. So the per-step bound is relative, 5 % of the fp32 loss; the level
-// the run settles at (the mean of the last 20 losses) agrees within 0.02
-// nats (measured 0.002); the curves must differ somewhere, and both must
-// learn (fall by more than 0.8 nats).
+// difference is magnified, by how much depending on the host's sgemm
+// kernels (OpenBLAS picks them by CPU): 0.2 % and 2.8 % of the loss on one
+// host, 0.6 % and 5.9 % on another (2026-12-04), where the median step
+// differed by 0.01 %. So the typical step is bounded tightly (the median
+// relative difference within 1 %) and the spikes loosely (every step
+// within 10 %); the level the run settles at (the mean of the last 20
+// losses) agrees within 0.02 nats (measured 0.002); the curves must differ
+// somewhere, and both must learn (fall by more than 0.8 nats).
 TEST(Bf16StatesTraining, LossFollowsFp32StatesCloselyButNotExactly) {
   const core::PlanFile fp32 = plan_where(kNvmeOffload);
   const std::vector<double> full = losses(fp32, 60, "bf16-states-ref");
@@ -46,20 +50,26 @@ TEST(Bf16StatesTraining, LossFollowsFp32StatesCloselyButNotExactly) {
   // Step 0 computes with the initial weights, the same in both.
   EXPECT_EQ(low[0], full[0]);
   double largest = 0, settled_full = 0, settled_low = 0;
+  std::vector<double> differences;
   for (size_t i = 0; i < full.size(); ++i) {
-    largest = std::max(largest, std::abs(low[i] - full[i]) / full[i]);
+    differences.push_back(std::abs(low[i] - full[i]) / full[i]);
+    largest = std::max(largest, differences.back());
     if (i >= 40) {
       settled_full += full[i] / 20;
       settled_low += low[i] / 20;
     }
   }
-  EXPECT_LE(largest, 0.05);
+  std::nth_element(differences.begin(), differences.begin() + 30, differences.end());
+  const double median = differences[30];
+  EXPECT_LE(median, 0.01);
+  EXPECT_LE(largest, 0.10);
   EXPECT_NEAR(settled_low, settled_full, 0.02);
   EXPECT_NE(low, full);  // the moments' rounding must show
   EXPECT_LT(low.back(), low.front() - 0.8);
   EXPECT_LT(full.back(), full.front() - 0.8);
-  std::printf("bf16 states: largest relative loss difference %.4f; last-20 mean %.5f vs %.5f (fp32 states)\n",
-              largest, settled_low, settled_full);
+  std::printf(
+      "bf16 states: relative loss difference median %.4f, largest %.4f; last-20 mean %.5f vs %.5f (fp32 states)\n",
+      median, largest, settled_low, settled_full);
 }
 
 // The executor moves what the schedule declares on every lane, and the
