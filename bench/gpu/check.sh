@@ -100,7 +100,7 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 nvidia-smi -L | tee -a "$out/check.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv | tee -a "$out/check.txt"
-# The host, for the machine profile (bench/gpu/h200-vm.yaml): cores, memory,
+# The host, for the machine profile (bench/gpu/plans/h200-vm.yaml): cores, memory,
 # and the copy bandwidth of its DRAM by thread count (torch, 1 GiB, counting
 # what is read and what is written).
 {
@@ -171,8 +171,10 @@ else
 fi
 
 # 6. DeepSpeed ZeRO-Offload on the same GPU, under the configurations
-#    Stowage exported (bench/gpu/plans/*.ds.json, made by
-#    bench/gpu/make-plans), with a PyTorch profiler trace for
+#    Stowage exported (bench/gpu/plans/NAME.ds.json, written here by
+#    `stowage simulate ... --save-plan NAME.yaml` and `stowage export
+#    deepspeed NAME.yaml`; NAME.args holds the model and sequence the
+#    script needs: docs/gpu.md), with a PyTorch profiler trace for
 #    `stowage compare` here. DeepSpeed travels as its source package and its
 #    pure-Python dependencies as wheels (.whl, carried; DEVELOPERS.md).
 log ""

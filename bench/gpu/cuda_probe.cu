@@ -90,16 +90,11 @@ double hbm_copy_rate(int64_t bytes, cudaStream_t stream) {
   DeviceMemory from(bytes), to(bytes);
   STOWAGE_CUDA(cudaMemsetAsync(from.data(), 1, static_cast<size_t>(bytes), stream));
   const double seconds = seconds_per_call(stream, 10, [&] {
-    STOWAGE_CUDA(
-        cudaMemcpyAsync(to.data(), from.data(), static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice, stream));
+    STOWAGE_CUDA(cudaMemcpyAsync(to.data(), from.data(), static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                                 stream));
   });
   return 2.0 * static_cast<double>(bytes) / seconds / 1e9;
 }
-
-// Bytes one Adam step moves per parameter on the GPU: master, m and v read
-// and written, the 16-bit gradient read and the 16-bit copy written.
-template <class Moment>
-constexpr int64_t kGpuAdamBytesPerParam = 2 * (4 + 2 * static_cast<int64_t>(sizeof(Moment))) + 2 + 2;
 
 // One Adam step over n parameters, on buffers the probe fills with
 // plausible values (gradients of 1/1024, moments at rest); params/s.
@@ -118,8 +113,8 @@ double adam_rate(int64_t n, cudaStream_t stream) {
                                           .grad16 = reinterpret_cast<const uint16_t*>(grad.data()),
                                           .param16 = reinterpret_cast<uint16_t*>(param16.data()),
                                           .n = n};
-  const core::AdamConfig config{.learning_rate = 1e-4, .beta1 = 0.9, .beta2 = 0.95, .eps = 1e-8,
-                                .weight_decay = 0.1};
+  const core::AdamConfig config{
+      .learning_rate = 1e-4, .beta1 = 0.9, .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.1};
   int64_t step = 0;
   const double seconds = seconds_per_call(stream, 10, [&] {
     launch_adam(partition, adam_step_constants(config, ++step, 1.0f), core::OptimizerKind::kAdamW,
@@ -143,8 +138,8 @@ void print_hbm_and_adam(cudaStream_t stream) {
                 static_cast<long long>(bytes_per_param), rate / 1e9,
                 rate * static_cast<double>(bytes_per_param) / 1e9 / copy);
   };
-  row("fp32 moments", adam_rate<float>(kParams, stream), kGpuAdamBytesPerParam<float>);
-  row("bf16 moments", adam_rate<uint16_t>(kParams, stream), kGpuAdamBytesPerParam<uint16_t>);
+  row("fp32 moments", adam_rate<float>(kParams, stream), kAdamKernelBytesPerParam<float>);
+  row("bf16 moments", adam_rate<uint16_t>(kParams, stream), kAdamKernelBytesPerParam<uint16_t>);
   std::printf("\n");
 }
 

@@ -26,7 +26,8 @@ __device__ inline void store_moment(uint16_t& slot, float x) {
 
 // One element: the CPU optimizer's scalar path, element for element.
 template <core::OptimizerKind kOptimizer, core::Precision kPrecision, class Moment>
-__device__ inline void update_element(const AdamPartitionOf<Moment>& p, const AdamStepConstants& c, int64_t i) {
+__device__ inline void update_element(const AdamPartitionOf<Moment>& p, const AdamStepConstants& c,
+                                      int64_t i) {
   float m = load_moment(p.m[i]);
   float v = load_moment(p.v[i]);
   const float grad = half_value_of<kPrecision>(p.grad16[i]);
@@ -105,8 +106,8 @@ bool aligned(const void* pointer, uintptr_t bytes) {
 template <class Moment>
 bool quads_aligned(const AdamPartitionOf<Moment>& p) {
   const uintptr_t moment_quad = 4 * sizeof(Moment);
-  return aligned(p.master, 16) && aligned(p.m, moment_quad) && aligned(p.v, moment_quad) && aligned(p.grad16, 8) &&
-         aligned(p.param16, 8);
+  return aligned(p.master, 16) && aligned(p.m, moment_quad) && aligned(p.v, moment_quad) &&
+         aligned(p.grad16, 8) && aligned(p.param16, 8);
 }
 
 template <core::OptimizerKind kOptimizer, class Moment>

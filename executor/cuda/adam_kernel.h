@@ -28,6 +28,13 @@ struct AdamPartitionOf {
   int64_t n = 0;
 };
 
+// Bytes one step moves per parameter: master, m and v read and written, the
+// 16-bit gradient read and the 16-bit copy written (28 with fp32 moments, 20
+// with bf16). bench/gpu/cuda_probe prices the kernel against the HBM copy by it.
+template <class Moment>
+inline constexpr int64_t kAdamKernelBytesPerParam = 2 * (4 + 2 * static_cast<int64_t>(sizeof(Moment))) + 2 +
+                                                    2;
+
 // Enqueues one step on `stream`; constants from adam_step_constants (the
 // grad_scale's unscaling is in them). Throws CudaError when the launch fails.
 void launch_adam(const AdamPartitionOf<float>& p, const AdamStepConstants& c, core::OptimizerKind optimizer,

@@ -44,7 +44,8 @@ class ParseProbe(unittest.TestCase):
 
 
 class ProbeCalibration(unittest.TestCase):
-    GPU = (ROOT / "profiles/gpus/h200.yaml").read_text()
+    # profiles/gpus/h200.yaml as `stowage profiles gpu --json` gives it
+    GPU = {"memory_bandwidth_bytes_per_s": 4800e9, "fp16_flops_per_s": 989e12}
 
     def test_the_h200_run(self):
         values = probe_calibration.calibration(torch_peer.parse_probe(PROBE.read_text()), self.GPU)
@@ -62,7 +63,7 @@ class ProbeCalibration(unittest.TestCase):
 
     def test_a_profile_without_rates_is_refused(self):
         with self.assertRaises(ValueError):
-            probe_calibration.calibration(torch_peer.parse_probe(PROBE.read_text()), "memory: 141 GiB\n")
+            probe_calibration.calibration(torch_peer.parse_probe(PROBE.read_text()), {"memory_bytes": 1})
 
 
 if __name__ == "__main__":
