@@ -29,6 +29,9 @@
 #include "executor/checkpoint/checkpoint_reader.h"
 #include "executor/checkpoint/checkpoint_root.h"
 #include "executor/cpu_backend.h"
+#ifdef STOWAGE_HAVE_CUDA_BACKEND
+#include "executor/cuda/cuda_backend.h"
+#endif
 #include "executor/directory_lock.h"
 #include "executor/faulty_backend.h"
 #include "executor/nvme/io_error.h"
@@ -51,6 +54,7 @@ struct RunArgs {
   std::string block_size;  // empty: the plan's
   int queue_depth = 0;     // 0: the plan's
   int threads = 1;
+  std::string backend = "cpu";  // or "cuda", where this stowage was built with CUDA
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   std::string resume;  // a checkpoint directory, or "latest" under --checkpoint-dir
@@ -261,6 +265,55 @@ int stopped_before_training(const Context& context, int signal_number) {
   return 128 + signal_number;
 }
 
+// The backend --backend names, with the run's caps and NVMe store.
+struct MadeBackend {
+  std::unique_ptr<executor::Backend> backend;  // null: exit with exit_code
+  int exit_code = kExitOk;
+  const executor::CpuBackend* cpu = nullptr;  // the CPU backend, for its note on locked memory
+};
+
+MadeBackend make_backend(const Context& context, const std::string& kind, executor::CpuBackendOptions options) {
+  MadeBackend made;
+  try {
+    if (kind == "cuda") {
+#ifdef STOWAGE_HAVE_CUDA_BACKEND
+      auto b = executor::cuda::CudaBackend::create({.capacity = options.capacity,
+                                                    .optimizer_threads = options.optimizer_threads,
+                                                    .nvme = std::move(options.nvme)});
+      if (!b) {
+        report(context, b.error());
+        made.exit_code = kExitIoError;  // no usable device: the run cannot happen here
+        return made;
+      }
+      made.backend = std::move(*b);
+#else
+      *context.err << "error: --backend cuda: this stowage was built without CUDA "
+                      "(STOWAGE_WITH_CUDA; README)\n";
+      made.exit_code = kExitUsage;
+#endif
+      return made;
+    }
+    auto b = executor::CpuBackend::create(std::move(options));
+    if (!b) {
+      made.exit_code = report(context, b.error());
+      return made;
+    }
+    made.cpu = b->get();
+    made.backend = std::move(*b);
+  } catch (const executor::IoError& e) {
+    *context.err << "error: " << e.what() << '\n';
+    // An --nvme-dir another run holds, or a block file there that is not
+    // ours: an output that cannot be written, as for the checkpoint root.
+    const bool not_ours = e.kind() == executor::IoErrorKind::kSetup &&
+                          (e.error_number() == EBUSY || e.error_number() == EEXIST);
+    made.exit_code = not_ours ? kExitCannotWrite : kExitIoError;
+  } catch (const std::exception& e) {
+    *context.err << "error: " << e.what() << '\n';
+    made.exit_code = kExitIoError;
+  }
+  return made;
+}
+
 int run_run(const Context& context, const RunArgs& a) {
   // First: a signal during setup (while NVMe block files are being created,
   // say) is then a request to stop, not the default action, which would end
@@ -393,23 +446,10 @@ int run_run(const Context& context, const RunArgs& a) {
     fault = *parsed;
   }
   if (const int n = StopSignals::received().load(); n != 0) return stopped_before_training(context, n);
-  core::Result<std::unique_ptr<executor::CpuBackend>> cpu = std::unexpected(core::Diagnostics{});
-  try {
-    cpu = executor::CpuBackend::create(std::move(backend_options));
-  } catch (const executor::IoError& e) {
-    *context.err << "error: " << e.what() << '\n';
-    // An --nvme-dir another run holds, or a block file there that is not
-    // ours: an output that cannot be written, as for the checkpoint root.
-    const bool not_ours = e.kind() == executor::IoErrorKind::kSetup &&
-                          (e.error_number() == EBUSY || e.error_number() == EEXIST);
-    return not_ours ? kExitCannotWrite : kExitIoError;
-  } catch (const std::exception& e) {
-    *context.err << "error: " << e.what() << '\n';
-    return kExitIoError;
-  }
-  if (!cpu) return report(context, cpu.error());
+  MadeBackend made = make_backend(context, a.backend, std::move(backend_options));
+  if (!made.backend) return made.exit_code;
   if (const int n = StopSignals::received().load(); n != 0) return stopped_before_training(context, n);
-  executor::Backend* backend = cpu->get();
+  executor::Backend* backend = made.backend.get();
   std::unique_ptr<executor::FaultyBackend> faulty;
   if (fault) {
     faulty = std::make_unique<executor::FaultyBackend>(*backend, *fault);
@@ -417,7 +457,7 @@ int run_run(const Context& context, const RunArgs& a) {
   }
   std::ostream& out = *context.out;
   if (!a.as_json) {
-    out << "Training " << in->model.label << " with plan " << a.plan << " on the cpu backend\n"
+    out << "Training " << in->model.label << " with plan " << a.plan << " on the " << backend->name() << " backend\n"
         << "  device memory cap " << short_bytes(device)
         << (a.device_memory.empty() ? " (the plan's GPU)" : " (--device-memory)") << ", " << a.steps
         << " steps, seed " << a.seed << (options.resume ? ", resuming from " + options.resume->string() : "")
@@ -462,7 +502,7 @@ int run_run(const Context& context, const RunArgs& a) {
     }
     return kExitOk;
   }
-  if (!cpu->get()->host_memory_locked() && !a.as_json) {
+  if (made.cpu != nullptr && !made.cpu->host_memory_locked() && !a.as_json) {
     out << "  note: host memory could not be locked (RLIMIT_MEMLOCK); host tiers ran pageable\n";
   }
 
@@ -555,7 +595,7 @@ int run_run(const Context& context, const RunArgs& a) {
 }  // namespace
 
 CommandBody add_run_command(CLI::App& app, Context& context) {
-  CLI::App* sub = app.add_subcommand("run", "Train for real: run a plan on this machine (CPU backend)");
+  CLI::App* sub = app.add_subcommand("run", "Train for real: run a plan on this machine (CPU or CUDA backend)");
   auto a = std::make_shared<RunArgs>();
   sub->add_option("plan", a->plan, "Plan file (stowage/plan/v1)")->required()->check(CLI::ExistingFile);
   sub->add_option("--steps", a->steps, "Train until this step")
@@ -575,6 +615,9 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
   sub->add_option("--queue-depth", a->queue_depth,
                   "NVMe requests in flight (default: the plan's nvme_queue_depth)")
       ->check(CLI::Range(1, 1024));
+  sub->add_option("--backend", a->backend, "Where the run happens: cpu, or cuda (one GPU; a build with CUDA)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   sub->add_option("--threads", a->threads, "Threads of each CPU optimizer step")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -25,9 +26,16 @@ struct Fixture {
   core::TrainingSpec training;
 };
 
+// The bundled profiles; STOWAGE_PROFILES_DIR in the environment wins, for
+// tests built here and run on the GPU machine (bench/gpu/check.sh).
+inline std::filesystem::path profiles_dir() {
+  const char* moved = std::getenv("STOWAGE_PROFILES_DIR");
+  return moved != nullptr ? moved : STOWAGE_PROFILES_DIR;
+}
+
 inline const Fixture& fixture() {
   static const Fixture f = [] {
-    const core::ProfileCatalog catalog(STOWAGE_PROFILES_DIR);
+    const core::ProfileCatalog catalog(profiles_dir());
     Fixture x{.machine = *catalog.machine("workstation-24gb-1nvme"),
               .model = *catalog.model("tiny-gpt"),
               .training = *catalog.training("tiny")};

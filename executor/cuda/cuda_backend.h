@@ -1,0 +1,117 @@
+// The CUDA backend (issue 15): runs a schedule on one GPU. Device memory
+// is one cudaMalloc arena capped at the plan's GPU capacity (DeviceArena),
+// the host tier is page-locked (cudaHostAlloc, pooled as the CPU backend
+// pools its blocks), each lane has its own stream, copies are
+// cudaMemcpyAsync on it, and the element-wise work (widen, narrow,
+// accumulate, zero, the gradient verdict) and the optimizer step of a
+// partition whose states stay on the device are the kernels of this folder,
+// which give the CPU backend's bits. What touches only host memory (the
+// CPU optimizer, NVMe, host-to-host copies) is the CPU backend's work, and
+// this backend hands it to one it owns.
+//
+// What is not yet on the GPU: the model's layers. A compute op runs the
+// model's host kernels (OpenBLAS) over host mirrors of its device buffers:
+// the fp32 parameters and gradients are copied down before the kernel and
+// the gradients and kept activations copied back up after it, on the op's
+// lane. The device holds every byte the schedule puts there, so the
+// placement, the arena's cap and the transfers are real; the compute lane's
+// time is the host's plus those copies, not an H200's (docs/gpu.md).
+//
+// Each call finishes its work before it returns (a stream synchronise), so
+// lanes order each other by completion, as on the CPU backend, and the
+// host-side op times the executor records are the device's to within a
+// launch. Events on each stream, which would let the host only enqueue,
+// are the next step.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "executor/backend.h"
+#include "executor/buffer_pool.h"
+#include "executor/cpu_backend.h"
+#include "executor/cuda/cuda_stream.h"
+#include "executor/cuda/device_arena.h"
+#include "executor/cuda/device_memory.h"
+
+namespace stowage::executor::cuda {
+
+struct CudaBackendOptions {
+  // Bytes per tier (gpu, cpu, nvme). The GPU arena is one cudaMalloc of the
+  // gpu cap; 0 takes what the device has free, less kDeviceReserve.
+  std::array<int64_t, 3> capacity{};
+  int optimizer_threads = 1;              // threads of each CPU optimizer step
+  std::optional<BlockStoreOptions> nvme;  // absent: no NVMe tier
+};
+
+// What the device keeps back from an uncapped arena: the context's own
+// allocations (cuBLAS workspaces, kernel images, the driver's buffers).
+inline constexpr int64_t kDeviceReserve = int64_t{1} << 30;
+
+class CudaBackend final : public Backend {
+ public:
+  // Fails with a diagnostic when no device can be used (the reason CUDA
+  // gives) or the arena cannot be had.
+  static core::Result<std::unique_ptr<CudaBackend>> create(CudaBackendOptions options);
+  ~CudaBackend() override;
+
+  [[nodiscard]] std::string_view name() const override { return "cuda"; }
+  [[nodiscard]] core::Result<Buffer> allocate(core::Tier tier, int64_t bytes, std::string what) override;
+  void release(Buffer& buffer) override;
+  [[nodiscard]] int64_t in_use(core::Tier tier) const override;
+  [[nodiscard]] int64_t capacity(core::Tier tier) const override;
+  [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset,
+                                        const Buffer& src, int64_t src_offset, int64_t bytes) override;
+  [[nodiscard]] core::Result<void> compute(core::Lane lane, std::string_view what,
+                                           const LayerBuffers& buffers,
+                                           const std::function<void(const LayerWorkspace&)>& kernel) override;
+  [[nodiscard]] core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) override;
+  [[nodiscard]] core::Result<void> widen(core::Lane lane, const Buffer& src16, const Buffer& dst32,
+                                         int64_t dst_offset, core::Precision precision) override;
+  [[nodiscard]] core::Result<void> narrow(core::Lane lane, const Buffer& src32, int64_t src_offset,
+                                          const Buffer& dst16, core::Precision precision) override;
+  [[nodiscard]] core::Result<void> accumulate(core::Lane lane, const Buffer& acc16, const Buffer& add16,
+                                              core::Precision precision) override;
+  [[nodiscard]] core::Result<void> zero(core::Lane lane, const Buffer& buffer) override;
+  [[nodiscard]] core::Result<GradientStats> gradient_stats(core::Lane lane, const Buffer& grad16,
+                                                           core::Precision precision) override;
+  [[nodiscard]] Event record(core::Lane lane) override;
+  void wait(const Event& event) override;
+  [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override;
+  [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override;
+  [[nodiscard]] core::Result<core::QueueDepth> block_write(core::Lane lane, const BlockIo& io) override;
+  [[nodiscard]] core::Result<core::QueueDepth> block_read(core::Lane lane, const BlockIo& io) override;
+
+  // "NVIDIA H200, sm_90, 139.8 GiB, driver 13.0, runtime 13.0"
+  [[nodiscard]] const std::string& device() const { return device_; }
+
+ private:
+  CudaBackend(CudaBackendOptions options, std::unique_ptr<CpuBackend> host, int64_t arena_bytes);
+  // A host mirror of a device buffer, for the model's host kernels; made at
+  // its first compute op, freed with the buffer.
+  std::span<float> mirror(const Buffer& device_buffer);
+  void free_pinned(const std::vector<BufferPool::Block>& blocks);
+
+  CudaBackendOptions options_;
+  std::unique_ptr<CpuBackend> host_;  // the host-only work: CPU Adam, NVMe, host copies
+  std::string device_;
+  LaneStreams streams_;
+  DeviceArena arena_;
+  std::array<DeviceMemory, core::kLaneCount> bins_;  // each lane's gradient-verdict accumulator
+  std::array<std::atomic<int64_t>, 2> in_use_{};      // gpu, cpu
+  std::atomic<int64_t> cpu_peak_{0};
+  BufferPool pinned_;  // host-tier blocks given back, cudaHostAlloc'ed
+  std::mutex maps_mutex_;
+  std::unordered_map<const std::byte*, std::unique_ptr<float[]>> mirrors_;
+  std::unordered_map<const std::byte*, DeviceRange> ranges_;  // a device buffer's arena range
+  std::array<std::atomic<int64_t>, core::kLaneCount> moved_{};
+};
+
+}  // namespace stowage::executor::cuda

@@ -1,0 +1,160 @@
+// The CUDA backend trains the tiny GPT with the CPU backend's losses, bit
+// for bit, under every placement (device, CPU and NVMe states, a three-tier
+// mix, parameters on NVMe), in bf16 and fp16, with and without gradient
+// accumulation and activation checkpointing: the element-wise kernels and
+// the device Adam give the CPU twins' bits, and the layers still run the
+// host kernels (cuda_backend.h), so any difference is a byte the backend
+// moved wrongly or a gradient it lost. The device pointers it hands out are
+// real device addresses, so a run finishing also shows that the
+// interpreter never dereferences device memory. Runs where a GPU is
+// present (label gpu); without one, only the refusal is checked.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "executor/cuda/cuda_backend.h"
+#include "executor/cuda/cuda_device.h"
+#include "tests/executor/tiny_gpt_fixture.h"
+
+namespace stowage::executor::cuda {
+namespace {
+
+using namespace executor::testing;
+
+#define STOWAGE_REQUIRE_CUDA_DEVICE()                                                       \
+  do {                                                                                      \
+    const CudaPresence presence_ = cuda_presence();                                         \
+    if (!presence_.present()) GTEST_SKIP() << "no CUDA device: " << presence_.absent_because; \
+  } while (0)
+
+std::unique_ptr<CudaBackend> cuda_backend(const std::string& name, int64_t device_cap = int64_t{1} << 30) {
+  CudaBackendOptions o;
+  o.capacity[0] = device_cap;
+  o.nvme = BlockStoreOptions{.directories = {scratch(name) / "nvme"},
+                             .block_bytes = core::Bytes(64 << 10),
+                             .queue_depth = 4,
+                             .allow_buffered = true};
+  auto b = CudaBackend::create(std::move(o));
+  EXPECT_TRUE(b) << (b ? "" : core::to_string(b.error()));
+  return b ? std::move(*b) : nullptr;
+}
+
+struct Case {
+  std::string placement;
+  core::PlanFile plan;
+  core::Precision precision = core::Precision::kBf16;
+};
+
+std::vector<Case> cases() {
+  const std::vector<std::pair<std::string, core::PlanFile>> placements = {
+      {"all-device", plan_where(kAllDevice)},
+      {"optimizer-cpu", plan_where(kCpuOffload)},
+      {"optimizer-nvme", plan_where(kNvmeOffload)},
+      {"params-nvme", plan_where(kParamsOnNvme)},
+      {"mixed-three-tier", three_tier_mix()}};
+  std::vector<Case> out;
+  for (core::Precision precision : {core::Precision::kBf16, core::Precision::kFp16}) {
+    for (int64_t accumulation : {1, 3}) {
+      for (const auto& [name, plan] : placements) {
+        Case c{.placement = name, .plan = plan, .precision = precision};
+        c.plan.policy.gradient_accumulation = accumulation;
+        c.plan.policy.activation_checkpointing = accumulation > 1;
+        c.plan.policy.delayed_update = name == "optimizer-cpu" && accumulation == 1;
+        c.placement += std::string(precision == core::Precision::kBf16 ? " bf16" : " fp16") + " accum" +
+                       std::to_string(accumulation);
+        out.push_back(std::move(c));
+      }
+    }
+  }
+  return out;
+}
+
+core::Result<TrainingRun> run_on(Backend& b, const Case& c) {
+  const Fixture& f = fixture();
+  core::TrainingSpec training = f.training;
+  training.precision = c.precision;
+  training.loss_scaling.window = 2;  // fp16: the scale moves within the run
+  return train(c.plan, f.machine, f.model, training, b,
+               {.steps = 3, .seed = 7, .watchdog = std::chrono::seconds(60)});
+}
+
+TEST(CudaBackend, TrainsWithTheCpuBackendsLossesUnderEveryPlacement) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  int index = 0;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.placement);
+    auto cpu = backend("cuda-vs-cpu-" + std::to_string(index));
+    auto gpu = cuda_backend("cuda-" + std::to_string(index++));
+    ASSERT_NE(gpu, nullptr);
+    auto expected = run_on(*cpu, c);
+    auto got = run_on(*gpu, c);
+    ASSERT_TRUE(expected) << core::to_string(expected.error());
+    ASSERT_TRUE(got) << core::to_string(got.error());
+    EXPECT_EQ(got->losses, expected->losses);
+    // Every op ran, on the lanes the schedule gave it.
+    for (const core::Op& op : got->schedule.ops) EXPECT_GT(got->timeline.spans[static_cast<size_t>(op.id)].end, 0);
+    std::printf("| %s | %.6f | %.6f | %s |\n", c.placement.c_str(), got->losses.back(), expected->losses.back(),
+                got->losses == expected->losses ? "bit-identical" : "DIFFERENT");
+  }
+}
+
+TEST(CudaBackend, BfloatStatesOnTheDeviceTrainAsOnTheCpu) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  for (const auto& [name, where] : {std::pair{"all-device", kAllDevice}, std::pair{"optimizer-cpu", kCpuOffload}}) {
+    SCOPED_TRACE(name);
+    Case c{.placement = name, .plan = plan_where(where)};
+    c.plan.policy.optimizer_state_precision = core::StatePrecision::kBf16;
+    auto cpu = backend(std::string("bf16-states-cpu-") + name);
+    auto gpu = cuda_backend(std::string("bf16-states-cuda-") + name);
+    ASSERT_NE(gpu, nullptr);
+    auto expected = run_on(*cpu, c);
+    auto got = run_on(*gpu, c);
+    ASSERT_TRUE(expected) << core::to_string(expected.error());
+    ASSERT_TRUE(got) << core::to_string(got.error());
+    EXPECT_EQ(got->losses, expected->losses);
+  }
+}
+
+TEST(CudaBackend, ADeviceCapTooSmallFailsAtTheAllocationThatDoesNotFit) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  auto gpu = cuda_backend("cuda-capped", 256 << 10);
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->capacity(core::Tier::kGpu), 256 << 10);
+  auto run = run_on(*gpu, {.placement = "all-device", .plan = plan_where(kAllDevice)});
+  ASSERT_FALSE(run);
+  EXPECT_NE(core::to_string(run.error()).find("gpu memory exhausted"), std::string::npos)
+      << core::to_string(run.error());
+}
+
+TEST(CudaBackend, HostTierBuffersArePageLockedAndDeviceBuffersAreDeviceMemory) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  auto gpu = cuda_backend("cuda-kinds");
+  ASSERT_NE(gpu, nullptr);
+  auto host = gpu->allocate(core::Tier::kCpu, 12345, "host");
+  auto device = gpu->allocate(core::Tier::kGpu, 12345, "device");
+  ASSERT_TRUE(host && device);
+  cudaPointerAttributes a{};
+  ASSERT_EQ(cudaPointerGetAttributes(&a, host->data), cudaSuccess);
+  EXPECT_EQ(a.type, cudaMemoryTypeHost);
+  ASSERT_EQ(cudaPointerGetAttributes(&a, device->data), cudaSuccess);
+  EXPECT_EQ(a.type, cudaMemoryTypeDevice);
+  EXPECT_EQ(gpu->in_use(core::Tier::kCpu), 12345);
+  EXPECT_EQ(gpu->in_use(core::Tier::kGpu), 12345);
+  gpu->release(*host);
+  gpu->release(*device);
+  EXPECT_EQ(gpu->in_use(core::Tier::kCpu), 0);
+  EXPECT_EQ(gpu->in_use(core::Tier::kGpu), 0);
+}
+
+// Runs everywhere: without a device the backend says why, instead of
+// failing deep inside its first allocation.
+TEST(CudaBackend, WithoutADeviceCreationSaysWhy) {
+  if (cuda_presence().present()) GTEST_SKIP() << "a CUDA device is present";
+  auto b = CudaBackend::create({});
+  ASSERT_FALSE(b);
+  EXPECT_NE(core::to_string(b.error()).find("no CUDA device: "), std::string::npos) << core::to_string(b.error());
+}
+
+}  // namespace
+}  // namespace stowage::executor::cuda
