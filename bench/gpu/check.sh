@@ -180,7 +180,8 @@ if [ -x "$carried/stowage" ] && [ -f "$carried/debian-libs.tar.gz" ]; then
   libs=/tmp/stowage-libs
   mkdir -p "$libs" && tar -xzf "$carried/debian-libs.tar.gz" -C "$libs"
   ours() { env LD_LIBRARY_PATH="$libs:$LD_LIBRARY_PATH" STOWAGE_PROFILES_DIR="$root/profiles" "$@"; }
-  (cd /tmp && ours timeout 240 "$root/$carried/stowage_cuda_backend_tests" \
+  backend_tests=$(cd "$carried" && pwd)/stowage_cuda_backend_tests
+  (cd /tmp && ours timeout 240 "$backend_tests" \
      --gtest_output="xml:$out/stowage_cuda_backend_tests.xml") > "$out/stowage_cuda_backend_tests.txt" 2>&1
   rc=$?
   grep -E "^\| |^\[  (FAILED|PASSED|SKIPPED) |Failure|error" "$out/stowage_cuda_backend_tests.txt" | head -n 60 | tee -a "$out/check.txt"
