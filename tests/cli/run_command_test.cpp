@@ -22,6 +22,9 @@
 #include "executor/checkpoint/load_checkpoint.h"
 #include "executor/directory_lock.h"
 #include "tests/cli/run_stowage.h"
+#ifdef STOWAGE_HAVE_CUDA_BACKEND
+#include "executor/cuda/cuda_device.h"
+#endif
 
 extern char** environ;
 
@@ -456,6 +459,25 @@ TEST(RunCommand, ALockedNvmeDirectoryOrAForeignBlockFileIsRefused) {
   EXPECT_NE(o.err.find("already exists and this run did not create it"), std::string::npos) << o.err;
   std::ifstream in(dir / "nvme" / "stowage-0.blocks");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "mine");
+}
+
+// --backend cuda where it cannot run says why, before anything is set up:
+// no NVMe files are made. (On a GPU machine the backend's own tests train.)
+TEST(RunCommand, TheCudaBackendWhereItCannotRunSaysWhyAndMakesNothing) {
+  const fs::path dir = scratch("cuda-backend");
+  std::vector<std::string> args = run_args(small_plan(dir), dir, 2);
+  args.insert(args.end(), {"--backend", "cuda"});
+  const Outcome o = stowage(args);
+#ifdef STOWAGE_HAVE_CUDA_BACKEND
+  const executor::cuda::CudaPresence presence = executor::cuda::cuda_presence();
+  if (presence.present()) GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_EQ(o.code, kExitIoError) << o.err;
+  EXPECT_NE(o.err.find("cuda backend: no CUDA device: " + presence.absent_because), std::string::npos) << o.err;
+#else
+  EXPECT_EQ(o.code, kExitUsage) << o.err;
+  EXPECT_NE(o.err.find("this stowage was built without CUDA"), std::string::npos) << o.err;
+#endif
+  EXPECT_FALSE(fs::exists(dir / "nvme" / "stowage-0.blocks"));
 }
 
 // Issue 12: re-running a finished job with --resume latest segfaulted.
