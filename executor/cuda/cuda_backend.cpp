@@ -109,6 +109,8 @@ CudaBackend::~CudaBackend() {
     // A fault already reported by the call that met it; the owners free the rest.
   }
   free_pinned(pinned_.trim(0));
+  free_pinned(mirror_pool_.trim(0));
+  for (const auto& [device, block] : mirrors_) cudaFreeHost(block.data);
 }
 
 void CudaBackend::free_pinned(const std::vector<BufferPool::Block>& blocks) {
@@ -167,7 +169,10 @@ void CudaBackend::release(Buffer& buffer) {
     std::optional<DeviceRange> range;
     {
       std::lock_guard lock(maps_mutex_);
-      mirrors_.erase(buffer.data);
+      if (auto m = mirrors_.find(buffer.data); m != mirrors_.end()) {
+        mirror_pool_.keep(m->second);
+        mirrors_.erase(m);
+      }
       if (auto it = ranges_.find(buffer.data); it != ranges_.end()) {
         range = it->second;
         ranges_.erase(it);
@@ -218,10 +223,23 @@ core::Result<void> CudaBackend::copy(core::Lane lane, const Buffer& dst, int64_t
 
 std::span<float> CudaBackend::mirror(const Buffer& device_buffer) {
   const size_t n = static_cast<size_t>(device_buffer.bytes) / sizeof(float);
+  {
+    std::lock_guard lock(maps_mutex_);
+    if (auto it = mirrors_.find(device_buffer.data); it != mirrors_.end())
+      return {reinterpret_cast<float*>(it->second.data), n};
+  }
+  // A buffer is computed on by one lane at a time, so no other thread makes
+  // this mirror meanwhile.
+  BufferPool::Block block{.data = nullptr, .bytes = round_up(device_buffer.bytes, kPage)};
+  block.data = mirror_pool_.take(block.bytes);
+  if (block.data == nullptr) {
+    void* p = nullptr;
+    STOWAGE_CUDA(cudaHostAlloc(&p, static_cast<size_t>(block.bytes), cudaHostAllocDefault));
+    block.data = static_cast<std::byte*>(p);
+  }
   std::lock_guard lock(maps_mutex_);
-  std::unique_ptr<float[]>& m = mirrors_[device_buffer.data];
-  if (!m) m = std::make_unique<float[]>(n);
-  return {m.get(), n};
+  mirrors_[device_buffer.data] = block;
+  return {reinterpret_cast<float*>(block.data), n};
 }
 
 core::Result<void> CudaBackend::compute(core::Lane lane, std::string_view what, const LayerBuffers& buffers,

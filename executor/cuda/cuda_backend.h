@@ -108,8 +108,13 @@ class CudaBackend final : public Backend {
   std::array<std::atomic<int64_t>, 2> in_use_{};      // gpu, cpu
   std::atomic<int64_t> cpu_peak_{0};
   BufferPool pinned_;  // host-tier blocks given back, cudaHostAlloc'ed
+  // The host mirrors, page-locked like the host tier: a pageable copy is
+  // staged by the driver through its own buffer and holds up the other
+  // lanes' copies while it runs. Kept for reuse (the same sizes recur every
+  // layer), never trimmed: they are at most the device buffers computed on.
+  BufferPool mirror_pool_;
   std::mutex maps_mutex_;
-  std::unordered_map<const std::byte*, std::unique_ptr<float[]>> mirrors_;
+  std::unordered_map<const std::byte*, BufferPool::Block> mirrors_;
   std::unordered_map<const std::byte*, DeviceRange> ranges_;  // a device buffer's arena range
   std::array<std::atomic<int64_t>, core::kLaneCount> moved_{};
 };
