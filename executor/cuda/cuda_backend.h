@@ -10,7 +10,8 @@
 // this backend hands it to one it owns.
 //
 // What is not yet on the GPU: the model's layers. A compute op runs the
-// model's host kernels (OpenBLAS) over host mirrors of its device buffers:
+// model's host kernels (OpenBLAS) over page-locked host mirrors of its
+// device buffers:
 // the fp32 parameters and gradients are copied down before the kernel and
 // the gradients and kept activations copied back up after it, on the op's
 // lane. The device holds every byte the schedule puts there, so the
@@ -108,10 +109,11 @@ class CudaBackend final : public Backend {
   std::array<std::atomic<int64_t>, 2> in_use_{};      // gpu, cpu
   std::atomic<int64_t> cpu_peak_{0};
   BufferPool pinned_;  // host-tier blocks given back, cudaHostAlloc'ed
-  // The host mirrors, page-locked like the host tier: a pageable copy is
-  // staged by the driver through its own buffer and holds up the other
-  // lanes' copies while it runs. Kept for reuse (the same sizes recur every
-  // layer), never trimmed: they are at most the device buffers computed on.
+  // The host mirrors, page-locked like the host tier: pageable, their
+  // copies went through the driver's staging buffer and slowed the other
+  // lanes' copies beside them to 1 GB/s (docs/gpu.md, H200 runs 6-8). Kept
+  // for reuse (the same sizes recur every layer), never trimmed: they are
+  // at most the device buffers computed on.
   BufferPool mirror_pool_;
   std::mutex maps_mutex_;
   std::unordered_map<const std::byte*, BufferPool::Block> mirrors_;
