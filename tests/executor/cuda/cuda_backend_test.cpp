@@ -79,40 +79,35 @@ core::Result<TrainingRun> run_on(Backend& b, const Case& c) {
                {.steps = 3, .seed = 7, .watchdog = std::chrono::seconds(60)});
 }
 
+// The same case on the CPU backend and the CUDA backend: their losses, and
+// every op of the CUDA run having run.
+void expect_the_cpu_backends_losses(const Case& c, const std::string& tag) {
+  SCOPED_TRACE(c.placement);
+  auto cpu = backend(tag + "-cpu");
+  auto gpu = cuda_backend(tag + "-cuda");
+  ASSERT_NE(gpu, nullptr);
+  auto expected = run_on(*cpu, c);
+  auto got = run_on(*gpu, c);
+  ASSERT_TRUE(expected) << core::to_string(expected.error());
+  ASSERT_TRUE(got) << core::to_string(got.error());
+  EXPECT_EQ(got->losses, expected->losses);
+  for (const core::Op& op : got->schedule.ops) EXPECT_GT(got->timeline.spans[static_cast<size_t>(op.id)].end, 0);
+  std::printf("| %s | %.6f | %.6f | %s |\n", c.placement.c_str(), got->losses.back(), expected->losses.back(),
+              got->losses == expected->losses ? "bit-identical" : "DIFFERENT");
+}
+
 TEST(CudaBackend, TrainsWithTheCpuBackendsLossesUnderEveryPlacement) {
   STOWAGE_REQUIRE_CUDA_DEVICE();
   int index = 0;
-  for (const Case& c : cases()) {
-    SCOPED_TRACE(c.placement);
-    auto cpu = backend("cuda-vs-cpu-" + std::to_string(index));
-    auto gpu = cuda_backend("cuda-" + std::to_string(index++));
-    ASSERT_NE(gpu, nullptr);
-    auto expected = run_on(*cpu, c);
-    auto got = run_on(*gpu, c);
-    ASSERT_TRUE(expected) << core::to_string(expected.error());
-    ASSERT_TRUE(got) << core::to_string(got.error());
-    EXPECT_EQ(got->losses, expected->losses);
-    // Every op ran, on the lanes the schedule gave it.
-    for (const core::Op& op : got->schedule.ops) EXPECT_GT(got->timeline.spans[static_cast<size_t>(op.id)].end, 0);
-    std::printf("| %s | %.6f | %.6f | %s |\n", c.placement.c_str(), got->losses.back(), expected->losses.back(),
-                got->losses == expected->losses ? "bit-identical" : "DIFFERENT");
-  }
+  for (const Case& c : cases()) expect_the_cpu_backends_losses(c, "placement-" + std::to_string(index++));
 }
 
 TEST(CudaBackend, BfloatStatesOnTheDeviceTrainAsOnTheCpu) {
   STOWAGE_REQUIRE_CUDA_DEVICE();
   for (const auto& [name, where] : {std::pair{"all-device", kAllDevice}, std::pair{"optimizer-cpu", kCpuOffload}}) {
-    SCOPED_TRACE(name);
-    Case c{.placement = name, .plan = plan_where(where)};
+    Case c{.placement = std::string(name) + " bf16-states", .plan = plan_where(where)};
     c.plan.policy.optimizer_state_precision = core::StatePrecision::kBf16;
-    auto cpu = backend(std::string("bf16-states-cpu-") + name);
-    auto gpu = cuda_backend(std::string("bf16-states-cuda-") + name);
-    ASSERT_NE(gpu, nullptr);
-    auto expected = run_on(*cpu, c);
-    auto got = run_on(*gpu, c);
-    ASSERT_TRUE(expected) << core::to_string(expected.error());
-    ASSERT_TRUE(got) << core::to_string(got.error());
-    EXPECT_EQ(got->losses, expected->losses);
+    expect_the_cpu_backends_losses(c, std::string("bf16-states-") + name);
   }
 }
 
