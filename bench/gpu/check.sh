@@ -5,7 +5,7 @@
 # the DeepSpeed runs and GPT-2 Medium on the CUDA backend take most of it).
 #
 #   bench/gpu/check.sh --stage            here: copy the GPU programs, stripped,
-#                                         into build/gpu-carry (a few MB), and
+#                                         into build/gpu-carry (27 MB with the executor's libraries), and
 #                                         DeepSpeed's source package and wheels into .whl
 #   bench/gpu/check.sh [--carried DIR]    there, with DIR and .whl carried: run them
 #                                         (DIR default build/gpu-carry)
