@@ -505,6 +505,11 @@ int run_run(const Context& context, const RunArgs& a) {
   if (made.cpu != nullptr && !made.cpu->host_memory_locked() && !a.as_json) {
     out << "  note: host memory could not be locked (RLIMIT_MEMLOCK); host tiers ran pageable\n";
   }
+  if (a.backend == "cuda" && !a.as_json) {
+    // Said beside every CUDA run, so that nobody reads its step against the GPU's prediction.
+    out << "  note: the cuda backend runs the model's layers on the host (docs/gpu.md): gpu.compute and\n"
+           "        the step time are the host's, not the GPU's\n";
+  }
 
   const auto busy = lane_busy(run->schedule, run->timeline, run->seconds);
   const std::string title = in->model.name + " on " + in->machine.name + ", " + a.plan;
