@@ -199,6 +199,11 @@ if [ -x "$carried/stowage" ] && [ -f "$carried/debian-libs.tar.gz" ]; then
       rc=$?
       grep -v -E '^\s*$' "$out/$name.$backend.txt" | tail -n 30 | tee -a "$out/check.txt"
       [ "$rc" -eq 0 ] || { log "$name on $backend FAILED (exit $rc)"; status=1; }
+      # Measured against predicted, lane by lane (the table item 6 asks for).
+      if [ "$backend" = cuda ] && [ -f "$out/$name.$backend.trace.json" ]; then
+        ours "$carried/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
+          2>&1 | head -n 12 | tee -a "$out/check.txt"
+      fi
       [ -f "$out/$name.$backend.trace.json" ] && gzip -f "$out/$name.$backend.trace.json"
     done
   done
