@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "calibration/trace_metrics.h"
 #include "cli/exit_codes.h"
 #include "cli/output_file.h"
 #include "cli/profile_inputs.h"
@@ -535,6 +536,11 @@ int run_run(const Context& context, const RunArgs& a) {
   }
   const double first = run->losses.front(), last = run->losses.back();
   const double step_seconds = run->seconds / static_cast<double>(run->losses.size());
+  // The step to set beside the prediction (the simulator's steady state):
+  // the median step after the first, as `stowage compare` takes it, not the
+  // mean over the run, which counts the first step's warm-up.
+  const calibration::TraceMetrics metrics = calibration::trace_metrics(run->schedule, run->timeline);
+  const double steady_seconds = static_cast<double>(metrics.steady_step_time()) * 1e-9;  // ns
   if (a.as_json) {
     nlohmann::json lanes = nlohmann::json::object();
     for (Lane lane : core::kAllLanes)
@@ -544,6 +550,7 @@ int run_run(const Context& context, const RunArgs& a) {
                           {"held_out_loss", run->held_out_loss},
                           {"unigram_entropy", run->unigram_entropy},
                           {"seconds", run->seconds},
+                          {"steady_step_seconds", steady_seconds},
                           {"lane_busy", lanes},
                           {"checkpoints", run->checkpoints}}
                .dump(2)
@@ -561,8 +568,14 @@ int run_run(const Context& context, const RunArgs& a) {
       run->unigram_entropy,
       run->held_out_loss < run->unigram_entropy ? "learned more than byte frequencies" : "not yet below it");
   t.row({"held-out loss", buf});
-  std::snprintf(buf, sizeof buf, "%.3f s per step, %.0f tokens/s", step_seconds,
-                static_cast<double>(run->schedule.tokens_per_step) / step_seconds);
+  if (metrics.step_times.size() > 1) {
+    std::snprintf(buf, sizeof buf, "%.3f s per step (the median after the first), %.0f tokens/s; %.3f s over all %zu",
+                  steady_seconds, static_cast<double>(run->schedule.tokens_per_step) / steady_seconds, step_seconds,
+                  metrics.step_times.size());
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3f s per step, %.0f tokens/s", step_seconds,
+                  static_cast<double>(run->schedule.tokens_per_step) / step_seconds);
+  }
   t.row({"measured", buf});
   std::snprintf(buf, sizeof buf, "%s per step on %s (the simulator on the same ops), bound by %s",
                 core::format_seconds(predicted.summary.step_time).c_str(), in->machine.name.c_str(),

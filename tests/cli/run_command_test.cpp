@@ -94,6 +94,14 @@ TEST(RunCommand, TrainsAndWritesTheMeasuredAndPredictedTraces) {
   std::sort(names["measured"].begin(), names["measured"].end());
   std::sort(names["predicted"].begin(), names["predicted"].end());
   EXPECT_EQ(names["measured"], names["predicted"]);
+  // The step the run sets beside its prediction is the one `stowage
+  // compare` takes from the measured trace (the median after the first).
+  const Outcome compared = stowage({"compare", (dir / "predicted.json").string(), (dir / "measured.json").string(),
+                                    "--json"});
+  ASSERT_EQ(compared.code, kExitOk) << compared.err;
+  const double steady = result["steady_step_seconds"].get<double>();
+  EXPECT_GT(steady, 0);
+  EXPECT_NEAR(json::parse(compared.out)["measured"]["steady_step_s"].get<double>(), steady, 1e-5 * steady);
 }
 
 TEST(RunCommand, AFailingDiskStopsTheRunWithTheOpAndExitCode) {
