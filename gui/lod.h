@@ -57,5 +57,7 @@ struct LodOptions {
 // consecutive items each narrower than `threshold`, with gaps under it,
 // becomes one box. Exposed for tests.
 [[nodiscard]] std::vector<LodBox> merge_level(std::span<const LodBox> items, SimTime threshold);
+// The same merge over `items` itself, keeping its allocation.
+void merge_level_in_place(std::vector<LodBox>& items, SimTime threshold);
 
 }  // namespace stowage::gui
