@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/measured_steps.h"
+
 namespace stowage::calibration {
 namespace {
 
@@ -44,19 +46,10 @@ SimTime overlap(const Spans& x, const Spans& y) {
 }
 
 std::vector<SimTime> step_lengths(const core::Schedule& s, const core::Timeline& t, SimTime begin) {
-  std::vector<SimTime> ends;
-  for (const core::Op& op : s.ops) {
-    const auto step = static_cast<size_t>(std::max(0, op.step));
-    if (ends.size() <= step) ends.resize(step + 1, std::numeric_limits<SimTime>::min());
-    ends[step] = std::max(ends[step], t.spans[static_cast<size_t>(op.id)].end);
-  }
+  core::StepEnds ends;
+  for (const core::Op& op : s.ops) ends.add(op.step, t.spans[static_cast<size_t>(op.id)].end);
   std::vector<SimTime> out;
-  SimTime previous = begin;
-  for (SimTime end : ends) {
-    if (end == std::numeric_limits<SimTime>::min()) continue;
-    out.push_back(std::max<SimTime>(0, end - previous));
-    previous = std::max(previous, end);
-  }
+  for (const core::MeasuredStep& step : ends.steps(begin)) out.push_back(step.length);
   return out;
 }
 
@@ -88,11 +81,7 @@ void charge_gpu_waits(const core::Schedule& s, const core::Timeline& t, SimTime 
 SimTime union_length(Spans spans) { return length(merged(std::move(spans))); }
 
 SimTime TraceMetrics::steady_step_time() const {
-  if (step_times.empty()) return 0;
-  if (step_times.size() == 1) return step_times.front();
-  std::vector<SimTime> rest(step_times.begin() + 1, step_times.end());
-  std::nth_element(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(rest.size() / 2), rest.end());
-  return rest[rest.size() / 2];
+  return core::steady_step_length(step_times);
 }
 
 TraceMetrics trace_metrics(const core::Schedule& s, const core::Timeline& t) {

@@ -29,7 +29,8 @@ struct LaneMetrics {
 struct TraceMetrics {
   core::SimTime makespan = 0;  // first start to last end, ns
   // Each step's length: from the end of the previous step's last op (or the
-  // trace's start) to the end of its own last op, by Op::step.
+  // trace's start) to the end of its own last op, by Op::step
+  // (core/measured_steps.h).
   std::vector<core::SimTime> step_times;
   std::array<LaneMetrics, core::kLaneCount> lanes{};
   core::SimTime gpu_idle = 0;  // makespan minus gpu.compute's busy time
@@ -42,7 +43,8 @@ struct TraceMetrics {
   // has none: a gap the compute lane's own ordering made).
   std::array<core::SimTime, core::kLaneCount> gpu_waits_on{};
 
-  // The median step after the first (warm-up), or the only step.
+  // The median step after the first (warm-up), or the only step
+  // (core::steady_step_length).
   [[nodiscard]] core::SimTime steady_step_time() const;
 };
 

@@ -23,11 +23,20 @@ QString text_of(SimTime ns) {
 QStringList steady_labels(const SteadyWindow& w) {
   const QString lane = QString::fromStdString(std::string(core::to_string(w.bound)));
   const QString step = text_of(w.step_time);
-  return {QStringLiteral("steady state: %1 per step, bound by %2 (%3 % busy)")
-              .arg(step, lane)
-              .arg(std::lround(w.bound_share * 100)),
-          QStringLiteral("steady %1/step, bound by %2").arg(step, lane),
-          QStringLiteral("steady %1/step").arg(step), step};
+  const long busy = std::lround(w.bound_share * 100);
+  QStringList labels = {QStringLiteral("steady state: %1 per step, bound by %2 (%3 % busy)").arg(step, lane).arg(busy),
+                        QStringLiteral("steady %1/step, bound by %2").arg(step, lane),
+                        QStringLiteral("steady %1/step").arg(step), step};
+  // A measured trace's step time is the median of the window's steps, as
+  // `stowage run` prints it; the label says so where it has room.
+  if (w.median) {
+    labels.prepend(QStringLiteral("steady state: %1 per step (median of %2 steps), bound by %3 (%4 % busy)")
+                       .arg(step)
+                       .arg(w.steps)
+                       .arg(lane)
+                       .arg(busy));
+  }
+  return labels;
 }
 
 // Right of its tick; left of it where the right edge is near; left out where

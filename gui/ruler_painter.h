@@ -1,6 +1,6 @@
 // Paints the time ruler over the timeline: tick labels on top, and under
 // them the step strip, with a mark where each training step begins and the
-// steady-state window (sim/summary.h) shaded and labelled with its step
+// steady-state window (gui/step_marks.h) shaded and labelled with its step
 // time and the lane that bounds it. Labels that would not fit are moved to
 // the left of their tick or left out, never clipped; label_rects() says
 // where each one goes, so tests can check that they fit.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/measured_steps.h"
+
 namespace stowage::gui {
 namespace {
 
@@ -29,21 +31,46 @@ std::vector<StepMarks::Step> step_starts(const TraceModel& model) {
   return out;
 }
 
+// The steps after the first, as `stowage run` and `compare` take them.
+std::optional<SteadyWindow> measured_window(const TraceModel& model) {
+  core::StepEnds ends;
+  for (const TraceOp& op : model.ops) {
+    if (op.step >= 0 && op.step < kMostSteps) ends.add(op.step, op.end);
+  }
+  const std::vector<core::MeasuredStep> steps = ends.steps(model.begin_time());
+  if (steps.size() < 2) return std::nullopt;
+  std::vector<SimTime> lengths;
+  for (const core::MeasuredStep& step : steps) lengths.push_back(step.length);
+  return SteadyWindow{.begin = steps.front().end,
+                      .end = steps.back().end,
+                      .steps = static_cast<int>(steps.size()) - 1,
+                      .step_time = core::steady_step_length(lengths),
+                      .median = true};
+}
+
+// The last two step intervals, as `stowage simulate` takes them.
+SteadyWindow simulated_window(const std::vector<StepMarks::Step>& steps) {
+  const auto n = static_cast<int>(steps.size());
+  const int window = n >= 3 ? 2 : 1;
+  SteadyWindow w{.begin = steps[static_cast<size_t>(n - 1 - window)].start,
+                 .end = steps[static_cast<size_t>(n - 1)].start,
+                 .steps = window};
+  w.step_time = (w.end - w.begin) / window;
+  return w;
+}
+
 }  // namespace
 
 StepMarks step_marks(const TraceModel& model, const LaneBusy& busy) {
   StepMarks out;
   out.steps = step_starts(model);
-  const auto n = static_cast<int>(out.steps.size());
-  if (n < 2) return out;
-  const int window = n >= 3 ? 2 : 1;
-  SteadyWindow w{.begin = out.steps[static_cast<size_t>(n - 1 - window)].start,
-                 .end = out.steps[static_cast<size_t>(n - 1)].start,
-                 .steps = window};
-  w.step_time = (w.end - w.begin) / window;
+  if (out.steps.size() < 2) return out;
+  std::optional<SteadyWindow> w =
+      model.info.source == "measured" ? measured_window(model) : simulated_window(out.steps);
+  if (!w) return out;
   for (const core::Lane lane : core::kAllLanes) {
-    const double share = busy.by_lane[static_cast<size_t>(lane)].share_in(w.begin, w.end);
-    if (share > w.bound_share) w.bound = lane, w.bound_share = share;
+    const double share = busy.by_lane[static_cast<size_t>(lane)].share_in(w->begin, w->end);
+    if (share > w->bound_share) w->bound = lane, w->bound_share = share;
   }
   out.steady = w;
   return out;

@@ -1,9 +1,13 @@
 // Where the training steps of a timeline begin and which span is its steady
-// state, as `stowage simulate` measures it (sim/summary.h): a step begins at
-// its first forward op; with three steps or more the window is the last two
-// step intervals, with two the one interval, and the step time is the
-// window's length per step. The bound is the lane busiest in the window.
-// GUI-free: the ruler draws these, tests check them.
+// state. A step begins at its first forward op. On a predicted timeline the
+// window is the one `stowage simulate` measures (sim/summary.h): with three
+// steps or more the last two step intervals, with two the one interval, and
+// the step time is the window's length per step. On a measured one it is
+// the rule `stowage run` and `compare` print (core/measured_steps.h): the
+// steps after the first, from the first step's end to the last's, with
+// their median length as the step time; so the ruler shows the number the
+// command line printed for the same run. The bound is the lane busiest in
+// the window. GUI-free: the ruler draws these, tests check them.
 #pragma once
 
 #include <optional>
@@ -17,7 +21,8 @@ namespace stowage::gui {
 struct SteadyWindow {
   SimTime begin = 0, end = 0;  // ns: the first forward op of the window's first step, and past its last
   int steps = 1;               // step intervals in the window
-  SimTime step_time = 0;       // ns: (end - begin) / steps
+  SimTime step_time = 0;       // ns: (end - begin) / steps; on a measured trace, their median length
+  bool median = false;         // step_time is the median of the steps in the window (a measured trace)
   core::Lane bound = core::Lane::kGpuCompute;  // the busiest lane in the window
   double bound_share = 0;                      // its busy share of the window, 0..1
 };

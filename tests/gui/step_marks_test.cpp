@@ -1,10 +1,15 @@
-// Step marks as `stowage simulate` measures the steady state: steps begin
-// at their first forward op, the window is the last two step intervals.
+// Step marks as `stowage simulate` measures the steady state on a predicted
+// trace (steps begin at their first forward op, the window is the last two
+// step intervals), and as `stowage run` and `compare` do on a measured one
+// (the median step after the first).
 #include "gui/step_marks.h"
 
 #include <gtest/gtest.h>
 
+#include "calibration/trace_metrics.h"
+#include "core/trace_reader.h"
 #include "gui/trace_from_timeline.h"
+#include "gui/trace_loader.h"
 #include "gui_test_data.h"
 
 namespace stowage::gui {
@@ -68,6 +73,67 @@ TEST(StepMarks, AgreesWithTheSimulatorsSummary) {
   EXPECT_NEAR(static_cast<double>(marks.steady->step_time) * 1e-9, s.summary.step_time.value(), 1e-9);
   EXPECT_EQ(marks.steady->end - marks.steady->step_time, s.summary.window_start);
   EXPECT_EQ(marks.steady->bound, s.summary.bounding_lane);
+}
+
+TEST(StepMarks, AMeasuredTracesWindowIsTheStepsAfterTheFirstWithTheirMedian) {
+  TraceModel m = four_steps();
+  m.info.source = "measured";
+  const StepMarks marks = step_marks(m, lane_busy(m));
+  ASSERT_TRUE(marks.steady.has_value());
+  // Steps end with their NVMe reads at 55, 155, 275 and 385 ns: lengths
+  // 55, 100, 120 and 110 from the trace's start at 0. The window is the
+  // three after the first, and its step the median of 100, 120 and 110.
+  EXPECT_EQ(marks.steady->begin, 55);
+  EXPECT_EQ(marks.steady->end, 385);
+  EXPECT_EQ(marks.steady->steps, 3);
+  EXPECT_EQ(marks.steady->step_time, 110);
+  EXPECT_TRUE(marks.steady->median);
+  // Not the last two intervals a predicted trace would take (115 ns).
+  EXPECT_FALSE(step_marks(four_steps(), lane_busy(four_steps())).steady->median);
+}
+
+// The number the ruler shows for a measured run is the one `stowage
+// compare` (and `stowage run`) prints for the same file: both read it back
+// and take the steady step by one rule (core/measured_steps.h). Steps of
+// unequal length, so that the last two intervals, the mean and the median
+// all differ.
+TEST(StepMarks, AMeasuredTracesStepIsTheOneCompareReads) {
+  using core::testing::bundled;
+  using core::testing::must;
+  const core::MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const core::TrainingSpec training = must(bundled().training("tiny"));
+  const core::Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  const core::Policy policy = core::policy_for(
+      core::standard_placement(core::StandardPlacement::kZeroOffload, machine.gpu_count), w, training);
+  testing::Simulated run{.schedule = must(core::lower(policy, machine, w, training, {.steps = 6}))};
+  run.timeline = sim::simulate(run.schedule, machine).timeline;
+  // Each step's ops later by the delays of the steps before: step lengths
+  // grow by 0, 3, 0, 40, 1 and 2 us.
+  const SimTime extra_by_step[] = {0, 3'000, 0, 40'000, 1'000, 2'000};
+  for (const core::Op& op : run.schedule.ops) {
+    SimTime shift = 0;
+    for (int s = 0; s <= op.step; ++s) shift += extra_by_step[s];
+    core::OpSpan& span = run.timeline.spans[static_cast<size_t>(op.id)];
+    span.start += shift, span.end += shift;
+  }
+  const std::string text = testing::trace_text(run, "measured");
+
+  const TraceModel m = must(parse_trace(text, "measured.json"));
+  const StepMarks marks = step_marks(m, lane_busy(m));
+  const core::RecordedTrace read = must(core::parse_recorded_trace(text, "measured.json"));
+  const calibration::TraceMetrics metrics = calibration::trace_metrics(read.schedule, read.timeline);
+  ASSERT_TRUE(marks.steady.has_value());
+  ASSERT_EQ(metrics.step_times.size(), 6u);
+  EXPECT_EQ(marks.steady->step_time, metrics.steady_step_time());
+  EXPECT_EQ(marks.steady->steps, 5);
+  // The window runs from the first step's end to the last's: every step's
+  // length but the first's.
+  SimTime after_first = 0;
+  for (size_t s = 1; s < metrics.step_times.size(); ++s) after_first += metrics.step_times[s];
+  EXPECT_EQ(marks.steady->end - marks.steady->begin, after_first);
+  // And the three rules differ here, so agreeing means something.
+  EXPECT_NE(marks.steady->step_time, (metrics.step_times[4] + metrics.step_times[5]) / 2);
+  EXPECT_NE(marks.steady->step_time, after_first / 5);
 }
 
 }  // namespace
