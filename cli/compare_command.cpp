@@ -292,6 +292,10 @@ int run_compare(const Context& context, const CompareArgs& a) {
     planner::assume_sustained_write(*machine);
     predicted.schedule = measured->schedule;
     predicted.timeline = sim::simulate(predicted.schedule, *machine).timeline;
+    // A trace carries no memory effects, so the re-simulation's memory is
+    // all zeros: written, it would claim a 0 B peak (the GUI then says "no
+    // memory in trace" and draws the measured run's alone).
+    predicted.timeline.memory.clear();
     predicted_name = "the simulation on " + a.machine;
     predicted.title = "predicted on " + machine->name + ": " + measured->title;
     if (!a.predicted_trace.empty()) {

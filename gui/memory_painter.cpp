@@ -32,8 +32,12 @@ MemoryPainter::MemoryPainter(const TraceModel& model, const TimeAxis& axis, doub
                              const std::array<std::optional<core::Bytes>, 3>& capacity,
                              const TraceModel* measured)
     : model_(model), measured_(measured), axis_(axis), label_width_(label_width), capacity_(capacity) {
+  // A tier gets a row when either trace has its memory: a prediction
+  // re-simulated from a measured trace has none, and the measured run's
+  // line is drawn alone.
   for (const core::Tier tier : core::kAllTiers) {
-    if (!model.memory[static_cast<size_t>(tier)].empty()) tiers_.push_back(tier);
+    const auto t = static_cast<size_t>(tier);
+    if (!model.memory[t].empty() || (measured != nullptr && !measured->memory[t].empty())) tiers_.push_back(tier);
   }
 }
 
@@ -75,6 +79,7 @@ std::vector<MemoryRow> MemoryPainter::rows(int width, int height) const {
                  : QRectF(label_width_, r.row.top() + 8, width - label_width_, row_height - 14);
     r.per_rank_factor = core::ranks_in_scope(r.tier, ranks());
     r.peak = peak_of(series) * r.per_rank_factor;
+    r.has_samples = !series.empty();
     r.measured_peak = measured_ ? peak_of(measured_->memory[static_cast<size_t>(r.tier)]) * r.per_rank_factor
                                 : core::Bytes();
     const core::Bytes measured_peak = r.measured_peak;
@@ -199,19 +204,29 @@ void MemoryPainter::paint_capacity(QPainter& painter, const MemoryRow& row) cons
 
 // "gpu memory", "per GPU", "peak 21.3 GB", and the capacity when its line is
 // not drawn: one line each, as many as the row has room for.
-void MemoryPainter::paint_label(QPainter& painter, const MemoryRow& row) const {
+QStringList MemoryPainter::label_lines(const MemoryRow& row) const {
   const bool collapsed = row.state == RowState::kCollapsed;
+  // A trace without memory counters (compare's re-simulated prediction: a
+  // trace carries no memory effects) says so instead of "peak 0 B".
+  const QString peak = row.has_samples ? QStringLiteral("peak %1").arg(bytes_text(row.peak))
+                                       : QStringLiteral("no memory in trace");
   QStringList lines{
       QStringLiteral("%1 %2 memory")
           .arg(collapsed ? QStringLiteral("\u25b8") : QStringLiteral("\u25be"), tier_name(row.tier)),
-      scope(row.tier), QStringLiteral("peak %1").arg(bytes_text(row.peak))};
-  if (collapsed) lines = {lines.front() + QStringLiteral(", peak %1").arg(bytes_text(row.peak))};
+      scope(row.tier), peak};
+  if (collapsed) lines = {lines.front() + QStringLiteral(", ") + peak};
   if (row.capacity && row.peak > *row.capacity) lines.back() += QStringLiteral(" OVER");
   // Comparing: the fill and the peak above are the prediction's; the line
   // is the measured run, and its peak follows.
   if (measured_) lines << QStringLiteral("line: measured") << QStringLiteral("its peak %1").arg(bytes_text(row.measured_peak));
   if (row.capacity && !row.capacity_on_scale)
     lines << QStringLiteral("of %1, off scale").arg(bytes_text(*row.capacity));
+  return lines;
+}
+
+void MemoryPainter::paint_label(QPainter& painter, const MemoryRow& row) const {
+  const bool collapsed = row.state == RowState::kCollapsed;
+  QStringList lines = label_lines(row);
   const QFontMetricsF metrics(painter.font());
   const double line = metrics.height(), width = label_width_ - (collapsed ? 12 : kAxisWidth + 8);
   const auto fit = static_cast<qsizetype>(std::max(1.0, (row.row.height() - 4) / line));

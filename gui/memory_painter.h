@@ -35,6 +35,7 @@ struct MemoryRow {
   QRectF plot;  // the curve's area: x on the time axis, y from 0 bytes (bottom) to scale.top
   ByteScale scale;
   core::Bytes peak;
+  bool has_samples = true;    // false when the trace has no memory counter for the tier (peak 0 means nothing)
   core::Bytes measured_peak;  // of the measured run's line, when comparing
   std::optional<core::Bytes> capacity;
   bool capacity_on_scale = false;  // false when it is far above the peak (drawn as a note instead)
@@ -70,6 +71,9 @@ class MemoryPainter {
   // "per GPU" for GPU memory, "per machine" for host and NVMe memory
   // ("per machine, 4 ranks" when there are several).
   [[nodiscard]] QString scope(core::Tier tier) const;
+  // A row's label, a line each ("gpu memory", "per GPU", "peak 21.3 GB",
+  // ...), before it is cut to the lines the row has room for.
+  [[nodiscard]] QStringList label_lines(const MemoryRow& row) const;
 
  private:
   void paint_row(QPainter& painter, const MemoryRow& row) const;

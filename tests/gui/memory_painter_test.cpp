@@ -206,6 +206,30 @@ TEST(MemoryPainter, MeasuredMemoryIsALineOverThePredicted) {
   EXPECT_TRUE(text.contains("measured: 20 GB in use")) << text.toStdString();
 }
 
+// `stowage compare --predicted-trace` writes a prediction re-simulated from
+// the measured trace's ops, which carry no memory effects: its rows say
+// that they have no memory, not that it peaked at 0 B.
+TEST(MemoryPainter, APredictionWithoutMemoryCountersSaysSoNotPeakZero) {
+  TraceModel measured = memory_model();
+  TraceModel predicted;
+  predicted.finish();
+  TimeAxis axis;
+  axis.set_width(kWidth - kLabels);
+  axis.set_bounds(0, 30 * kMs);
+  axis.fit_all();
+  const MemoryPainter p(predicted, axis, kLabels, measured.capacity, &measured);
+  const std::vector<MemoryRow> rows = p.rows(kWidth, kHeight);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_FALSE(rows[0].has_samples);
+  const QStringList lines = p.label_lines(rows[0]);
+  EXPECT_TRUE(lines.contains("no memory in trace")) << lines.join(" | ").toStdString();
+  EXPECT_FALSE(lines.join(" ").contains("peak 0 B")) << lines.join(" | ").toStdString();
+  EXPECT_TRUE(lines.contains("its peak 16 GB")) << lines.join(" | ").toStdString();
+  // A trace with counters still gives its peak.
+  const Drawn d;
+  EXPECT_TRUE(d.painter().label_lines(d.painter().rows(kWidth, kHeight)[0]).contains("peak 16 GB"));
+}
+
 TEST(MemoryPainter, ACollapsedRowIsAThinStripAndTheOthersShareTheRest) {
   const Drawn d;
   MemoryPainter p = d.painter();
