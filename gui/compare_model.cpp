@@ -16,9 +16,16 @@ std::optional<int32_t> lookup(const std::vector<int32_t>& map, int32_t i) {
 
 struct LaneSums {
   int matched = 0;
-  double abs_error_sum = 0;
-  int with_duration = 0;
+  std::vector<double> abs_errors;  // |measured - predicted| / predicted, of ops predicted to take time
 };
+
+// The median (the upper middle of an even count); 0 for none.
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
 
 // The union of each lane's op spans, all tracks and ranks together.
 std::array<SimTime, core::kLaneCount> busy_by_lane(const TraceModel& model) {
@@ -66,9 +73,8 @@ CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measur
     LaneSums& s = sums[static_cast<size_t>(a.lane)];
     ++s.matched;
     if (a.duration() > 0) {
-      s.abs_error_sum +=
-          std::abs(static_cast<double>(b.duration() - a.duration())) / static_cast<double>(a.duration());
-      ++s.with_duration;
+      s.abs_errors.push_back(std::abs(static_cast<double>(b.duration() - a.duration())) /
+                             static_cast<double>(a.duration()));
     }
   }
   const auto predicted_busy = busy_by_lane(predicted), measured_busy = busy_by_lane(measured);
@@ -85,7 +91,7 @@ CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measur
                       .predicted_share = share(p, predicted),
                       .measured_share = share(m, measured),
                       .busy_error = p > 0 ? static_cast<double>(m - p) / static_cast<double>(p) : 0,
-                      .mean_abs_op_error = s.with_duration > 0 ? s.abs_error_sum / s.with_duration : 0});
+                      .median_abs_op_error = median_of(s.abs_errors)});
   }
   unmatched_ = static_cast<int>(predicted.ops.size() + measured.ops.size()) - 2 * matched;
 }

@@ -27,7 +27,10 @@ struct LaneError {
   double predicted_share = 0;    // predicted_busy over the predicted timeline's length, 0..1
   double measured_share = 0;     // measured_busy over the measured timeline's length
   double busy_error = 0;         // (measured - predicted) / predicted busy; 0 when nothing was predicted
-  double mean_abs_op_error = 0;  // mean over ops of |measured - predicted| / predicted duration
+  // The median over ops of |measured - predicted| / predicted duration: a
+  // mean is ruled by the few ops predicted to take microseconds (a
+  // 16 KiB copy measured at 100x its prediction), a median by the typical op.
+  double median_abs_op_error = 0;
 };
 
 // One matched op's error: measured minus predicted duration.

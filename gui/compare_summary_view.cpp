@@ -31,7 +31,7 @@ QString percent(double ratio) {
 CompareSummaryView::CompareSummaryView(QWidget* parent) : QTableWidget(parent) {
   setColumnCount(6);
   setHorizontalHeaderLabels({tr("lane"), tr("ops"), tr("predicted\nbusy"), tr("measured\nbusy"),
-                             tr("busy\nerror"), tr("mean\n|op error|")});
+                             tr("busy\nerror"), tr("median\n|op error|")});
   verticalHeader()->hide();
   verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -49,7 +49,7 @@ void CompareSummaryView::set_comparison(const CompareModel& compare) {
     setItem(r, 2, cell(busy_text(lane.predicted_busy, lane.predicted_share)));
     setItem(r, 3, cell(busy_text(lane.measured_busy, lane.measured_share)));
     setItem(r, 4, cell(percent(lane.busy_error)));
-    setItem(r, 5, cell(percent(lane.mean_abs_op_error).remove('+')));
+    setItem(r, 5, cell(percent(lane.median_abs_op_error).remove('+')));
     ++r;
   }
   const double end_error = compare.predicted_end() > 0

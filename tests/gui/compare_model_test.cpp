@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "gui/op_tooltip.h"
@@ -43,7 +44,7 @@ TEST(CompareModel, MatchesOpsByIdAndMeasuresTheErrorPerLane) {
     const double expected = lane.lane == core::Lane::kNvmeRead     ? 0.2
                             : lane.lane == core::Lane::kGpuCompute ? 0.05
                                                                    : 0;
-    EXPECT_NEAR(lane.mean_abs_op_error, expected, 1e-3) << core::to_string(lane.lane);
+    EXPECT_NEAR(lane.median_abs_op_error, expected, 1e-3) << core::to_string(lane.lane);
     // Busy is a union of spans: never more than the timeline, whatever the slots.
     EXPECT_LE(lane.predicted_share, 1.0) << core::to_string(lane.lane);
     EXPECT_LE(lane.measured_share, 1.0) << core::to_string(lane.lane);
@@ -53,6 +54,27 @@ TEST(CompareModel, MatchesOpsByIdAndMeasuresTheErrorPerLane) {
     saw_nvme = saw_nvme || lane.lane == core::Lane::kNvmeRead;
   }
   EXPECT_TRUE(saw_nvme);
+}
+
+// One op predicted at a microsecond and measured at a millisecond does not
+// make the lane's typical op error 100 000 %: the column is a median.
+TEST(CompareModel, ALanesOpErrorIsTheMedianNotRuledByOneTinyOp) {
+  const testing::Simulated s = testing::tiny_simulated(core::StandardPlacement::kZeroInfinity);
+  const TraceModel predicted = trace_from_timeline(s.schedule, s.timeline, {.source = "predicted"});
+  core::Timeline t = s.timeline;
+  bool first = true;
+  for (size_t i = 0; i < t.spans.size(); ++i) {
+    if (s.schedule.ops[i].lane != core::Lane::kNvmeRead) continue;
+    const SimTime d = t.spans[i].end - t.spans[i].start;
+    t.spans[i].end = t.spans[i].start + (first ? 1000 * d : d + d / 10);  // one 1000x, the rest +10 %
+    first = false;
+  }
+  const TraceModel measured = trace_from_timeline(s.schedule, t, {.title = "tiny-gpt", .source = "measured"});
+  const CompareModel c(predicted, measured);
+  const auto nvme = std::ranges::find(c.lanes(), core::Lane::kNvmeRead, &LaneError::lane);
+  ASSERT_NE(nvme, c.lanes().end());
+  ASSERT_GE(nvme->matched, 3);
+  EXPECT_NEAR(nvme->median_abs_op_error, 0.1, 1e-3);
 }
 
 TEST(CompareModel, BusyIsTheUnionOfTheLanesSlots) {
