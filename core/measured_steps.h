@@ -28,6 +28,7 @@ struct MeasuredStep {
 class StepEnds {
  public:
   // An op of step `step` (below 0 counts as step 0) that ended at `end`.
+  // Steps are kept by number: callers bound them (the trace readers do).
   void add(int step, SimTime end);
   // The steps that have ops, in step order; `begin` is the trace's start.
   [[nodiscard]] std::vector<MeasuredStep> steps(SimTime begin) const;

@@ -1,5 +1,5 @@
 // GELU's element math (gelu.h), shared by the CPU model's loops (gelu.cpp)
-// and the CUDA kernels (executor/cuda/gelu_kernel.cu). The operations are
+// and the CUDA kernels (executor/cuda/model_kernels.cu). The operations are
 // written out one rounding each, in gelu.cpp's order, tanh included: no
 // library function, so that both backends round every step the same way
 // (nvcc compiles them with --fmad=false, g++ for a baseline x86-64 with no
