@@ -10,7 +10,7 @@
 // GPU has and the simulator does not model.
 //
 // The owner bounds what is kept (trim) and frees what it trims, since only
-// it knows how a block was made (aligned_alloc, mlock). Thread-safe.
+// it knows how a block was made (host_pages.h, mlock). Thread-safe.
 #pragma once
 
 #include <cstddef>

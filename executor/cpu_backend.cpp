@@ -4,11 +4,11 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "core/units.h"
+#include "executor/host_pages.h"
 #include "executor/memory_exhausted.h"
 #include "executor/model/half_convert.h"
 #include "executor/nvme/io_error.h"
@@ -16,7 +16,7 @@
 namespace stowage::executor {
 namespace {
 
-constexpr int64_t kPage = 4096;
+constexpr auto kPage = static_cast<int64_t>(kHostPage);
 
 int64_t round_up(int64_t bytes, int64_t to) {
   return (bytes + to - 1) / to * to;
@@ -89,7 +89,7 @@ CpuBackend::~CpuBackend() {
 void CpuBackend::free_blocks(core::Tier tier, const std::vector<BufferPool::Block>& blocks) {
   for (const BufferPool::Block& b : blocks) {
     if (tier == core::Tier::kCpu && options_.lock_host_memory) munlock(b.data, static_cast<size_t>(b.bytes));
-    std::free(b.data);
+    free_host_pages(b.data, static_cast<size_t>(b.bytes));
   }
 }
 
@@ -115,10 +115,10 @@ core::Result<Buffer> CpuBackend::allocate(core::Tier tier, int64_t bytes, std::s
     // A new block: first give back what the pool holds beyond the peak
     // (all of it if the system has no memory left).
     free_blocks(tier, pool.trim(peak_[t].load() - in_use_[t].load()));
-    b.data = static_cast<std::byte*>(std::aligned_alloc(kPage, static_cast<size_t>(rounded)));
+    b.data = allocate_host_pages(static_cast<size_t>(rounded));
     if (b.data == nullptr && pool.kept_bytes() > 0) {
       free_blocks(tier, pool.trim(0));
-      b.data = static_cast<std::byte*>(std::aligned_alloc(kPage, static_cast<size_t>(rounded)));
+      b.data = allocate_host_pages(static_cast<size_t>(rounded));
     }
     if (b.data == nullptr) {
       in_use_[t].fetch_sub(bytes);

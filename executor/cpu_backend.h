@@ -1,7 +1,8 @@
 // The CPU backend: runs a schedule on this machine alone. "GPU memory" is
 // host memory under a cap (the plan's GPU capacity, or less with
 // --device-memory), so an infeasible plan fails here exactly as it would on
-// the GPU; host tiers are page-aligned and page-locked where the system
+// the GPU; buffers are page-aligned, large ones each at its own page colour
+// (host_pages.h), and host tiers page-locked where the system
 // allows (mlock); copies are memcpy on the calling lane's thread; compute
 // runs the model's kernels (OpenBLAS); the optimizer is executor/cpu_adam;
 // NVMe is an io_uring + O_DIRECT block store (executor/nvme/).

@@ -1,9 +1,11 @@
 // The executor's CPU optimizer kernels: CPU Adam (executor/cpu_adam.h) by
 // thread count, and the step's gradient check (executor/square_sum.h).
 #include <algorithm>
+#include <span>
 #include <vector>
 
 #include "executor/cpu_adam.h"
+#include "executor/host_pages.h"
 #include "executor/square_sum.h"
 #include "probe/probes.h"
 
@@ -24,13 +26,15 @@ int adam_probe_steps(const ProbeOptions&, int cores) { return static_cast<int>(c
 void probe_adam(const ProbeOptions& o, Measurements& m, const Tick& tick) {
   // 16 M parameters: 256 MB of fp32 state and gradients, past any cache.
   const size_t n = o.depth == Depth::kQuick ? size_t{16} << 20 : size_t{32} << 20;
-  std::vector<float> master(n, 0.5f), grad(n, 1e-3f), mom(n, 0.0f), var(n, 0.0f);
-  std::vector<uint16_t> p16(n, 0);
+  // Laid out as the executor's buffers are (executor/host_pages.h).
+  const executor::HostArray<float> master(n, 0.5f), grad(n, 1e-3f), mom(n, 0.0f), var(n, 0.0f);
+  const executor::HostArray<uint16_t> p16_array(n, 0);
+  const std::span<uint16_t> p16 = p16_array.span();
   const executor::AdamHyper hyper{};
   int64_t step = 1;
   for (int t : counts(m.cores)) {
     const double s = best_seconds(o.depth == Depth::kQuick ? 3 : 5, [&] {
-      executor::adam_step(master, grad, mom, var, p16, core::Precision::kBf16, hyper, step++, 1.0f,
+      executor::adam_step(master.span(), grad.span(), mom.span(), var.span(), p16, core::Precision::kBf16, hyper, step++, 1.0f,
                           executor::AdamOptions{.threads = t});
     });
     m.adam_params.push_back({.threads = t, .rate = static_cast<double>(n) / s});

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "executor/cpu_adam.h"
+#include "executor/host_pages.h"
 #include "probe/probes.h"
 
 namespace stowage::probe {
@@ -20,15 +21,17 @@ namespace {
 // file's, which the compiler left scalar at a tenth of the rate. Counted
 // as the schedule's optimizer ops count it: 28 B per parameter (a 16-bit
 // gradient), though the kernel reads an fp32 one.
+// Laid out as the executor's buffers are (executor/host_pages.h).
 struct Arrays {
-  std::vector<float> master, grad, m, v;
-  std::vector<uint16_t> p16;
+  executor::HostArray<float> master, grad, m, v;
+  executor::HostArray<uint16_t> p16;
   explicit Arrays(size_t n) : master(n, 1.0f), grad(n, 1e-3f), m(n, 0.0f), v(n, 0.0f), p16(n, 0) {}
 };
 
 double adam_pattern_rate(Arrays& a, int threads, int repeats) {
   const double s = best_seconds(repeats, [&] {
-    executor::adam_roofline_pass(a.master, a.grad, a.m, a.v, a.p16, executor::AdamOptions{.threads = threads});
+    executor::adam_roofline_pass(a.master.span(), a.grad.span(), a.m.span(), a.v.span(), a.p16.span(),
+                                 executor::AdamOptions{.threads = threads});
   });
   return 28.0 * static_cast<double>(a.master.size()) / s;
 }
@@ -69,7 +72,7 @@ void probe_memory(const ProbeOptions& o, Measurements& m, const Tick& tick) {
   }
   const std::vector<int64_t> sizes = copy_sizes(o.depth);
   const int64_t largest = sizes.back();
-  std::vector<char> src(static_cast<size_t>(largest), 1), dst(static_cast<size_t>(largest), 0);
+  const executor::HostArray<char> src(static_cast<size_t>(largest), 1), dst(static_cast<size_t>(largest), 0);
   for (int64_t b : sizes) {
     m.memcpy_pageable.push_back({.bytes = b, .rate = copy_rate(dst.data(), src.data(), b, repeats)});
     tick("memcpy, pageable");

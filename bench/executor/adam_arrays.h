@@ -1,47 +1,18 @@
 // The arrays of one CPU Adam measurement, shared by cpu_adam_bench and
 // cpu_adam_once: master, grad, m, v in fp32 (and m, v in bf16) and the 16-bit copy, each
-// 2 MiB-aligned (so transparent huge pages can back them, as the executor's
-// large pinned buffers are) and first touched by the threads that will use
-// them, and a timer for one pass of adam_step or of its roofline kernel.
+// laid out as the executor's host buffers are (executor/host_pages.h) and
+// first touched by the threads that will use them, and a timer for one pass
+// of adam_step or of its roofline kernel.
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
-#include <new>
-#include <span>
-#include <thread>
-#include <vector>
 
 #include "executor/cpu_adam.h"
+#include "executor/host_pages.h"
 
 namespace stowage::bench {
-
-template <typename T>
-class AlignedArray {
- public:
-  AlignedArray(size_t n, T fill, int threads) : n_(n) {
-    constexpr size_t kAlign = size_t{2} << 20;
-    const size_t bytes = std::max(kAlign, (n * sizeof(T) + kAlign - 1) / kAlign * kAlign);
-    data_.reset(static_cast<T*>(std::aligned_alloc(kAlign, bytes)));
-    if (!data_) throw std::bad_alloc();
-    const size_t per = (n + static_cast<size_t>(threads) - 1) / static_cast<size_t>(threads);
-    std::vector<std::jthread> touch;
-    for (size_t b = 0; b < n; b += per)
-      touch.emplace_back([this, b, e = std::min(n, b + per), fill] { std::fill(data_.get() + b, data_.get() + e, fill); });
-  }
-  [[nodiscard]] std::span<T> span() const { return {data_.get(), n_}; }
-
- private:
-  struct Free {
-    void operator()(T* p) const { std::free(p); }
-  };
-  size_t n_;
-  std::unique_ptr<T[], Free> data_;
-};
 
 // The bytes each kernel moves (cpu_adam.h's count).
 inline constexpr double kAdamBytesPerParam = executor::kAdamBytesPerParam;
@@ -89,9 +60,9 @@ struct AdamArrays {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
-  AlignedArray<float> master, grad, m, v;
-  AlignedArray<uint16_t> param16;
-  AlignedArray<uint16_t> m16, v16;  // the moments in bf16, for the bf16-moment kernels
+  executor::HostArray<float> master, grad, m, v;
+  executor::HostArray<uint16_t> param16;
+  executor::HostArray<uint16_t> m16, v16;  // the moments in bf16, for the bf16-moment kernels
   int64_t step = 0;
 };
 
