@@ -7,6 +7,7 @@
 
 #include "calibration/compare.h"
 #include "calibration/trace_metrics.h"
+#include "core/compute_rate.h"
 #include "sim/lane_models.h"
 #include "sim/simulator.h"
 
@@ -65,15 +66,20 @@ std::string note(const char* what, int ops, double rms) {
 
 void fit_compute(const std::vector<MeasuredRun>& runs, const Durations& d, const core::MachineSpec& m,
                  FitReport& r) {
-  const Points p = points_of(runs, d, Lane::kGpuCompute,
-                             [](const core::Op& op) { return is_compute(op.kind) ? op.flops.count() : 0.0; });
+  // x: the op's seconds at efficiency 1 (its FLOPs at the rate the model
+  // gives its size, core/compute_rate.h), so the slope is 1 / efficiency.
+  // The bf16 rate; for the CPU backend fp16 and bf16 are the same fp32
+  // kernels, and on a GPU the two rates are equal where both exist.
+  const core::FlopsPerSecond peak = m.gpu.bf16_rate ? *m.gpu.bf16_rate : m.gpu.fp16_rate;
+  const std::vector<core::RatePoint>& curve = r.params.compute_rate_by_flops;
+  const Points p = points_of(runs, d, Lane::kGpuCompute, [&](const core::Op& op) {
+    if (!is_compute(op.kind)) return 0.0;
+    return op.flops.count() / core::compute_rate(curve, peak, op.flops.count()).value();
+  });
   if (p.x.size() < 2) return;
   const LineFit f = least_squares(p.x, p.y);
   if (f.slope <= 0) return;
-  // Fitted on the bf16 rate; for the CPU backend fp16 and bf16 are the same
-  // fp32 kernels, and on a GPU the two rates are equal where both exist.
-  const double peak = m.gpu.bf16_rate ? m.gpu.bf16_rate->value() : m.gpu.fp16_rate.value();
-  r.params.matmul_efficiency = std::clamp(1.0 / (f.slope * peak), 1e-4, 4.0);
+  r.params.matmul_efficiency = std::clamp(1.0 / f.slope, 1e-4, 4.0);
   r.params.compute_overhead = core::Seconds(std::max(0.0, f.intercept));
   r.notes.push_back(note("gpu.compute: matmul_efficiency, compute_overhead", f.ops, f.rms_residual));
 }

@@ -1,6 +1,8 @@
 #include "core/calibration_reader.h"
 
 #include <cstdio>
+#include <optional>
+#include <vector>
 
 namespace stowage::core {
 namespace {
@@ -12,10 +14,43 @@ constexpr Bounds<Seconds> kOverhead{Seconds(0), Seconds(10)};
 constexpr Bounds<BytesPerSecond> kRate{BytesPerSecond(1e6), BytesPerSecond(10e12)};
 constexpr Bounds<FlopsPerSecond> kCoreRate{FlopsPerSecond(1e6), FlopsPerSecond(1e15)};
 
+constexpr Bounds<double> kCurveFlops{1, 1e21};
+constexpr Bounds<FlopsPerSecond> kCurveRate{FlopsPerSecond(1e6), FlopsPerSecond(100e15)};
+
 std::string number(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
+}
+
+// compute_rate_by_flops: a list of {flops, rate}, in increasing order of
+// flops. Kept only when every point is right, so that a bad point never
+// leaves a curve with a hole where compute_rate would interpolate across it.
+void read_rate_curve(YamlMap& c, std::vector<RatePoint>& curve) {
+  std::optional<std::vector<YamlMap>> points = c.list_of_maps("compute_rate_by_flops", Need::kOptional);
+  if (!points) return;
+  std::vector<RatePoint> read;
+  bool all_read = true;
+  for (YamlMap& point : *points) {
+    if (!point.is_map()) {
+      all_read = false;
+      continue;
+    }
+    const std::optional<double> flops = point.number("flops", Need::kRequired, kCurveFlops);
+    const std::optional<FlopsPerSecond> rate = point.flops_rate("rate", Need::kRequired, kCurveRate);
+    point.finish();
+    if (!flops || !rate) {
+      all_read = false;
+    } else if (!read.empty() && *flops <= read.back().flops) {
+      point.report("flops", "is " + number(*flops) + ", not more than the point before it (" +
+                                number(read.back().flops) + ")",
+                   "points in increasing order of flops");
+      all_read = false;
+    } else {
+      read.push_back({.flops = *flops, .rate = *rate});
+    }
+  }
+  if (all_read) curve = std::move(read);
 }
 
 }  // namespace
@@ -24,6 +59,7 @@ void read_calibration(YamlMap& c, CostParameters& p) {
   assign(p.matmul_efficiency, c.number("matmul_efficiency", Need::kOptional, kEfficiency));
   assign(p.hbm_efficiency, c.number("hbm_efficiency", Need::kOptional, kEfficiency));
   assign(p.compute_overhead, c.duration("compute_overhead", Need::kOptional, kOverhead));
+  read_rate_curve(c, p.compute_rate_by_flops);
   assign(p.pcie_pinned_efficiency, c.number("pcie_pinned_efficiency", Need::kOptional, kEfficiency));
   assign(p.pcie_pageable_efficiency, c.number("pcie_pageable_efficiency", Need::kOptional, kEfficiency));
   assign(p.pcie_latency, c.duration("pcie_latency", Need::kOptional, kOverhead));
@@ -49,6 +85,11 @@ std::string calibration_yaml(const CostParameters& p) {
   line("matmul_efficiency", number(p.matmul_efficiency));
   line("hbm_efficiency", number(p.hbm_efficiency));
   line("compute_overhead", ns(p.compute_overhead));
+  if (!p.compute_rate_by_flops.empty()) {
+    out += "  compute_rate_by_flops:\n";
+    for (const RatePoint& point : p.compute_rate_by_flops)
+      out += "    - {flops: " + number(point.flops) + ", rate: " + number(point.rate.value()) + "}\n";
+  }
   line("pcie_pinned_efficiency", number(p.pcie_pinned_efficiency));
   line("pcie_pageable_efficiency", number(p.pcie_pageable_efficiency));
   line("pcie_latency", ns(p.pcie_latency));

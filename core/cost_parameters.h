@@ -7,10 +7,19 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "core/units.h"
 
 namespace stowage::core {
+
+// One point of a measured compute rate curve: ops of `flops` FLOPs ran at
+// `rate` FLOP/s.
+struct RatePoint {
+  double flops = 0;
+  FlopsPerSecond rate;
+  bool operator==(const RatePoint&) const = default;
+};
 
 struct CostParameters {
   // Dense matmul efficiency against the datasheet peak. Large bf16 GEMMs
@@ -25,6 +34,14 @@ struct CostParameters {
   // ~5 µs each (CUDA C++ Best Practices Guide, "kernel launch overhead"),
   // a handful per layer.
   Seconds compute_overhead{20e-6};
+  // The rate a compute op reaches by its size, where measured: points in
+  // increasing order of FLOPs, interpolated linearly in log FLOPs and flat
+  // beyond the ends (compute_rate.h); matmul_efficiency still scales it.
+  // `stowage profile` measures the CPU backend's own transformer blocks,
+  // whose forward and backward reach different fractions of an sgemm's rate
+  // (attention, norms and GELU around the matrix products). Default: empty,
+  // the device's datasheet peak for every op.
+  std::vector<RatePoint> compute_rate_by_flops;
   // PCIe payload efficiency over the link's per-direction rate: pinned DMA
   // reaches ~80 % (cudaMemcpy bandwidthTest: ~25 of 31.5 GB/s on Gen4 x16),
   // pageable copies about half that through a bounce buffer (CUDA C++ Best

@@ -1,8 +1,14 @@
 // The CPU backend's compute: the executor's own Linear forward and backward
 // (OpenBLAS sgemm, one BLAS thread as the trained models use) at the
-// shapes of transformer layers, and the fixed cost of a tiny op.
+// shapes of transformer layers, the executor's own GPT block forward and
+// backward (executor/model/gpt_model.h) at the shapes it trains, and the
+// fixed cost of a tiny op.
+#include <algorithm>
+#include <string>
 #include <vector>
 
+#include "core/workload.h"
+#include "executor/model/gpt_model.h"
 #include "executor/model/linear.h"
 #include "probe/probes.h"
 
@@ -18,9 +24,60 @@ std::vector<GemmRate> shapes(Depth d) {
           {.rows = 1024, .in = 768, .out = 3072}, {.rows = 256, .in = 1024, .out = 4096}};
 }
 
+// A GPT-2 block (heads of 64, MLP 4x wide) at one micro-batch.
+struct BlockCase {
+  int64_t d_model = 0;
+  int64_t batch = 0, seq = 0;
+};
+
+// The blocks a layer's forward and backward op runs: the bundled models the
+// CPU backend trains, at their trainings' micro-batches (tiny-gpt with
+// `tiny`: d_model 256, 8 x 128 tokens; fidelity-gpt-57m with `fidelity`:
+// 768, 2 x 64), and GPT-2 small's width at 8 x 128 for larger ops. A
+// block's attention, norms and GELU take a larger share of a small op than
+// of a large one, so the rate grows with the op: the curve the simulator
+// interpolates (core/compute_rate.h).
+std::vector<BlockCase> blocks(Depth d) {
+  if (d == Depth::kQuick) return {{256, 8, 128}, {768, 2, 64}};
+  return {{256, 8, 128}, {768, 2, 64}, {768, 8, 128}};
+}
+
+core::ModelSpec block_spec(int64_t d_model) {
+  return {.name = "probe-block", .d_model = d_model, .layers = 1, .heads = d_model / 64, .kv_heads = d_model / 64,
+          .head_dim = 64, .ffn = 4 * d_model, .vocab = 256, .max_positions = 256};
+}
+
+// Times one block's forward and backward as the executor runs them.
+void probe_block(const BlockCase& b, int repeats, Measurements& m) {
+  const core::Workload workload(block_spec(b.d_model), b.seq);
+  core::Result<executor::model::GptModel> created = executor::model::GptModel::create(workload);
+  if (!created) return;
+  const executor::model::GptModel& model = *created;
+  const executor::model::MicroBatch mb{.batch = b.batch, .seq = b.seq};
+  const auto width = static_cast<size_t>(mb.tokens() * b.d_model);
+  std::vector<float> params(static_cast<size_t>(model.layer_param_count(1))), grads(params.size(), 0.0f);
+  model.init_parameters(1, params, 1);
+  std::vector<float> in(width), out(width), d(width, 1e-3f);
+  for (size_t i = 0; i < width; ++i) in[i] = 0.01f * static_cast<float>(i % 97) - 0.5f;
+  executor::model::BlockSaved saved;
+  const double forward = best_seconds(repeats, [&] { model.block_forward(params, in, mb, saved, out); });
+  const double backward = best_seconds(repeats, [&] {
+    std::fill(d.begin(), d.end(), 1e-3f);
+    model.block_backward(params, in, saved, d, d, grads);
+  });
+  const double flops = workload.layers()[1].forward_flops_per_token.count() * static_cast<double>(mb.tokens());
+  const std::string shape =
+      " d_model " + std::to_string(b.d_model) + ", " + std::to_string(mb.tokens()) + " tokens";
+  m.block_ops.push_back({.what = "forward" + shape, .flops = flops, .rate = flops / forward});
+  // The schedule counts a backward as twice its forward (core::Workload).
+  m.block_ops.push_back({.what = "backward" + shape, .flops = 2 * flops, .rate = 2 * flops / backward});
+}
+
 }  // namespace
 
-int compute_probe_steps(const ProbeOptions& o) { return static_cast<int>(shapes(o.depth).size()) + 1; }
+int compute_probe_steps(const ProbeOptions& o) {
+  return static_cast<int>(shapes(o.depth).size() + blocks(o.depth).size()) + 1;
+}
 
 void probe_compute(const ProbeOptions& o, Measurements& m, const Tick& tick) {
   executor::model::set_blas_threads(1);
@@ -38,6 +95,10 @@ void probe_compute(const ProbeOptions& o, Measurements& m, const Tick& tick) {
     g.rate = 6.0 * static_cast<double>(g.rows * g.in * g.out) / sec;
     m.gemm.push_back(g);
     tick("compute (sgemm by shape)");
+  }
+  for (const BlockCase& b : blocks(o.depth)) {
+    probe_block(b, repeats, m);
+    tick("compute (GPT block forward and backward)");
   }
   std::vector<float> x(64, 1.0f), w(64 * 64, 0.5f), y(64);
   const executor::model::LinearShape tiny{.rows = 1, .in = 64, .out = 64};

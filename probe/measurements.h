@@ -32,6 +32,14 @@ struct GemmRate {
   double rate = 0;                    // FLOP/s (2 rows in out per product)
 };
 
+// One op of the executor's own GPT block at one shape: its FLOPs as the
+// schedule counts them (core::Workload) and the rate it ran at.
+struct BlockOpRate {
+  std::string what;  // "forward d_model 256, 1024 tokens"
+  double flops = 0;
+  double rate = 0;  // FLOP/s
+};
+
 struct Measurements {
   int cores = 1;
   int64_t dram_bytes = 0;
@@ -45,6 +53,7 @@ struct Measurements {
   double grad_check_bytes_per_s = 0;    // the gradient check's scan of 16-bit gradients, one thread
   std::vector<GemmRate> gemm;           // the executor's sgemm (one BLAS thread), by shape
   double small_gemm_seconds = 0;        // a 1x64x64 product: the fixed cost of a compute op
+  std::vector<BlockOpRate> block_ops;   // GPT block forward and backward by shape
   std::optional<std::string> disk_dir;
   int64_t disk_capacity = 0;
   std::vector<DiskRate> disk;

@@ -54,6 +54,25 @@ double device_memory_rate(const Measurements& m, const ProfileWriterOptions& o) 
   return adam > 0 ? 28.0 * adam : copy_rate(m);
 }
 
+// The block ops' rates by their FLOPs, in increasing order; ops of equal
+// FLOPs (none at the probe's shapes) share their mean rate.
+std::vector<core::RatePoint> rate_curve(std::vector<BlockOpRate> ops) {
+  std::sort(ops.begin(), ops.end(), [](const BlockOpRate& a, const BlockOpRate& b) { return a.flops < b.flops; });
+  std::vector<core::RatePoint> curve;
+  int merged = 1;
+  for (const BlockOpRate& op : ops) {
+    if (op.flops <= 0 || op.rate <= 0) continue;
+    if (!curve.empty() && curve.back().flops == op.flops) {
+      const double sum = curve.back().rate.value() * merged + op.rate;
+      curve.back().rate = core::FlopsPerSecond(sum / ++merged);
+      continue;
+    }
+    curve.push_back({.flops = op.flops, .rate = core::FlopsPerSecond(op.rate)});
+    merged = 1;
+  }
+  return curve;
+}
+
 double gemm_rate(const Measurements& m) {
   std::vector<double> r;
   for (const GemmRate& g : m.gemm) r.push_back(g.rate);
@@ -98,6 +117,11 @@ std::string measurement_comments(const Measurements& m) {
   for (const GemmRate& g : m.gemm)
     s += " " + std::to_string(g.rows) + "x" + std::to_string(g.in) + "x" + std::to_string(g.out) + " " + num(g.rate / 1e9) + " GFLOP/s;";
   s += "\n#   a 1x64x64 product: " + num(m.small_gemm_seconds * 1e6) + " us\n";
+  if (!m.block_ops.empty()) {
+    s += "#   GPT block (executor/model), one BLAS thread:";
+    for (const BlockOpRate& b : m.block_ops) s += " " + b.what + ": " + num(b.rate / 1e9) + " GFLOP/s;";
+    s += "\n";
+  }
   if (m.disk_dir) {
     s += "#   O_DIRECT in " + *m.disk_dir + " (block, depth: read / write):";
     for (const DiskRate& d : m.disk)
@@ -116,6 +140,7 @@ core::CostParameters measured_calibration(const Measurements& m, const ProfileWr
   p.matmul_efficiency = 1;
   p.hbm_efficiency = 1;
   p.compute_overhead = core::Seconds(m.small_gemm_seconds);
+  p.compute_rate_by_flops = rate_curve(m.block_ops);
   p.h2d_rate = core::BytesPerSecond(copy_rate(m));
   p.d2h_rate = core::BytesPerSecond(copy_rate(m));
   p.pcie_latency = core::Seconds(m.small_copy_seconds);
