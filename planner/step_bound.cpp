@@ -9,8 +9,12 @@ namespace stowage::planner {
 namespace {
 
 // The GPU compute lane's total work: the forward, recompute and backward
-// ops lowering makes for each layer and micro-step, costed by the simulator's
-// own model (the lane runs them one at a time, so their sum bounds the step).
+// ops lowering makes for each layer, gather piece and micro-step (each
+// piece its share of the layer's FLOPs and bytes, as core/lower.cpp cuts
+// them), costed by the simulator's own model: the lane runs them one at a
+// time, so their sum bounds the step. Costed piece by piece, not as one
+// layer, because an op's rate may depend on its size
+// (CostParameters::compute_rate_by_flops).
 double compute_seconds(const Candidate& c, const core::Workload& w, const sim::ModelContext& context) {
   const int64_t tokens = c.training.tokens_per_micro_batch();
   const bool ckpt = c.policy.activation_checkpointing;
@@ -19,15 +23,20 @@ double compute_seconds(const Candidate& c, const core::Workload& w, const sim::M
     const core::Layer& l = w.layers()[index];
     const core::ComputeFootprint f = w.footprint(index, tokens);
     const double fwd = l.forward_flops_per_token.count() * static_cast<double>(tokens);
-    const core::Bytes params(2 * l.param_count());
-    const core::Bytes saved = ckpt ? f.checkpointed : f.saved;
-    const core::Bytes full = f.saved;
-    auto cost = [&](double flops, core::Bytes bytes) {
-      const core::Op op{.kind = core::OpKind::kForward, .lane = core::Lane::kGpuCompute, .bytes = bytes, .flops = core::Flops(flops)};
+    const double params = 2.0 * static_cast<double>(l.param_count());
+    const double saved = (ckpt ? f.checkpointed : f.saved).as_double();
+    const double full = f.saved.as_double();
+    auto cost = [&](double flops, double bytes) {
+      const core::Op op{.kind = core::OpKind::kForward, .lane = core::Lane::kGpuCompute,
+                        .bytes = core::Bytes(static_cast<int64_t>(bytes)), .flops = core::Flops(flops)};
       return static_cast<double>(sim::gpu_compute_demand(op, context).fixed);
     };
-    double per_micro = cost(fwd, params + saved) + cost(2 * fwd, params * 2 + full);
-    if (ckpt && l.kind == core::LayerKind::kBlock) per_micro += cost(fwd, params + full);
+    double per_micro = 0;
+    for (const core::GatherPiece& piece : core::gather_pieces(l, c.policy.gather_params)) {
+      const double share = static_cast<double>(piece.params) / static_cast<double>(std::max<int64_t>(1, l.param_count()));
+      per_micro += cost(fwd * share, (params + saved) * share) + cost(2 * fwd * share, (2 * params + full) * share);
+      if (ckpt && l.kind == core::LayerKind::kBlock) per_micro += cost(fwd * share, (params + full) * share);
+    }
     total_ns += per_micro * static_cast<double>(c.training.gradient_accumulation);
   }
   return total_ns * 1e-9;

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <vector>
 
 #include "calibration/compare.h"
 #include "tests/calibration/calibration_fixture.h"
@@ -66,6 +68,28 @@ TEST(Fit, RecoversTheParametersATimelineWasMadeWith) {
   };
   EXPECT_LT(std::abs(step_error(r.params)), 0.05);
   EXPECT_GT(std::abs(step_error({})), 0.2);
+}
+
+// With a measured compute curve (core/compute_rate.h) the fit finds the
+// efficiency that scales it: the curve stays, the line is fitted in
+// seconds at the curve's rate.
+TEST(Fit, RecoversTheEfficiencyOfAMeasuredComputeCurve) {
+  const std::vector<core::RatePoint> curve{{.flops = 1e6, .rate = core::FlopsPerSecond(20e12)},
+                                           {.flops = 1e13, .rate = core::FlopsPerSecond(400e12)}};
+  core::CostParameters truth;
+  truth.compute_rate_by_flops = curve;
+  truth.matmul_efficiency = 0.3;
+  truth.compute_overhead = core::Seconds(50e-6);
+  const testing::Simulated measured = testing::simulated(truth, 3);
+  core::CostParameters start;
+  start.compute_rate_by_flops = curve;
+  const FitReport r = fit_cost_parameters({{&measured.schedule, &measured.timeline}}, measured.machine, start);
+  EXPECT_NEAR(r.params.matmul_efficiency, 0.3, 0.3 * 0.02);
+  EXPECT_EQ(r.params.compute_rate_by_flops, curve);
+  // Fitted as if the peak held for every op, the same timeline gives
+  // another efficiency: the curve is what the fit used.
+  const FitReport flat = fit_cost_parameters({{&measured.schedule, &measured.timeline}}, measured.machine, {});
+  EXPECT_GT(std::abs(flat.params.matmul_efficiency - 0.3), 0.3 * 0.1);
 }
 
 // The first step of a measured run pays for first touches; its ops are left

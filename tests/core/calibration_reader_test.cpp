@@ -55,6 +55,37 @@ TEST(CalibrationReader, AnUnknownKeyIsAnErrorAtItsLine) {
   EXPECT_NE(all.find("matmul_efficiency"), std::string::npos) << all;  // the nearest key suggested
 }
 
+TEST(CalibrationReader, AComputeRateCurveIsReadPointByPoint) {
+  const std::string text = std::string(kMachine) +
+                           "calibration:\n  compute_rate_by_flops:\n    - {flops: 1e9, rate: 50e9}\n"
+                           "    - {flops: 4e9, rate: 80 TFLOP/s}\n";
+  const CostParameters p = must(read_machine_profile(text, "m.yaml", "m")).calibration;
+  ASSERT_EQ(p.compute_rate_by_flops.size(), 2u);
+  EXPECT_EQ(p.compute_rate_by_flops[0].flops, 1e9);
+  EXPECT_DOUBLE_EQ(p.compute_rate_by_flops[0].rate.value(), 50e9);
+  EXPECT_DOUBLE_EQ(p.compute_rate_by_flops[1].rate.value(), 80e12);
+}
+
+TEST(CalibrationReader, ACurveOutOfOrderIsAnErrorAtThePointThatBreaksIt) {
+  const std::string text = std::string(kMachine) +
+                           "calibration:\n  compute_rate_by_flops:\n    - {flops: 4e9, rate: 50e9}\n"
+                           "    - {flops: 1e9, rate: 80e9}\n";
+  const auto r = read_machine_profile(text, "m.yaml", "m");
+  ASSERT_FALSE(r.has_value());
+  const std::string all = to_string(r.error());
+  EXPECT_NE(all.find("m.yaml:12:"), std::string::npos) << all;
+  EXPECT_NE(all.find("compute_rate_by_flops[1].flops"), std::string::npos) << all;
+  EXPECT_NE(all.find("increasing order of flops"), std::string::npos) << all;
+}
+
+TEST(CalibrationReader, ACurvePointWithoutARateIsAnError) {
+  for (const char* point : {"{flops: 1e9}", "{flops: 1e9, rate: -3}", "{flops: 1e9, rate: 5e9, speed: 1}", "7"}) {
+    const std::string text =
+        std::string(kMachine) + "calibration:\n  compute_rate_by_flops:\n    - " + point + "\n";
+    EXPECT_FALSE(read_machine_profile(text, "m.yaml", "m").has_value()) << point;
+  }
+}
+
 TEST(CalibrationReader, AnEfficiencyOutOfRangeIsAnError) {
   const std::string text = std::string(kMachine) + "calibration:\n  nvme_efficiency: 40\n";
   EXPECT_FALSE(read_machine_profile(text, "m.yaml", "m").has_value());
@@ -71,6 +102,8 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   p.nvme_latency = Seconds(87e-6);
   p.grad_check_rate = BytesPerSecond(0.75e9);
   p.host_lane_cores = 1.4375;
+  p.compute_rate_by_flops = {{.flops = 1.75e9, .rate = FlopsPerSecond(7.125e10)},
+                             {.flops = 3.5e9, .rate = FlopsPerSecond(8.375e10)}};
   const std::string text = std::string(kMachine) + "calibration:\n" + calibration_yaml(p);
   const CostParameters q = must(read_machine_profile(text, "m.yaml", "m")).calibration;
   EXPECT_DOUBLE_EQ(q.matmul_efficiency, p.matmul_efficiency);
@@ -83,6 +116,7 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   EXPECT_DOUBLE_EQ(q.grad_check_rate->value(), 0.75e9);
   ASSERT_TRUE(q.host_lane_cores.has_value());
   EXPECT_DOUBLE_EQ(*q.host_lane_cores, 1.4375);
+  EXPECT_EQ(q.compute_rate_by_flops, p.compute_rate_by_flops);
   EXPECT_FALSE(must(read_machine_profile(std::string(kMachine), "m.yaml", "m")).calibration.host_lane_cores)
       << "unset unless given: a real GPU's lanes do not share the host's cores";
 }

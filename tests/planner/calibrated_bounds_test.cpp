@@ -2,7 +2,7 @@
 // from its profile's `calibration:` section: every bundled machine with
 // calibrations that move each lane's rate both ways (a slow measured
 // link, a fast one, a slow CPU optimizer on one thread, inefficient
-// compute), on a sample of the candidates the search generates.
+// compute, a compute rate curve), on a sample of the candidates the search generates.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,6 +40,14 @@ std::vector<std::pair<std::string, core::CostParameters>> calibrations() {
   compute.compute_overhead = core::Seconds(1e-3);
   compute.nvme_efficiency = 0.3;
   out.emplace_back("inefficient compute and disk", compute);
+  // A measured curve (core/compute_rate.h): small ops far below the
+  // slowest bundled GPU's peak (a T4's 65 TFLOP/s), large ones near it, and
+  // not monotone, so that an op's cost depends on how lowering cuts it.
+  core::CostParameters curve;
+  curve.compute_rate_by_flops = {{.flops = 1e8, .rate = core::FlopsPerSecond(2e12)},
+                                 {.flops = 1e11, .rate = core::FlopsPerSecond(60e12)},
+                                 {.flops = 1e13, .rate = core::FlopsPerSecond(30e12)}};
+  out.emplace_back("a measured compute curve", curve);
   return out;
 }
 

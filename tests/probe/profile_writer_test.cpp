@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "core/profile_catalog.h"
 
@@ -23,6 +24,10 @@ Measurements example() {
   m.grad_check_bytes_per_s = 1.5e9;
   m.gemm = {{.rows = 1024, .in = 256, .out = 1024, .rate = 40e9}, {.rows = 512, .in = 768, .out = 768, .rate = 50e9}};
   m.small_gemm_seconds = 2e-6;
+  // Out of order, two of equal FLOPs: sorted, and those two merged.
+  m.block_ops = {{.what = "backward", .flops = 4e9, .rate = 60e9},
+                 {.what = "forward", .flops = 2e9, .rate = 30e9},
+                 {.what = "forward, another shape", .flops = 2e9, .rate = 40e9}};
   m.disk_dir = "/tmp";
   m.disk_capacity = 100'000'000'000;
   m.disk = {{.block = 1 << 20, .depth = 1, .read = 0.5e9, .write = 0.4e9},
@@ -59,6 +64,11 @@ TEST(ProfileWriter, WritesAMachineProfileThatLoads) {
   // The device's optimizer is CPU Adam at the optimizer's one thread: 28 B
   // a parameter at 200 M params/s, not the 5.5 GB/s of the largest copy.
   EXPECT_DOUBLE_EQ(m->gpu.memory_bandwidth.value(), 28 * 200e6);
+  // The GPT block ops' rates by their FLOPs: the compute rate curve.
+  const std::vector<core::RatePoint> curve{{.flops = 2e9, .rate = core::FlopsPerSecond(35e9)},
+                                           {.flops = 4e9, .rate = core::FlopsPerSecond(60e9)}};
+  EXPECT_EQ(m->calibration.compute_rate_by_flops, curve);
+  EXPECT_NE(yaml.find("GPT block"), std::string::npos) << yaml;
 }
 
 // With two optimizer threads the device's Adam runs at the two-thread rate.
