@@ -196,9 +196,14 @@ core::Result<void> CpuBackend::optimizer_step(core::Lane, const OptimizerWork& w
   const std::span<float> master(reinterpret_cast<float*>(base), n);
   std::byte* moments = base + 4 * n;
   // The gradient arrives in 16 bits and is widened exactly (bf16 and fp16
-  // both embed in fp32), once per step, in a buffer reused per thread.
-  thread_local std::vector<float> grad32;
-  grad32.resize(n);
+  // both embed in fp32), once per step, in a buffer reused per thread and
+  // laid out as the other arrays Adam streams are (host_pages.h).
+  thread_local std::unique_ptr<HostArray<float>> widened;
+  if (!widened || widened->size() < n) {
+    widened.reset();  // the old one first: two at once could exceed what the host has
+    widened = std::make_unique<HostArray<float>>(n, 0.0f);
+  }
+  const std::span<float> grad32 = widened->span().first(n);
   model::from_half(work.precision, grad16, grad32);
   const AdamOptions options{.threads = options_.optimizer_threads};
   try {
