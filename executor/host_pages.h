@@ -49,9 +49,10 @@ void free_host_pages(std::byte* data, size_t bytes);
 }
 
 // An owning array of `n` T from allocate_host_pages, filled with `fill`
-// by `threads` threads (each first-touching the part it will use), for the
-// benchmarks' and `stowage profile`'s Adam and memory probes, so that they
-// measure memory laid out as the executor's is.
+// by `threads` threads (each first-touching the part it will use): the CPU
+// backend's widened gradients, and the benchmarks' and `stowage profile`'s
+// Adam and memory probes, so that they measure memory laid out as the
+// executor's is.
 template <typename T>
 class HostArray {
  public:

@@ -33,7 +33,8 @@ double compute_seconds(const Candidate& c, const core::Workload& w, const sim::M
     };
     double per_micro = 0;
     for (const core::GatherPiece& piece : core::gather_pieces(l, c.policy.gather_params)) {
-      const double share = static_cast<double>(piece.params) / static_cast<double>(std::max<int64_t>(1, l.param_count()));
+      const double share =
+          l.param_count() > 0 ? static_cast<double>(piece.params) / static_cast<double>(l.param_count()) : 1.0;
       per_micro += cost(fwd * share, (params + saved) * share) + cost(2 * fwd * share, (2 * params + full) * share);
       if (ckpt && l.kind == core::LayerKind::kBlock) per_micro += cost(fwd * share, (params + full) * share);
     }

@@ -4,6 +4,7 @@
 // backward (executor/model/gpt_model.h) at the shapes it trains, and the
 // fixed cost of a tiny op.
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,7 @@ core::ModelSpec block_spec(int64_t d_model) {
 void probe_block(const BlockCase& b, int repeats, Measurements& m) {
   const core::Workload workload(block_spec(b.d_model), b.seq);
   core::Result<executor::model::GptModel> created = executor::model::GptModel::create(workload);
-  if (!created) return;
+  if (!created) throw std::logic_error("the probe's GPT block: " + core::to_string(created.error()));  // a bug
   const executor::model::GptModel& model = *created;
   const executor::model::MicroBatch mb{.batch = b.batch, .seq = b.seq};
   const auto width = static_cast<size_t>(mb.tokens() * b.d_model);
