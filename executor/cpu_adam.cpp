@@ -33,6 +33,7 @@
 #include "executor/half_bits.h"
 
 #include "executor/half_simd.h"
+#include "executor/piece_workers.h"
 
 namespace stowage::executor {
 namespace {
@@ -432,6 +433,9 @@ void run_chunks(KernelOf<Moment> kernel, const StepConstants& c, const ChunkOf<M
       kernel(c, slice(all, begin, std::min(all.n, begin + kPiece)));
     }
   };
+  // The kept workers (piece_workers.h); threads of its own when another
+  // step holds them.
+  if (PieceWorkers::shared().try_run(static_cast<int>(workers) - 1, take_pieces)) return;
   std::vector<std::jthread> started;  // joined (blocking, not spinning) when this returns
   started.reserve(workers - 1);
   for (size_t t = 1; t < workers; ++t) {

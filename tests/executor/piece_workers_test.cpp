@@ -1,0 +1,91 @@
+// PieceWorkers: a job runs on the workers asked for and the caller, every
+// time, with no wake-up lost between jobs; a second caller while one job
+// runs is refused instead of waiting.
+#include "executor/piece_workers.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace stowage::executor {
+namespace {
+
+TEST(PieceWorkers, AJobRunsOnTheHelpersAskedForAndTheCaller) {
+  PieceWorkers& workers = PieceWorkers::shared();
+  for (const int helpers : {0, 1, 3, 2}) {
+    std::mutex mutex;
+    std::set<std::thread::id> threads;
+    std::atomic<int> calls{0};
+    ASSERT_TRUE(workers.try_run(helpers, [&] {
+      ++calls;
+      std::lock_guard lock(mutex);
+      threads.insert(std::this_thread::get_id());
+    }));
+    EXPECT_EQ(calls.load(), helpers + 1) << helpers;
+    EXPECT_EQ(threads.size(), static_cast<size_t>(helpers + 1)) << helpers;
+    EXPECT_TRUE(threads.contains(std::this_thread::get_id()));
+  }
+  EXPECT_GE(workers.started(), 3);
+}
+
+// Many short jobs in a row, the number of helpers changing: each returns
+// only after all of its calls did (a lost wake-up would hang here).
+TEST(PieceWorkers, ThousandsOfJobsInARowEachCompleteBeforeTheNext) {
+  PieceWorkers& workers = PieceWorkers::shared();
+  std::atomic<int> in_job{0};
+  for (int job = 0; job < 5000; ++job) {
+    const int helpers = job % 3;
+    std::atomic<int> calls{0};
+    ASSERT_TRUE(workers.try_run(helpers, [&] {
+      ++in_job;
+      ++calls;
+      --in_job;
+    }));
+    ASSERT_EQ(calls.load(), helpers + 1) << "job " << job;
+    ASSERT_EQ(in_job.load(), 0) << "job " << job << " returned with a call still running";
+  }
+}
+
+TEST(PieceWorkers, ASecondCallerWhileAJobRunsIsRefusedNotMadeToWait) {
+  PieceWorkers& workers = PieceWorkers::shared();
+  std::promise<void> entered, release;
+  std::shared_future<void> released = release.get_future().share();
+  std::thread first([&] {
+    bool told = false;
+    EXPECT_TRUE(workers.try_run(0, [&] {
+      if (!told) entered.set_value(), told = true;
+      released.wait();
+    }));
+  });
+  entered.get_future().wait();
+  bool ran = false;
+  EXPECT_FALSE(workers.try_run(1, [&] { ran = true; }));
+  EXPECT_FALSE(ran);
+  release.set_value();
+  first.join();
+  EXPECT_TRUE(workers.try_run(1, [] {}));
+}
+
+// The child of a fork has none of the workers: refused there (it would
+// wait for them forever), so the caller starts threads of its own.
+TEST(PieceWorkers, AForkedChildIsRefusedAndItsParentIsNot) {
+  PieceWorkers& workers = PieceWorkers::shared();
+  ASSERT_TRUE(workers.try_run(1, [] {}));
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(workers.try_run(1, [] {}) ? 1 : 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child was not refused";
+  EXPECT_TRUE(workers.try_run(1, [] {}));
+}
+
+}  // namespace
+}  // namespace stowage::executor
