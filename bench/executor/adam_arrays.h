@@ -1,13 +1,15 @@
 // The arrays of one CPU Adam measurement, shared by cpu_adam_bench and
 // cpu_adam_once: master, grad, m, v in fp32 (and m, v in bf16) and the 16-bit copy, each
 // laid out as the executor's host buffers are (executor/host_pages.h) and
-// first touched by the threads that will use them, and a timer for one pass
-// of adam_step or of its roofline kernel.
+// first touched by the threads that will use them, a timer for one pass
+// of adam_step or of its roofline kernel, and the median of such timings.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "executor/cpu_adam.h"
 #include "executor/host_pages.h"
@@ -65,5 +67,12 @@ struct AdamArrays {
   executor::HostArray<uint16_t> m16, v16;  // the moments in bf16, for the bf16-moment kernels
   int64_t step = 0;
 };
+
+// The median of `v` (0 when empty; the mean of the middle two when even).
+inline double median(std::vector<double> v) {
+  std::ranges::sort(v);
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 }  // namespace stowage::bench

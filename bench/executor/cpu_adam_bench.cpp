@@ -44,12 +44,7 @@ namespace {
 
 using namespace stowage;
 using bench::Kernel;
-
-double median(std::vector<double> v) {
-  std::ranges::sort(v);
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using bench::median;
 
 // The kernel measured, its roofline and the bytes per parameter both move.
 struct Measured {

@@ -3,6 +3,7 @@
 // master, m, v and the bf16 copy written) on one thread over arrays laid
 // out three ways, in the same run, order alternating:
 //   coloured  allocate_host_pages, as the executor's buffers are
+//             (adam_arrays.h, as cpu_adam_bench measures them)
 //   aliased   carved from one mapping 256 MiB apart: every array at the
 //             same page index in bits 12-27 (what jemalloc's 64 MiB-multiple
 //             regions came close to)
@@ -14,7 +15,6 @@
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -23,12 +23,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "bench/executor/adam_arrays.h"
 #include "executor/cpu_adam.h"
 #include "executor/host_pages.h"
 
 namespace {
 
-using stowage::executor::HostArray;
+using stowage::bench::median;
 using stowage::executor::kHostPage;
 
 constexpr size_t kParams = size_t{16} << 20;  // 64 MiB per fp32 array: past the L3
@@ -66,36 +67,22 @@ class CarvedArrays {
   std::array<std::byte*, 5> at_{};
 };
 
-struct ColouredArrays {
-  HostArray<float> master{kParams, 0.01f}, grad{kParams, 1e-3f}, m{kParams, 0.0f}, v{kParams, 0.0f};
-  HostArray<uint16_t> param16{kParams, 0};
-  void pass() const {
-    stowage::executor::adam_roofline_pass(master.span(), grad.span(), m.span(), v.span(), param16.span(),
-                                          {.threads = 1});
-  }
-};
-
-template <class Arrays>
-double seconds(const Arrays& a) {
+double seconds(const CarvedArrays& a) {
   const auto start = std::chrono::steady_clock::now();
   a.pass();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 void BM_PageColour(benchmark::State& state) {
-  const ColouredArrays coloured;
+  stowage::bench::AdamArrays coloured(kParams, 1);
+  const auto coloured_pass = [&] { return coloured.pass(stowage::bench::Kernel::kRoofline, 1, stowage::executor::Isa::kAuto); };
   const CarvedArrays aliased(0), one_page(1);
   std::vector<double> c, a, o;
   for (auto _ : state) {
     // Order alternating, so that each layout sees the same machine.
     const bool flip = c.size() % 2 == 1;
     if (flip) a.push_back(seconds(aliased));
-    c.push_back(seconds(coloured));
+    c.push_back(coloured_pass());
     if (!flip) a.push_back(seconds(aliased));
     o.push_back(seconds(one_page));
     state.SetIterationTime(c.back());
