@@ -7,9 +7,11 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <stdexcept>
 #include <system_error>
@@ -83,8 +85,18 @@ struct Region {
   bool written = false;        // a complete, successful write happened last
 };
 
-// Copies each block into its staging buffer, zero-pads the tail and records
-// its checksum.
+// Who checksums a block is whoever touches its bytes anyway. A staged block
+// (the caller's memory not aligned, or a tail that needs padding) is copied
+// into a staging buffer by the queue's I/O thread, which checksums it there.
+// A block the device moves to or from the caller's memory directly is
+// checksummed by the caller's thread, which would otherwise only wait,
+// while the I/O thread keeps the device fed: with both on the I/O thread,
+// every block's CRC32C delayed the next submissions and reaps, and writes
+// of 1 MiB blocks at depth 8 ran 2.83 GB/s instead of 4.32 here (medians of
+// 16 passes, issue 16).
+
+// Copies each staged block into its staging buffer, zero-pads the tail and
+// records its checksum; checksum_direct_blocks() does the others.
 class WriteJob final : public BlockJob {
  public:
   WriteJob(const Layout& layout, const Extent& extent, std::span<const std::byte> data)
@@ -96,12 +108,20 @@ class WriteJob final : public BlockJob {
   }
   void fill(int64_t k, std::span<std::byte> memory) override {
     const std::byte* source = data_.data() + k * layout_.block_bytes;
-    if (memory.data() != source) {
-      const auto valid = static_cast<size_t>(layout_.valid_bytes(extent_, k));
-      std::memcpy(memory.data(), source, valid);
-      std::fill(memory.begin() + static_cast<std::ptrdiff_t>(valid), memory.end(), std::byte{0});
-    }
+    if (memory.data() == source) return;  // direct: the caller's thread checksums it
+    const auto valid = static_cast<size_t>(layout_.valid_bytes(extent_, k));
+    std::memcpy(memory.data(), source, valid);
+    std::fill(memory.begin() + static_cast<std::ptrdiff_t>(valid), memory.end(), std::byte{0});
     crcs_[static_cast<size_t>(k)] = crc32c(memory);
+  }
+  // On the caller's thread, while the run moves the blocks: the checksum of
+  // every block written from the caller's memory. The kernel only reads
+  // that memory meanwhile.
+  void checksum_direct_blocks() {
+    for (int64_t k = 0; k < extent_.blocks; ++k) {
+      const std::span<const std::byte> block = direct(k);
+      if (!block.empty()) crcs_[static_cast<size_t>(k)] = crc32c(block);
+    }
   }
   void drain(int64_t, std::span<const std::byte>) override {
     throw std::logic_error("nvme: drain called on a write");
@@ -116,30 +136,87 @@ class WriteJob final : public BlockJob {
 };
 
 // Verifies each block against the checksum written. A staged block is
-// copied out only once verified; a block read directly into the caller's
-// buffer is verified there, and a mismatch throws all the same.
+// verified in staging by the I/O thread and copied out only then. A block
+// read directly into the caller's buffer is verified there by the caller's
+// thread (verify_direct_blocks), block by block as they arrive; a mismatch
+// stops the run from starting more blocks and throws all the same.
 class ReadJob final : public BlockJob {
  public:
   ReadJob(const Layout& layout, const Extent& extent, std::span<std::byte> out, std::vector<uint32_t> crcs,
           const std::string& name, const std::vector<DirectFile>& files)
-      : layout_(layout), extent_(extent), out_(out), crcs_(std::move(crcs)), name_(name), files_(files) {}
+      : layout_(layout),
+        extent_(extent),
+        out_(out),
+        crcs_(std::move(crcs)),
+        name_(name),
+        files_(files),
+        arrived_(static_cast<size_t>(extent.blocks), false) {}
 
-  BlockRequest request(int64_t k) override { return layout_.request(extent_, k); }
+  BlockRequest request(int64_t k) override {
+    if (stop_.load(std::memory_order_acquire)) std::rethrow_exception(mismatch_);  // ends the run
+    return layout_.request(extent_, k);
+  }
   std::span<std::byte> direct(int64_t k) override {
     return direct_span(out_, layout_.block_bytes, k, layout_.valid_bytes(extent_, k));
   }
   void fill(int64_t, std::span<std::byte>) override { throw std::logic_error("nvme: fill called on a read"); }
   void drain(int64_t k, std::span<const std::byte> memory) override {
-    const uint32_t expected = crcs_[static_cast<size_t>(k)];
-    const uint32_t actual = crc32c(memory);
-    if (actual != expected) throw_mismatch(k, expected, actual);
     std::byte* destination = out_.data() + k * layout_.block_bytes;
-    if (memory.data() != destination) {
-      std::memcpy(destination, memory.data(), static_cast<size_t>(layout_.valid_bytes(extent_, k)));
+    if (memory.data() == destination) {  // direct: the caller's thread verifies it
+      {
+        std::lock_guard lock(mutex_);
+        arrived_[static_cast<size_t>(k)] = true;
+      }
+      progress_.notify_one();
+      return;
     }
+    verify(k, memory);
+    std::memcpy(destination, memory.data(), static_cast<size_t>(layout_.valid_bytes(extent_, k)));
+  }
+  void finished() override {
+    {
+      std::lock_guard lock(mutex_);
+      over_ = true;
+    }
+    progress_.notify_one();
+  }
+
+  // On the caller's thread, while the run moves the blocks: waits for each
+  // block read into the caller's memory and verifies it, until all are
+  // verified or the run is over (a block that never arrived belongs to a
+  // failed run, which the caller reports). Throws nothing: a mismatch is
+  // kept for rethrow_mismatch() and stops the run from starting more
+  // blocks, so that nothing is left writing into the caller's memory
+  // once the caller has waited for the run.
+  void verify_direct_blocks() {
+    for (int64_t k = 0; k < extent_.blocks; ++k) {
+      const std::span<const std::byte> block = direct(k);
+      if (block.empty()) continue;
+      {
+        std::unique_lock lock(mutex_);
+        progress_.wait(lock, [&] { return arrived_[static_cast<size_t>(k)] || over_; });
+        if (!arrived_[static_cast<size_t>(k)]) return;
+      }
+      try {
+        verify(k, block);
+      } catch (...) {
+        mismatch_ = std::current_exception();
+        stop_.store(true, std::memory_order_release);
+        return;
+      }
+    }
+  }
+  void rethrow_mismatch() const {
+    if (mismatch_) std::rethrow_exception(mismatch_);
   }
 
  private:
+  void verify(int64_t k, std::span<const std::byte> memory) const {
+    const uint32_t expected = crcs_[static_cast<size_t>(k)];
+    const uint32_t actual = crc32c(memory);
+    if (actual != expected) throw_mismatch(k, expected, actual);
+  }
+
   [[noreturn]] void throw_mismatch(int64_t k, uint32_t expected, uint32_t actual) const {
     const BlockRequest r = layout_.request(extent_, k);
     const auto& file = files_[static_cast<size_t>(r.file)].path();
@@ -156,6 +233,15 @@ class ReadJob final : public BlockJob {
   std::vector<uint32_t> crcs_;
   const std::string& name_;
   const std::vector<DirectFile>& files_;
+  // Between the I/O thread (drain, finished) and the caller's thread.
+  std::mutex mutex_;
+  std::condition_variable progress_;
+  std::vector<bool> arrived_;  // direct blocks in the caller's memory, not yet verified
+  bool over_ = false;
+  // The caller's thread found a mismatch: request() throws it, which stops
+  // the run (set before stop_ is, read after).
+  std::exception_ptr mismatch_;
+  std::atomic<bool> stop_{false};
 };
 
 int64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
@@ -304,7 +390,9 @@ core::QueueDepth BlockStore::write(const Extent& extent, std::span<const std::by
   }
   const auto start = std::chrono::steady_clock::now();
   WriteJob job(s.layout, extent, data);
-  const IoRunReport report = s.writes->run(IoOp::kWrite, extent.blocks, job);
+  const auto ticket = s.writes->submit(IoOp::kWrite, extent.blocks, job);
+  job.checksum_direct_blocks();
+  const IoRunReport report = s.writes->wait(*ticket);
   s.count(IoOp::kWrite, report, elapsed_ns(start));
   if (report.failure) s.throw_failure(IoOp::kWrite, r, *report.failure);
   s.bytes_written += extent.bytes.count();
@@ -332,7 +420,11 @@ core::QueueDepth BlockStore::read(const Extent& extent, std::span<std::byte> out
   }
   const auto start = std::chrono::steady_clock::now();
   ReadJob job(s.layout, extent, out, std::move(crcs), r.name, s.files);
-  const IoRunReport report = s.reads->run(IoOp::kRead, extent.blocks, job);  // throws on a mismatch
+  const auto ticket = s.reads->submit(IoOp::kRead, extent.blocks, job);
+  job.verify_direct_blocks();
+  // Throws a mismatch found in staging, or one that stopped the run.
+  const IoRunReport report = s.reads->wait(*ticket);
+  job.rethrow_mismatch();  // one found after every block had started
   s.count(IoOp::kRead, report, elapsed_ns(start));
   if (report.failure) s.throw_failure(IoOp::kRead, r, *report.failure);
   s.bytes_read += extent.bytes.count();

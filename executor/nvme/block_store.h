@@ -80,7 +80,11 @@ struct IoStats {
 // Threads: each direction has one io_uring, served by a thread of its own
 // (IoQueue); read() and write() may be called from any number of threads at
 // once (the nvme.read lane's slots), and their regions share the
-// direction's queue depth in the order they were called. reserve() and
+// direction's queue depth in the order they were called. The calling thread
+// is not idle meanwhile: it checksums the blocks a write moves straight
+// from its memory, and verifies those a read moves straight into it as
+// they arrive, so that the queue's thread only moves blocks (and copies
+// and checksums the few that go through staging). reserve() and
 // stats() may be called from any thread. A region must not be
 // read while it is being written: the schedule orders those (if it does not,
 // the read either sees the region as unwritten or fails its checksums; it

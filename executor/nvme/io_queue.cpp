@@ -30,6 +30,7 @@ std::unique_ptr<IoQueue::Ticket> IoQueue::submit(IoOp op, int64_t count, BlockJo
     if (broken_) {
       ticket->ring_error = broken_;
       ticket->done = true;
+      job.finished();
       return ticket;
     }
     pending_.push_back(ticket.get());
@@ -64,6 +65,7 @@ void IoQueue::fail_everything(std::exception_ptr error) {
     for (Ticket* t : pending_) {
       t->ring_error = error;
       t->done = true;
+      t->run.job().finished();
     }
     pending_.clear();
   }

@@ -85,6 +85,10 @@ class BlockJob {
   // is staging, copy it out. May throw (a checksum mismatch); run()
   // rethrows it.
   virtual void drain(int64_t block, std::span<const std::byte> memory) = 0;
+  // Called once when the run is over: every block done, or stopped by a
+  // failure, or the ring itself broke. No fill or drain follows. Lets a
+  // job whose caller waits on its blocks' progress stop waiting.
+  virtual void finished() {}
 };
 
 // The first request that failed in a run.
@@ -117,6 +121,7 @@ class IoRun {
   IoRun& operator=(const IoRun&) = delete;
 
   [[nodiscard]] bool finished() const { return finished_; }
+  [[nodiscard]] BlockJob& job() const { return *job_; }
   [[nodiscard]] const IoRunReport& report() const { return report_; }
   // An exception from the job (a checksum mismatch) or a caller bug found
   // in the run; null if none.

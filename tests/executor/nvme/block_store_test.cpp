@@ -332,6 +332,64 @@ TEST_F(BlockStoreTest, ReportsAnInjectedReadErrorAndKeepsWorking) {
   EXPECT_EQ(back, data);
 }
 
+// Blocks read straight into the caller's aligned memory are verified by
+// the caller's thread as they arrive. When the run fails part-way, blocks
+// after the failure never arrive: the caller must stop waiting for them and
+// report the failure (not hang), and a mismatch it finds must reach it as
+// the error, with the store usable afterwards.
+TEST_F(BlockStoreTest, ADirectReadThatFailsPartWayReportsItInsteadOfWaitingForTheRest) {
+  bool fail_reads = false;
+  BlockStoreOptions o = options();
+  o.fault = [&fail_reads](const IoAttempt& a) -> int64_t {
+    return fail_reads && a.op == IoOp::kRead && a.offset == 5 * kBlock ? -EIO : 0;
+  };
+  BlockStore store = open(o);
+  const int64_t bytes = 16 * kBlock;
+  const auto data = pattern(bytes, 31);
+  AlignedBuffer source(static_cast<size_t>(bytes)), back(static_cast<size_t>(bytes));
+  std::memcpy(source.data(), data.data(), data.size());
+  const Extent e = store.reserve("adam_v layers.2", core::Bytes(bytes));
+  store.write(e, source.span());
+  fail_reads = true;
+  try {
+    store.read(e, back.span());
+    FAIL() << "no error";
+  } catch (const IoError& err) {
+    EXPECT_EQ(err.error_number(), EIO);
+    EXPECT_TRUE(contains(err.what(), "read of region 'adam_v layers.2' failed at block 5"));
+  }
+  fail_reads = false;
+  store.read(e, back.span());
+  EXPECT_EQ(std::memcmp(back.data(), data.data(), data.size()), 0);
+}
+
+TEST_F(BlockStoreTest, AMismatchTheCallerFindsInADirectBlockIsItsErrorAndTheStoreGoesOn) {
+  BlockStore store = open(options());
+  const int64_t bytes = 16 * kBlock;
+  const auto data = pattern(bytes, 32);
+  AlignedBuffer source(static_cast<size_t>(bytes)), back(static_cast<size_t>(bytes));
+  std::memcpy(source.data(), data.data(), data.size());
+  const Extent bad = store.reserve("corrupt", core::Bytes(bytes));
+  const Extent good = store.reserve("intact", core::Bytes(bytes));
+  store.write(bad, source.span());
+  store.write(good, source.span());
+  const BlockPlace p = store.place(bad, 1);
+  const int fd = ::open(p.file.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  const char garbage = '!';
+  ASSERT_EQ(::pwrite(fd, &garbage, 1, p.offset + 4097), 1);
+  ::close(fd);
+  try {
+    store.read(bad, back.span());
+    FAIL() << "a corrupt block was returned";
+  } catch (const IoError& err) {
+    EXPECT_EQ(err.kind(), IoErrorKind::kChecksumMismatch);
+    EXPECT_TRUE(contains(err.what(), "region 'corrupt', block 1 of 16"));
+  }
+  store.read(good, back.span());
+  EXPECT_EQ(std::memcmp(back.data(), data.data(), data.size()), 0);
+}
+
 TEST_F(BlockStoreTest, SurvivesShortTransfersAndEagain) {
   // Each block's first attempt moves 4 KiB of 16 KiB, then one -EAGAIN:
   // two resubmissions per block, 4 blocks, written and read: 16.

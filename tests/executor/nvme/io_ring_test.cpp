@@ -7,11 +7,17 @@
 #include "executor/nvme/io_ring.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "executor/nvme/direct_file.h"
@@ -155,6 +161,96 @@ TEST_F(IoRingTest, RethrowsAJobsExceptionAfterDraining) {
   EXPECT_FALSE(report.failure);
   EXPECT_EQ(report.completed, 12);
   EXPECT_EQ(back, data);
+}
+
+
+// Reads 4096-byte blocks from a pipe and records the order of the ring's
+// calls ("start 3", "drain 1"). A pipe, not a disk, because the test then
+// decides when each request completes: at once if the pipe holds data when
+// it is submitted, or when another thread writes into it. drain(0) has that
+// thread write two blocks and waits, spinning, until its write() has
+// returned: the ring's thread makes no system call meanwhile.
+class PipeJob final : public BlockJob {
+ public:
+  explicit PipeJob(int write_end) : write_end_(write_end), writer_([this] { write_when_asked(); }) {}
+  ~PipeJob() override {
+    ask_.store(true, std::memory_order_release);  // lets the writer leave if drain(0) never ran
+    writer_.join();
+  }
+
+  BlockRequest request(int64_t b) override {
+    events.push_back("start " + std::to_string(b));
+    return {.file = 0, .offset = 0, .bytes = kPipeBlock};
+  }
+  void fill(int64_t, std::span<std::byte>) override {}
+  void drain(int64_t k, std::span<const std::byte>) override {
+    events.push_back("drain " + std::to_string(k));
+    if (k != 0) return;
+    ask_.store(true, std::memory_order_release);
+    while (!written_.load(std::memory_order_acquire)) {
+    }
+  }
+
+  static void write_blocks(int fd, int blocks) {
+    const std::vector<char> block(static_cast<size_t>(kPipeBlock), 'x');
+    for (int i = 0; i < blocks; ++i) ASSERT_EQ(::write(fd, block.data(), block.size()), kPipeBlock);
+  }
+
+  static constexpr int64_t kPipeBlock = 4096;
+  std::vector<std::string> events;
+
+ private:
+  void write_when_asked() {
+    while (!ask_.load(std::memory_order_acquire)) {
+    }
+    write_blocks(write_end_, 2);
+    written_.store(true, std::memory_order_release);
+  }
+
+  int write_end_;
+  std::atomic<bool> ask_{false};
+  std::atomic<bool> written_{false};
+  std::thread writer_;  // last: starts once the flags exist
+};
+
+// While the ring's thread is busy in a job's drain() or fill() it makes no
+// system call, and the completions of requests that finish meanwhile wait
+// in the kernel to be posted (IORING_SETUP_COOP_TASKRUN). The ring must
+// post and reap them, and give the device their slots back, as soon as the
+// job returns, not first drain every block that had already arrived: that
+// left the device short of requests for as long as the CPU work took, or
+// until the next timer tick (4 ms at 250 Hz) posted them.
+//
+// Depth 2, 4 slots: blocks 0 and 1 are in the pipe before the run and
+// complete at once; 2 and 3 go in flight; during drain(0) another thread
+// writes theirs. Block 1 is still waiting to be drained, but the slot of
+// block 0 is free and 2 and 3 have completed: block 4 must start before
+// drain(1).
+TEST_F(IoRingTest, ReapsCompletionsThatArrivedWhileTheJobWasBusyBeforeDrainingMore) {
+  std::array<int, 2> pipe_ends{};
+  ASSERT_EQ(::pipe(pipe_ends.data()), 0);
+  const int read_end = pipe_ends[0];
+  PipeJob job(pipe_ends[1]);
+  PipeJob::write_blocks(pipe_ends[1], 2);
+  IoRunReport report;
+  {
+    IoRing ring({&read_end, 1}, 2, PipeJob::kPipeBlock, {});
+    std::thread rest([&] {
+      // The blocks after 3 (4 and 5), late enough that only blocks 0-3 can
+      // have completed by the time drain(1) is due.
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      PipeJob::write_blocks(pipe_ends[1], 2);
+    });
+    report = ring.run(IoOp::kRead, 6, job);
+    rest.join();
+  }
+  ::close(pipe_ends[0]);
+  ::close(pipe_ends[1]);
+  ASSERT_FALSE(report.failure);
+  const auto at = [&](const std::string& event) {
+    return std::ranges::find(job.events, event) - job.events.begin();
+  };
+  EXPECT_LT(at("start 4"), at("drain 1")) << ::testing::PrintToString(job.events);
 }
 
 }  // namespace
