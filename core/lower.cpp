@@ -7,6 +7,7 @@
 #include <optional>
 #include <queue>
 
+#include "core/compute_work.h"
 #include "core/gather_pieces.h"
 #include "core/tied_head.h"
 
@@ -348,7 +349,8 @@ void Lowering::forward(int step, int micro) {
     const Layer& layer = layers[static_cast<size_t>(l)];
     const ComputeFootprint footprint = workload_.footprint(static_cast<size_t>(l), tokens);
     const Bytes saved = policy_.activation_checkpointing ? footprint.checkpointed : footprint.saved;
-    const double flops = layer.forward_flops_per_token.count() * static_cast<double>(tokens);
+    const ComputeWork work = compute_work(OpKind::kForward, layer, footprint, tokens,
+                                          policy_.activation_checkpointing, layer_param16(l));
     const size_t count = pieces_[static_cast<size_t>(l)].size();
     for (size_t k = 0; k < count; ++k) {
       // A layer gathered in pieces keeps its saved activations from its
@@ -357,7 +359,7 @@ void Lowering::forward(int step, int micro) {
       const int u = static_cast<int>(compute_order_.size());
       Op fwd{.kind = OpKind::kForward, .lane = Lane::kGpuCompute,
              .name = "fwd " + unit_name(l, k) + tag(step, micro), .layer = l, .step = step, .micro_step = micro,
-             .bytes = piece_share(l, k, layer_param16(l) + saved), .flops = Flops(piece_share(l, k, flops))};
+             .bytes = piece_share(l, k, work.bytes), .flops = Flops(piece_share(l, k, work.flops.count()))};
       if (k == 0 && saved.count() > 0)
         fwd.allocs.push_back({Tier::kGpu, saved, "activations " + layer.name + tag(step, micro)});
       hold_scratch(fwd, footprint.forward_scratch);
@@ -387,14 +389,15 @@ OpId Lowering::recompute_pieces(int step, int micro, int l, std::vector<OpId> wa
   const ComputeFootprint footprint = workload_.footprint(static_cast<size_t>(l), training_.tokens_per_micro_batch());
   const Bytes saved = policy_.activation_checkpointing ? footprint.checkpointed : footprint.saved;
   const Bytes full = footprint.saved;
-  const double flops = layer.forward_flops_per_token.count() * static_cast<double>(training_.tokens_per_micro_batch());
+  const ComputeWork work = compute_work(OpKind::kRecompute, layer, footprint, training_.tokens_per_micro_batch(),
+                                        policy_.activation_checkpointing, layer_param16(l));
   const std::string name = layer.name + tag(step, micro);
   std::optional<OpId> last;
   for (size_t k = 0; k < pieces_[static_cast<size_t>(l)].size(); ++k) {
     const int u = static_cast<int>(units.size());
     Op again{.kind = OpKind::kRecompute, .lane = Lane::kGpuCompute, .name = "recompute " + unit_name(l, k) + tag(step, micro),
-             .layer = l, .step = step, .micro_step = micro, .bytes = piece_share(l, k, layer_param16(l) + full),
-             .flops = Flops(piece_share(l, k, flops))};
+             .layer = l, .step = step, .micro_step = micro, .bytes = piece_share(l, k, work.bytes),
+             .flops = Flops(piece_share(l, k, work.flops.count()))};
     if (k == 0) again.allocs.push_back({Tier::kGpu, full - saved, "recomputed " + name});
     hold_scratch(again, footprint.forward_scratch);
     std::vector<OpId> recycle;
@@ -427,9 +430,12 @@ void Lowering::backward(int step, int micro) {
   for (int l = n - 1; l >= 0; --l) {
     const Layer& layer = layers[static_cast<size_t>(l)];
     const std::string name = layer.name + tag(step, micro);
-    const double flops_fwd = layer.forward_flops_per_token.count() * static_cast<double>(tokens);
     const bool recompute = policy_.activation_checkpointing && layer.kind == LayerKind::kBlock;
     const ComputeFootprint footprint = workload_.footprint(static_cast<size_t>(l), tokens);
+    const ComputeWork backward = compute_work(OpKind::kBackward, layer, footprint, tokens,
+                                              policy_.activation_checkpointing, layer_param16(l));
+    const ComputeWork again_work = compute_work(OpKind::kRecompute, layer, footprint, tokens,
+                                                policy_.activation_checkpointing, layer_param16(l));
     const Bytes saved = policy_.activation_checkpointing ? footprint.checkpointed : footprint.saved;
     const Bytes full = footprint.saved;
     const size_t count = pieces_[static_cast<size_t>(l)].size();
@@ -444,7 +450,7 @@ void Lowering::backward(int step, int micro) {
       const int index = static_cast<int>(units.size());
       Op bwd{.kind = OpKind::kBackward, .lane = Lane::kGpuCompute, .name = "bwd " + unit_name(l, k) + tag(step, micro),
              .layer = l, .step = step, .micro_step = micro,
-             .bytes = piece_share(l, k, layer_param16(l) * 2 + full), .flops = Flops(piece_share(l, k, 2 * flops_fwd))};
+             .bytes = piece_share(l, k, backward.bytes), .flops = Flops(piece_share(l, k, backward.flops.count()))};
       std::vector<OpId> recycle;
       if (index - h2d_buffers() >= 0) recycle.push_back(units[static_cast<size_t>(index - h2d_buffers())]);
       // fetch_params adds the param16 reads and the frees of fetched copies.
@@ -459,7 +465,7 @@ void Lowering::backward(int step, int micro) {
         // A whole layer's recompute uses the backward's fetch, which the
         // backward releases.
         Op again{.kind = OpKind::kRecompute, .lane = Lane::kGpuCompute, .name = "recompute " + name, .layer = l,
-                 .step = step, .micro_step = micro, .bytes = layer_param16(l) + full, .flops = Flops(flops_fwd),
+                 .step = step, .micro_step = micro, .bytes = again_work.bytes, .flops = again_work.flops,
                  .deps = waits, .allocs = {{Tier::kGpu, full - saved, "recomputed " + name}},
                  .reads = bwd.reads};
         if (keep_data_) {

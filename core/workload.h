@@ -53,6 +53,12 @@ struct ComputeFootprint {
   bool operator==(const ComputeFootprint&) const = default;
 };
 
+// A backward costs twice its forward's FLOPs: the gradients with respect
+// to the input and to the weights are each a matmul of the forward's size
+// (Kaplan et al. 2020, the convention above). The schedule's backward ops,
+// the planner's bound and the machine probe's backward rates all use it.
+inline constexpr double kBackwardFlopsPerForwardFlop = 2.0;
+
 // A layer is also the default partition: the unit of placement.
 struct Layer {
   std::string name;  // "embedding", "layers.3", "final"
@@ -89,7 +95,9 @@ class Workload {
   [[nodiscard]] int64_t largest_layer_params() const;
 
   [[nodiscard]] Flops forward_flops_per_token() const;
-  [[nodiscard]] Flops backward_flops_per_token() const { return forward_flops_per_token() * 2.0; }
+  [[nodiscard]] Flops backward_flops_per_token() const {
+    return forward_flops_per_token() * kBackwardFlopsPerForwardFlop;
+  }
   // 6·N per token (Kaplan et al.) with N the active parameters: the
   // convention "model FLOP/s" figures use.
   [[nodiscard]] Flops model_flops_per_token() const;

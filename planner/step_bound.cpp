@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/compute_work.h"
 #include "core/gather_pieces.h"
 #include "sim/lane_models.h"
 
@@ -22,21 +23,21 @@ double compute_seconds(const Candidate& c, const core::Workload& w, const sim::M
   for (size_t index = 0; index < w.layers().size(); ++index) {
     const core::Layer& l = w.layers()[index];
     const core::ComputeFootprint f = w.footprint(index, tokens);
-    const double fwd = l.forward_flops_per_token.count() * static_cast<double>(tokens);
-    const double params = 2.0 * static_cast<double>(l.param_count());
-    const double saved = (ckpt ? f.checkpointed : f.saved).as_double();
-    const double full = f.saved.as_double();
-    auto cost = [&](double flops, double bytes) {
-      const core::Op op{.kind = core::OpKind::kForward, .lane = core::Lane::kGpuCompute,
-                        .bytes = core::Bytes(static_cast<int64_t>(bytes)), .flops = core::Flops(flops)};
+    const core::Bytes param16(2 * l.param_count());
+    // The op of `kind` on a piece holding `share` of the layer's parameters.
+    auto cost = [&](core::OpKind kind, double share) {
+      const core::ComputeWork work = core::compute_work(kind, l, f, tokens, ckpt, param16);
+      const core::Op op{.kind = kind, .lane = core::Lane::kGpuCompute,
+                        .bytes = core::Bytes(static_cast<int64_t>(work.bytes.as_double() * share)),
+                        .flops = work.flops * share};
       return static_cast<double>(sim::gpu_compute_demand(op, context).fixed);
     };
     double per_micro = 0;
     for (const core::GatherPiece& piece : core::gather_pieces(l, c.policy.gather_params)) {
       const double share =
           l.param_count() > 0 ? static_cast<double>(piece.params) / static_cast<double>(l.param_count()) : 1.0;
-      per_micro += cost(fwd * share, (params + saved) * share) + cost(2 * fwd * share, (2 * params + full) * share);
-      if (ckpt && l.kind == core::LayerKind::kBlock) per_micro += cost(fwd * share, (params + full) * share);
+      per_micro += cost(core::OpKind::kForward, share) + cost(core::OpKind::kBackward, share);
+      if (ckpt && l.kind == core::LayerKind::kBlock) per_micro += cost(core::OpKind::kRecompute, share);
     }
     total_ns += per_micro * static_cast<double>(c.training.gradient_accumulation);
   }

@@ -67,11 +67,13 @@ void probe_block(const BlockCase& b, int repeats, Measurements& m) {
     model.block_backward(params, in, saved, d, d, grads);
   });
   const double flops = workload.layers()[1].forward_flops_per_token.count() * static_cast<double>(mb.tokens());
+  // Counted as the schedule counts a backward, so that the rate applies to
+  // the FLOPs its ops carry.
+  const double backward_flops = flops * core::kBackwardFlopsPerForwardFlop;
   const std::string shape =
       " d_model " + std::to_string(b.d_model) + ", " + std::to_string(mb.tokens()) + " tokens";
   m.block_ops.push_back({.what = "forward" + shape, .flops = flops, .rate = flops / forward});
-  // The schedule counts a backward as twice its forward (core::Workload).
-  m.block_ops.push_back({.what = "backward" + shape, .flops = 2 * flops, .rate = 2 * flops / backward});
+  m.block_ops.push_back({.what = "backward" + shape, .flops = backward_flops, .rate = backward_flops / backward});
 }
 
 }  // namespace
