@@ -236,7 +236,7 @@ class ReadJob final : public BlockJob {
   // Between the I/O thread (drain, finished) and the caller's thread.
   std::mutex mutex_;
   std::condition_variable progress_;
-  std::vector<bool> arrived_;  // direct blocks in the caller's memory, not yet verified
+  std::vector<bool> arrived_;  // [k]: direct block k has arrived in the caller's memory
   bool over_ = false;
   // The caller's thread found a mismatch: request() throws it, which stops
   // the run (set before stop_ is, read after).

@@ -53,13 +53,13 @@ IoRing::IoRing(std::span<const int> fds, int queue_depth, int64_t buffer_bytes, 
   // 5.19): completions are posted when this thread next enters the kernel
   // instead of by interrupting it; a thread waiting in the kernel is still
   // woken. Interrupting it cost more (reads 1.32-1.39 GB/s without the
-  // flag, 1.62-1.72 with it, at 1 MiB blocks and depth 8). TASKRUN_FLAG (same kernel) makes the kernel
-  // say, in the submission ring's flags, that completions are waiting to be
-  // posted, so that reap() can post them (one io_uring_enter) while this
-  // thread is busy checksumming: without it a completion waited for the
-  // next system call, which a run of drains or fills does not make, and the
-  // device idled meanwhile (see reap()). Older kernels refuse the flags:
-  // then without them.
+  // flag, 1.62-1.72 with it, at 1 MiB blocks and depth 8). TASKRUN_FLAG
+  // (same kernel) makes the kernel say, in the submission ring's flags,
+  // that completions are waiting to be posted, so that reap() can post them
+  // (one io_uring_enter) while this thread has CPU work: without it a
+  // completion waited for the next system call, which a run of fills or
+  // drains does not make, and the device idled meanwhile (see reap()).
+  // Older kernels refuse the flags: then without them.
   const auto entries = static_cast<unsigned>(queue_depth + 1);
   int rc = io_uring_queue_init(entries, ring_.get(), IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
   if (rc == -EINVAL) rc = io_uring_queue_init(entries, ring_.get(), 0);
