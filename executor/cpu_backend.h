@@ -69,8 +69,14 @@ class CpuBackend final : public Backend {
   [[nodiscard]] bool host_memory_locked() const { return locked_.load(); }
   [[nodiscard]] const BlockStore* block_store() const { return store_ ? &*store_ : nullptr; }
   // Memory of `tier` released and kept for reuse (BufferPool), not in use:
-  // at most the tier's peak in use minus what is in use now.
+  // at most the tier's peak in use (when a new block is made; releases may
+  // add to it until the next), so that the tier never maps more than twice
+  // its peak.
   [[nodiscard]] int64_t kept_bytes(core::Tier tier) const;
+  // Blocks of `tier` mapped afresh (no kept block of the size), since creation.
+  [[nodiscard]] int64_t fresh_blocks(core::Tier tier) const {
+    return fresh_blocks_[static_cast<size_t>(tier)].load();
+  }
 
  private:
   explicit CpuBackend(CpuBackendOptions options) : options_(std::move(options)) {}
@@ -89,10 +95,9 @@ class CpuBackend final : public Backend {
   std::mutex regions_mutex_;
   std::map<std::string, Extent> regions_;
   std::array<std::atomic<int64_t>, 3> in_use_{};
-  // The most each tier had in use at once; its pool keeps at most the
-  // difference to what is in use now, so reuse never holds more memory
-  // than the run's peak.
+  // The most each tier had in use at once: its pool keeps at most that.
   std::array<std::atomic<int64_t>, 3> peak_{};
+  std::array<std::atomic<int64_t>, 3> fresh_blocks_{};
   std::array<BufferPool, 2> pools_;  // gpu and cpu; nvme has no blocks
   std::array<std::atomic<int64_t>, core::kLaneCount> moved_{};
   std::atomic<bool> locked_{true};
