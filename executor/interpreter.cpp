@@ -1015,7 +1015,7 @@ void Interpreter::State::run_lane(Lane lane, int slot) {
     }
     wake_ready_lanes();
     // A stop asked for (SIGINT) is acted on by the watchdog: wake it now
-    // rather than at its next timeout, so that no later op starts first.
+    // rather than at its next timeout (up to 250 ms of lanes starting ops).
     if (options.stop != nullptr && options.stop->load() != 0) changed.notify_all();
     if (--remaining_in_step[static_cast<size_t>(op.step)] == 0 && options.step_done)
       options.step_done(global(op.step));
