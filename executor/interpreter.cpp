@@ -364,8 +364,10 @@ struct Interpreter::State {
   mutable std::mutex before_mutex;
   void run_lane(Lane lane, int slot);
   void fail_with(const Op& op, core::Diagnostics d);
+  [[nodiscard]] bool leaving(size_t lane) const;
   [[nodiscard]] bool may_proceed(size_t lane) const;
   void wake_ready_lanes();
+  void wake_all_lanes();
   void wake_everyone();
   // Called with `mutex` held when nothing finished for options.watchdog:
   // every lane's running op and what its next op waits on.
@@ -940,14 +942,20 @@ void Interpreter::State::fail_with(const Op& op, core::Diagnostics d) {
   wake_everyone();
 }
 
-// Whether lane `l`'s threads have something to do: start its next op (its
-// dependencies have finished and the memory gate lets it), or leave (the
-// run failed or stops before that op, or the lane is done). With `mutex` held.
-bool Interpreter::State::may_proceed(size_t l) const {
+// Whether lane `l`'s threads are to stop: the run failed, the lane is done,
+// or the run stops before its next op. With `mutex` held.
+bool Interpreter::State::leaving(size_t l) const {
   const std::vector<core::OpId>& queue = lane_ops[l];
   if (failed || lane_next[l] == queue.size()) return true;
-  const Op& next = schedule.op(queue[lane_next[l]]);
-  if (stop_after && next.step > *stop_after) return true;
+  return stop_after && schedule.op(queue[lane_next[l]]).step > *stop_after;
+}
+
+// Whether lane `l`'s threads have something to do: leave, or start its next
+// op (its dependencies have finished and the memory gate lets it). With
+// `mutex` held.
+bool Interpreter::State::may_proceed(size_t l) const {
+  if (leaving(l)) return true;
+  const Op& next = schedule.op(lane_ops[l][lane_next[l]]);
   for (core::OpId d : next.deps) {
     if (!done[static_cast<size_t>(d)]) return false;
   }
@@ -967,8 +975,12 @@ void Interpreter::State::wake_ready_lanes() {
   }
 }
 
-void Interpreter::State::wake_everyone() {
+void Interpreter::State::wake_all_lanes() {
   for (std::condition_variable& v : lane_ready) v.notify_all();
+}
+
+void Interpreter::State::wake_everyone() {
+  wake_all_lanes();
   changed.notify_all();
 }
 
@@ -984,9 +996,8 @@ void Interpreter::State::run_lane(Lane lane, int slot) {
     core::OpId id = -1;
     {
       std::unique_lock lock(mutex);
-      auto past_stop = [&] { return stop_after && schedule.op(queue[lane_next[l]]).step > *stop_after; };
       lane_ready[l].wait(lock, [&] { return may_proceed(l); });
-      if (failed || lane_next[l] == queue.size() || past_stop()) break;
+      if (leaving(l)) break;
       id = queue[lane_next[l]++];
       const core::OpKind kind = schedule.op(id).kind;
       if (kind == OpKind::kOptimizer || kind == OpKind::kAcceptUpdate)
@@ -1166,13 +1177,13 @@ core::Result<void> Interpreter::run() {
         // later op; the state is then that after stop_after.
         s.stop_after = s.updating_step;
         s.abandon_after(*s.stop_after);
-        for (std::condition_variable& v : s.lane_ready) v.notify_all();
+        s.wake_all_lanes();
       }
       const int64_t now = now_ns();
       if (s.running_threads > 0 && !s.failed && now - s.last_progress_ns > limit) {
         s.error = s.hang_report(now);
         s.failed = true;
-        for (std::condition_variable& v : s.lane_ready) v.notify_all();
+        s.wake_all_lanes();
       }
     }
   }

@@ -73,6 +73,15 @@ std::vector<std::byte> file_bytes(const std::filesystem::path& p) {
   std::_Exit(2);
 }
 
+// Overwrites one byte of a block on disk behind the store's back, as a bad
+// disk or a stray writer would.
+void overwrite_byte(const BlockPlace& p, int64_t at, char value) {
+  const int fd = ::open(p.file.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, &value, 1, p.offset + at), 1);
+  ::close(fd);
+}
+
 class BlockStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -260,12 +269,7 @@ TEST_F(BlockStoreTest, MovesAlignedBuffersInPlaceAndStillVerifies) {
   store.write(e, source.span().first(data.size()));
   store.read(e, back.span().first(data.size()));
   EXPECT_EQ(std::memcmp(back.data(), data.data(), data.size()), 0);
-  const BlockPlace p = store.place(e, 3);
-  const int fd = ::open(p.file.c_str(), O_RDWR);
-  ASSERT_GE(fd, 0);
-  const char garbage = 'x';
-  ASSERT_EQ(::pwrite(fd, &garbage, 1, p.offset + 7), 1);
-  ::close(fd);
+  overwrite_byte(store.place(e, 3), 7, 'x');
   try {
     store.read(e, back.span().first(data.size()));
     FAIL() << "a corrupt block was returned";
@@ -373,12 +377,7 @@ TEST_F(BlockStoreTest, AMismatchTheCallerFindsInADirectBlockIsItsErrorAndTheStor
   const Extent good = store.reserve("intact", core::Bytes(bytes));
   store.write(bad, source.span());
   store.write(good, source.span());
-  const BlockPlace p = store.place(bad, 1);
-  const int fd = ::open(p.file.c_str(), O_RDWR);
-  ASSERT_GE(fd, 0);
-  const char garbage = '!';
-  ASSERT_EQ(::pwrite(fd, &garbage, 1, p.offset + 4097), 1);
-  ::close(fd);
+  overwrite_byte(store.place(bad, 1), 4097, '!');
   try {
     store.read(bad, back.span());
     FAIL() << "a corrupt block was returned";
