@@ -79,6 +79,8 @@ core::Result<Comparison> compare(const core::Schedule& ps, const core::Timeline&
     const core::SimTime pb = c.predicted.lanes[l].busy, mb = c.measured.lanes[l].busy;
     if (pb == 0 && mb == 0) continue;
     c.busy_error[l] = relative_error(static_cast<double>(pb), static_cast<double>(mb));
+    c.steady_busy_error[l] = relative_error(static_cast<double>(c.predicted.lanes[l].steady_busy),
+                                            static_cast<double>(c.measured.lanes[l].steady_busy));
     const core::SimTime off = mb > pb ? mb - pb : pb - mb;
     if (off > worst) {
       worst = off;

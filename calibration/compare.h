@@ -31,6 +31,9 @@ struct Comparison {
   double step_error = 0;         // of the steady-state step (TraceMetrics::steady_step_time)
   double makespan_error = 0;     // of the whole timeline
   std::array<std::optional<double>, core::kLaneCount> busy_error{};  // nullopt: lane idle in both
+  // Of LaneMetrics::steady_busy, the busy time per step after the warm-up:
+  // the lanes' share of what step_error compares.
+  std::array<std::optional<double>, core::kLaneCount> steady_busy_error{};
   std::vector<KindError> kinds;  // lane order, then kind order
   // The lane whose busy time is furthest off, in ns: where the model costs
   // the prediction most. nullopt when no lane is off at all.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "core/measured_steps.h"
 
@@ -76,6 +77,27 @@ void charge_gpu_waits(const core::Schedule& s, const core::Timeline& t, SimTime 
   }
 }
 
+// Each lane's busy time per step over the steps after the first (all of
+// them when there is one): the warm-up is left out, as steady_step_time
+// leaves it out (core/measured_steps.h; ops before step 0 count as step 0
+// there and here).
+void steady_busy(const core::Schedule& s, const core::Timeline& t, TraceMetrics& m) {
+  auto step_of = [](const core::Op& op) { return std::max(0, op.step); };
+  int first = std::numeric_limits<int>::max(), last = std::numeric_limits<int>::min();
+  for (const core::Op& op : s.ops) first = std::min(first, step_of(op)), last = std::max(last, step_of(op));
+  const bool skip_first = last > first;
+  std::array<Spans, core::kLaneCount> spans;
+  std::set<int> steps;
+  for (const core::Op& op : s.ops) {
+    if (skip_first && step_of(op) == first) continue;
+    const core::OpSpan& sp = t.spans[static_cast<size_t>(op.id)];
+    spans[static_cast<size_t>(op.lane)].emplace_back(sp.start, sp.end);
+    steps.insert(step_of(op));
+  }
+  const auto count = static_cast<SimTime>(std::max<size_t>(1, steps.size()));
+  for (size_t l = 0; l < spans.size(); ++l) m.lanes[l].steady_busy = length(merged(std::move(spans[l]))) / count;
+}
+
 }  // namespace
 
 SimTime union_length(Spans spans) { return length(merged(std::move(spans))); }
@@ -114,6 +136,7 @@ TraceMetrics trace_metrics(const core::Schedule& s, const core::Timeline& t) {
   m.gpu_idle = m.makespan - m.lanes[static_cast<size_t>(Lane::kGpuCompute)].busy;
   charge_gpu_waits(s, t, begin, m);
   m.step_times = step_lengths(s, t, begin);
+  steady_busy(s, t, m);
   return m;
 }
 

@@ -16,6 +16,11 @@ namespace stowage::calibration {
 
 struct LaneMetrics {
   core::SimTime busy = 0;     // ns covered by at least one of the lane's ops
+  // ns per step in the steady state: the busy time of the ops of the steps
+  // after the first, over their count (the first step's alone where there
+  // is one). The warm-up's page faults and pool fills are in `busy`, not
+  // here, as they are not in TraceMetrics::steady_step_time.
+  core::SimTime steady_busy = 0;
   core::SimTime hidden = 0;   // of busy, ns during which gpu.compute was busy too (transfer lanes)
   int64_t bytes = 0;          // moved by its ops
   int ops = 0;

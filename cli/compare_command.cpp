@@ -59,6 +59,7 @@ nlohmann::json metrics_json(const calibration::TraceMetrics& m) {
     const calibration::LaneMetrics& l = m.lanes[static_cast<size_t>(lane)];
     if (l.ops == 0) continue;
     nlohmann::json j{{"busy_s", s_of(l.busy)},
+                     {"steady_busy_per_step_s", s_of(l.steady_busy)},
                      {"ops", l.ops},
                      {"bytes", l.bytes},
                      {"achieved_bytes_per_s", l.achieved_bandwidth()}};
@@ -81,10 +82,12 @@ nlohmann::json metrics_json(const calibration::TraceMetrics& m) {
 }
 
 nlohmann::json comparison_json(const calibration::Comparison& c) {
-  nlohmann::json busy = nlohmann::json::object(), kinds = nlohmann::json::array();
+  nlohmann::json busy = nlohmann::json::object(), steady = nlohmann::json::object(), kinds = nlohmann::json::array();
   for (Lane lane : core::kAllLanes) {
     if (const auto& e = c.busy_error[static_cast<size_t>(lane)])
       busy[std::string(core::to_string(lane))] = *e;
+    if (const auto& e = c.steady_busy_error[static_cast<size_t>(lane)])
+      steady[std::string(core::to_string(lane))] = *e;
   }
   for (const calibration::KindError& k : c.kinds) {
     kinds.push_back({{"lane", core::to_string(k.lane)},
@@ -98,6 +101,7 @@ nlohmann::json comparison_json(const calibration::Comparison& c) {
           {"step_error", c.step_error},
           {"makespan_error", c.makespan_error},
           {"busy_error", busy},
+          {"steady_busy_error", steady},
           {"op_kinds", kinds},
           {"most_wrong_lane",
            c.most_wrong_lane ? nlohmann::json(core::to_string(*c.most_wrong_lane)) : nlohmann::json()},
@@ -126,14 +130,16 @@ void print_text(std::ostream& out, const calibration::Comparison& c) {
       << "  whole timeline: predicted " << secs(c.predicted.makespan) << ", measured "
       << secs(c.measured.makespan) << ", error " << percent(c.makespan_error) << "\n\n";
   TextTable t({Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
-               Align::kRight, Align::kRight});
-  t.row({"lane", "busy pred", "busy meas", "error", "bw pred", "bw meas", "exposed pred", "exposed meas"});
+               Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight});
+  t.row({"lane", "busy pred", "busy meas", "error", "steady/step pred", "steady/step meas", "error", "bw pred",
+         "bw meas", "exposed pred", "exposed meas"});
   for (Lane lane : core::kAllLanes) {
     const auto l = static_cast<size_t>(lane);
     if (!c.busy_error[l]) continue;
     const calibration::LaneMetrics &p = c.predicted.lanes[l], &m = c.measured.lanes[l];
     const bool transfer = calibration::is_transfer_lane(lane);
     t.row({std::string(core::to_string(lane)), secs(p.busy), secs(m.busy), percent(*c.busy_error[l]),
+           secs(p.steady_busy), secs(m.steady_busy), percent(c.steady_busy_error[l].value_or(0)),
            transfer ? rate(p.achieved_bandwidth()) : "-", transfer ? rate(m.achieved_bandwidth()) : "-",
            transfer ? secs(p.exposed()) : "-", transfer ? secs(m.exposed()) : "-"});
   }

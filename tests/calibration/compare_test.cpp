@@ -23,6 +23,7 @@ TEST(Compare, ATraceAgainstItselfHasNoError) {
     }
   }
   EXPECT_GE(lanes, 5);  // compute, both PCIe directions, both NVMe lanes, the optimizer
+  for (const auto& e : c.steady_busy_error) EXPECT_EQ(e.value_or(0), 0);
   for (const KindError& k : c.kinds) {
     EXPECT_EQ(k.median, 0);
     EXPECT_EQ(k.p90, 0);
@@ -98,6 +99,26 @@ TEST(Compare, RelativeErrorHasNoInfinity) {
   EXPECT_EQ(relative_error(0, 5), 1);
   EXPECT_DOUBLE_EQ(relative_error(2, 3), 0.5);
   EXPECT_DOUBLE_EQ(relative_error(4, 3), -0.25);
+}
+
+
+// A warm-up that only the first step pays (its copies five times as long) is in
+// the whole trace's busy error and not in the steady one: the lane's model
+// is right for every step the steady step time is made of.
+TEST(Compare, AFirstStepSlowedIsNotASteadyBusyError) {
+  const testing::Simulated s = testing::simulated({});
+  core::Timeline measured = s.timeline;
+  int first = s.schedule.ops.front().step;
+  for (const core::Op& op : s.schedule.ops) first = std::min(first, std::max(0, op.step));
+  for (const core::Op& op : s.schedule.ops) {
+    if (op.lane != Lane::kPcieH2d || std::max(0, op.step) != first) continue;
+    core::OpSpan& sp = measured.spans[static_cast<size_t>(op.id)];
+    sp.end = sp.start + 5 * (sp.end - sp.start);
+  }
+  const Comparison c = compare(s.schedule, s.timeline, s.schedule, measured).value();
+  const auto h2d = static_cast<size_t>(Lane::kPcieH2d);
+  EXPECT_GT(*c.busy_error[h2d], 0.05);
+  EXPECT_NEAR(c.steady_busy_error[h2d].value(), 0, 1e-9);
 }
 
 }  // namespace

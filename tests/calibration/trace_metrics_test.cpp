@@ -62,6 +62,27 @@ TEST(TraceMetrics, SteadyStepIsTheMedianAfterTheFirst) {
   EXPECT_EQ(m.steady_step_time(), 30);
 }
 
+// The steady busy time leaves out the first step, as the steady step does,
+// and averages the rest: compute ops of steps 0, 1, 2 lasting 50, 10 and 20
+// ns, an op before step 0 (setup, 7 ns) counted with step 0.
+TEST(TraceMetrics, SteadyBusyIsPerStepAfterTheFirst) {
+  core::Schedule s;
+  s.ops = {{.id = 0, .kind = OpKind::kForward, .lane = Lane::kGpuCompute, .step = -1},
+           {.id = 1, .kind = OpKind::kForward, .lane = Lane::kGpuCompute, .step = 0},
+           {.id = 2, .kind = OpKind::kForward, .lane = Lane::kGpuCompute, .step = 1},
+           {.id = 3, .kind = OpKind::kForward, .lane = Lane::kGpuCompute, .step = 2}};
+  core::Timeline t{.spans = {{0, 7, 0}, {7, 57, 0}, {57, 67, 0}, {67, 87, 0}}, .memory = {}};
+  const TraceMetrics m = trace_metrics(s, t);
+  const LaneMetrics& gpu = m.lanes[static_cast<size_t>(Lane::kGpuCompute)];
+  EXPECT_EQ(gpu.busy, 87);
+  EXPECT_EQ(gpu.steady_busy, 15);
+  EXPECT_EQ(m.lanes[static_cast<size_t>(Lane::kPcieH2d)].steady_busy, 0);
+  // One step: all of it.
+  s.ops.resize(2);
+  t.spans.resize(2);
+  EXPECT_EQ(trace_metrics(s, t).lanes[static_cast<size_t>(Lane::kGpuCompute)].steady_busy, 57);
+}
+
 TEST(TraceMetrics, UnionCountsOverlapOnce) {
   EXPECT_EQ(union_length({{0, 10}, {5, 15}, {20, 30}, {25, 26}}), 25);
   EXPECT_EQ(union_length({}), 0);
