@@ -1,6 +1,7 @@
 #include "calibration/fit.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -8,6 +9,7 @@
 #include "calibration/compare.h"
 #include "calibration/trace_metrics.h"
 #include "core/compute_rate.h"
+#include "sim/engine.h"
 #include "sim/lane_models.h"
 #include "sim/simulator.h"
 
@@ -131,30 +133,119 @@ void fit_optimizer(const std::vector<MeasuredRun>& runs, const Durations& d, con
   r.notes.push_back(note("cpu.optim: cpu_core_rate", f.ops, f.rms_residual));
 }
 
-// busy(read ∪ write) = (R / read_rate + W / write_rate) / efficiency.
-void fit_nvme(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, FitReport& r) {
-  if (m.nvme_count <= 0) return;
-  double device_seconds = 0, busy = 0;
-  int ops = 0;
-  const core::NvmeSpec& n = m.nvme;
-  const double write_rate = n.sustained_write ? n.sustained_write->value() : n.sequential_write.value();
-  for (size_t k = 0; k < runs.size(); ++k) {
-    std::vector<std::pair<core::SimTime, core::SimTime>> spans;
-    for (const core::Op& op : runs[k].schedule->ops) {
-      // Every step's: the drive's busy time is a union, and a warm-up op
-      // left out would still share the drive with the ops kept.
+// The NVMe ops' flowing spans (each op's span less the request latency the
+// model adds after its bytes), and which of them ran at each moment.
+struct NvmeSpans {
+  struct Piece {
+    double seconds = 0;
+    std::vector<size_t> running;  // indices into ops
+  };
+  std::vector<const core::Op*> ops;
+  std::vector<Piece> pieces;
+  bool overlapped = false;  // reads and writes ran at once somewhere
+};
+
+NvmeSpans nvme_spans(const std::vector<MeasuredRun>& runs, core::Seconds latency) {
+  NvmeSpans out;
+  for (const MeasuredRun& run : runs) {
+    std::vector<std::pair<core::SimTime, std::ptrdiff_t>> edges;  // +(i+1) starts op i, -(i+1) ends it
+    for (const core::Op& op : run.schedule->ops) {
+      // Every step's: a warm-up op left out would still share the drive.
       if (op.lane != Lane::kNvmeRead && op.lane != Lane::kNvmeWrite) continue;
-      const core::OpSpan& s = runs[k].timeline->spans[static_cast<size_t>(op.id)];
-      spans.emplace_back(s.start, s.end);
-      const double rate = op.lane == Lane::kNvmeRead ? n.sequential_read.value() : write_rate;
-      device_seconds += op.bytes.as_double() / (rate * m.nvme_count);
-      ++ops;
+      const core::OpSpan& s = run.timeline->spans[static_cast<size_t>(op.id)];
+      if (s.end <= s.start) continue;
+      const core::SimTime end = std::max(s.start + 1, s.end - sim::to_sim_time(latency));
+      const auto i = static_cast<std::ptrdiff_t>(out.ops.size());
+      out.ops.push_back(&op);
+      edges.emplace_back(s.start, i + 1);
+      edges.emplace_back(end, -(i + 1));
     }
-    busy += static_cast<double>(union_length(std::move(spans))) * 1e-9;
+    std::sort(edges.begin(), edges.end());
+    std::vector<size_t> running;
+    for (size_t k = 0; k < edges.size();) {
+      const core::SimTime at = edges[k].first;
+      for (; k < edges.size() && edges[k].first == at; ++k) {
+        const auto i = static_cast<size_t>(std::abs(edges[k].second) - 1);
+        if (edges[k].second > 0) {
+          running.push_back(i);
+        } else {
+          running.erase(std::find(running.begin(), running.end(), i));
+        }
+      }
+      if (k == edges.size() || running.empty()) continue;
+      bool reads = false, writes = false;
+      for (size_t i : running) (out.ops[i]->lane == Lane::kNvmeRead ? reads : writes) = true;
+      out.overlapped = out.overlapped || (reads && writes);
+      out.pieces.push_back({static_cast<double>(edges[k].first - at) * 1e-9, running});
+    }
   }
-  if (ops == 0 || busy <= 0 || device_seconds <= 0) return;
-  r.params.nvme_efficiency = std::clamp(device_seconds / busy, 1e-4, 4.0);
-  r.notes.push_back(note("nvme.read, nvme.write: nvme_efficiency (on busy time)", ops, 0));
+  return out;
+}
+
+// For a duplex: the efficiency under which the NVMe model, sharing the
+// drive as the engine does (sim::fair_rates) among the ops that ran at each
+// moment, moves each op's bytes in its measured span, and the squared log
+// misfit of the ops' bytes at that efficiency.
+std::pair<double, double> nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m,
+                                      const core::CostParameters& start, int ranks, double duplex) {
+  core::CostParameters p = start;
+  p.nvme_efficiency = 1;
+  p.nvme_duplex = duplex;
+  p.host_lane_cores.reset();  // in bytes, as the drive sees them
+  const sim::ModelContext c{.machine = m, .params = p, .ranks = ranks};
+  const sim::Capacities cap = sim::capacities_for(c);
+  std::vector<double> moved(spans.ops.size());  // bytes each op would move at efficiency 1
+  std::vector<sim::Demand> demands;
+  for (const NvmeSpans::Piece& piece : spans.pieces) {
+    demands.clear();
+    for (size_t i : piece.running) demands.push_back(sim::nvme_demand(*spans.ops[i], c));
+    const std::vector<double> rates = sim::fair_rates(demands, cap);
+    for (size_t k = 0; k < piece.running.size(); ++k) moved[piece.running[k]] += rates[k] * piece.seconds;
+  }
+  double bytes = 0, at_one = 0;
+  for (size_t i = 0; i < spans.ops.size(); ++i) bytes += spans.ops[i]->bytes.as_double(), at_one += moved[i];
+  if (bytes <= 0 || at_one <= 0) return {1, 0};
+  const double efficiency = bytes / at_one;
+  double misfit = 0;
+  for (size_t i = 0; i < spans.ops.size(); ++i) {
+    if (moved[i] <= 0 || spans.ops[i]->bytes.count() <= 0) continue;
+    const double e = std::log(efficiency * moved[i] / spans.ops[i]->bytes.as_double());
+    misfit += e * e;
+  }
+  return {efficiency, misfit};
+}
+
+// The drive's efficiency and duplex (sim/nvme_model.cpp) under which the
+// model moves every NVMe op's bytes in the span it was measured to take,
+// given what ran beside it: the duplex by golden section on the ops'
+// misfit, the efficiency in closed form for each. Without a read beside a
+// write anywhere the duplex is not seen and keeps its value.
+void fit_nvme(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, FitReport& r) {
+  if (m.nvme_count <= 0 || runs.empty()) return;
+  const NvmeSpans spans = nvme_spans(runs, r.params.nvme_latency);
+  if (spans.ops.empty()) return;
+  const int ranks = std::max(1, runs.front().schedule->ranks);
+  double duplex = r.params.nvme_duplex;
+  if (spans.overlapped) {
+    auto misfit = [&](double d) { return nvme_fit_at(spans, m, r.params, ranks, d).second; };
+    double a = core::kMinNvmeDuplex, b = core::kMaxNvmeDuplex;
+    const double ratio = (std::sqrt(5.0) - 1) / 2;
+    double x1 = b - ratio * (b - a), x2 = a + ratio * (b - a), f1 = misfit(x1), f2 = misfit(x2);
+    while (b - a > 1e-3) {
+      if (f1 < f2) {
+        b = x2, x2 = x1, f2 = f1, x1 = b - ratio * (b - a), f1 = misfit(x1);
+      } else {
+        a = x1, x1 = x2, f1 = f2, x2 = a + ratio * (b - a), f2 = misfit(x2);
+      }
+    }
+    duplex = (a + b) / 2;
+  }
+  const double efficiency = nvme_fit_at(spans, m, r.params, ranks, duplex).first;
+  r.params.nvme_efficiency = std::clamp(efficiency, 1e-4, 4.0);
+  r.params.nvme_duplex = duplex;
+  r.notes.push_back(note(spans.overlapped ? "nvme.read, nvme.write: nvme_efficiency, nvme_duplex from the reads beside writes"
+                                          : "nvme.read, nvme.write: nvme_efficiency (no read beside a write: nvme_duplex kept)",
+                         static_cast<int>(spans.ops.size()), 0));
 }
 
 // Gradient checks on either lane: bytes scanned over time, summed.

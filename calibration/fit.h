@@ -2,16 +2,17 @@
 // on it: per lane, least squares of the op durations on the work the lane
 // model charges for (gpu.compute: duration = overhead + FLOPs x s;
 // pcie.h2d, pcie.d2h: latency + bytes / rate; cpu.optim: params x s). The
-// NVMe lanes run several requests at once, so their single efficiency is
-// fitted on the lanes' busy time instead (reads and writes share the drive,
-// as the NVMe model has it); the gradient checks and the device's optimizer
+// NVMe lanes run several requests at once, so their efficiency is fitted
+// on the drive's work over the time one direction ran alone, and how much
+// of the drive both directions get together (nvme_duplex) over the time
+// they overlapped; the gradient checks and the device's optimizer
 // ops get a rate each (summed bytes over summed time). Lanes a trace does
 // not use keep their values. Where the machine's lanes share the host's
 // cores (CostParameters::host_lane_cores, the CPU backend), each op is
 // fitted at the duration it would have had alone, and the number of cores
 // is chosen as the one whose fit puts the runs' simulated steady steps
 // nearest the measured ones. Of a run of several steps, the first (the
-// warm-up) is left out of every fit but the NVMe one (a busy-time union):
+// warm-up) is left out of every fit but the NVMe one (the drive's time):
 // the steady state is what is predicted.
 #pragma once
 

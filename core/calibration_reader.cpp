@@ -67,6 +67,7 @@ void read_calibration(YamlMap& c, CostParameters& p) {
   if (auto r = c.bandwidth("d2h_rate", Need::kOptional, kRate)) p.d2h_rate = *r;
   assign(p.nvme_efficiency, c.number("nvme_efficiency", Need::kOptional, kEfficiency));
   assign(p.nvme_latency, c.duration("nvme_latency", Need::kOptional, kOverhead));
+  assign(p.nvme_duplex, c.number("nvme_duplex", Need::kOptional, {kMinNvmeDuplex, kMaxNvmeDuplex}));
   assign(p.dram_efficiency, c.number("dram_efficiency", Need::kOptional, kEfficiency));
   assign(p.adam_flops_per_param, c.number("adam_flops_per_param", Need::kOptional, {1, 1000}));
   assign(p.cpu_core_rate, c.flops_rate("cpu_core_rate", Need::kOptional, kCoreRate));
@@ -97,6 +98,7 @@ std::string calibration_yaml(const CostParameters& p) {
   if (p.d2h_rate) line("d2h_rate", number(p.d2h_rate->value()));
   line("nvme_efficiency", number(p.nvme_efficiency));
   line("nvme_latency", ns(p.nvme_latency));
+  line("nvme_duplex", number(p.nvme_duplex));
   line("dram_efficiency", number(p.dram_efficiency));
   line("adam_flops_per_param", number(p.adam_flops_per_param));
   line("cpu_core_rate", number(p.cpu_core_rate.value()));

@@ -21,6 +21,9 @@ struct RatePoint {
   bool operator==(const RatePoint&) const = default;
 };
 
+// nvme_duplex's range: below 1 a direction alone would be slowed too.
+inline constexpr double kMinNvmeDuplex = 1, kMaxNvmeDuplex = 2;
+
 struct CostParameters {
   // Dense matmul efficiency against the datasheet peak. Large bf16 GEMMs
   // reach 60-80 % of peak on A100/H100 (NVIDIA, "Matrix Multiplication
@@ -60,6 +63,14 @@ struct CostParameters {
   // Samsung 990 PRO's "QD32, 128 KB"); per-request latency ~100 µs.
   double nvme_efficiency = 0.9;
   Seconds nvme_latency{100e-6};
+  // How much of the drive reads and writes get when they run at once, in
+  // drive-seconds per second: each direction is held to its own rate, and
+  // together they use at most this much of the drive's time. 1: they share
+  // it (a read beside a write takes twice as long); 2: neither slows the
+  // other. Datasheets give no mixed rate, so 1, the cautious end;
+  // `stowage profile` measures it (a read and a write run at once) and
+  // `stowage calibrate` fits it where the traces overlap the two.
+  double nvme_duplex = 1;
   // Host DRAM: STREAM-like sustained bandwidth is 70-85 % of the channel
   // peak (McCalpin, STREAM results, www.cs.virginia.edu/stream).
   double dram_efficiency = 0.75;

@@ -2,7 +2,9 @@
 // writes by block size and requests in flight (one thread per request, each
 // walking its own stripe of the file), the latency of one small read, and
 // the rate in the last quarter of a long write (the rate once the drive's
-// write cache is full, if the file outgrows it: a full run writes 2 GiB).
+// write cache is full, if the file outgrows it: a full run writes 2 GiB),
+// and reads beside writes (how far the drive serves both directions at
+// once) at the configuration nearest the executor's default.
 // The page cache is bypassed (O_DIRECT), so reads measure the drive.
 #include <fcntl.h>
 #include <sys/statvfs.h>
@@ -10,6 +12,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -97,12 +100,71 @@ double transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int dep
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Reads of the file's first half beside writes of its second, `depth`
+// requests of `block` each, until either direction is done: each one's
+// rate while both ran.
+DiskRate mixed_transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int depth) {
+  const int64_t half = file_bytes / 2 / block;  // blocks per direction
+  std::atomic<int64_t> next_read{0}, next_write{0}, read_done{0}, write_done{0};
+  std::atomic<bool> stop{false}, failed{false};
+  std::atomic<std::chrono::steady_clock::rep> end_ns{0};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 2 * depth; ++t) {
+    const bool write = t % 2 == 1;
+    pool.emplace_back([&, write] {
+      void* raw = nullptr;
+      if (::posix_memalign(&raw, kAlign, static_cast<size_t>(block)) != 0) {
+        failed = true;
+        return;
+      }
+      std::unique_ptr<void, AlignedFree> buf(raw);
+      std::memset(raw, 0x6b, static_cast<size_t>(block));
+      std::atomic<int64_t>& next = write ? next_write : next_read;
+      std::atomic<int64_t>& done = write ? write_done : read_done;
+      for (int64_t i = next++; i < half && !stop; i = next++) {
+        const off_t at = static_cast<off_t>((write ? half + i : i) * block);
+        const ssize_t n = write ? ::pwrite(f.fd(), raw, static_cast<size_t>(block), at)
+                                : ::pread(f.fd(), raw, static_cast<size_t>(block), at);
+        if (n != block) failed = true;
+        if (stop) break;  // ended after the overlap did: not counted
+        if (++done == half && !stop.exchange(true)) {  // one direction is through: the overlap ends
+          end_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+        }
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  if (failed) fail("O_DIRECT read or write failed in", f.path());
+  // The overlap: until the first direction finished. Requests the other
+  // direction had in flight then are not counted.
+  const std::chrono::steady_clock::time_point end{std::chrono::steady_clock::duration(end_ns.load())};
+  const double seconds = std::chrono::duration<double>(end - start).count();
+  return {.block = block,
+          .depth = depth,
+          .read = static_cast<double>(read_done.load() * block) / seconds,
+          .write = static_cast<double>(write_done.load() * block) / seconds};
+}
+
 }  // namespace
+
+const DiskRate* executor_default_disk_rate(const std::vector<DiskRate>& disk) {
+  const DiskRate* best = nullptr;
+  double best_score = 1e30;
+  for (const DiskRate& d : disk) {
+    const double score = std::abs(std::log2(static_cast<double>(d.block) / double(1 << 20))) + std::abs(std::log2(d.depth / 8.0));
+    if (score < best_score) {
+      best_score = score;
+      best = &d;
+    }
+  }
+  return best;
+}
 
 int disk_probe_steps(const ProbeOptions& o) {
   if (!o.disk_dir) return 0;
   const Config c = config(o.depth);
-  return static_cast<int>(c.blocks.size() * c.depths.size()) * 2 + 2;
+  return static_cast<int>(c.blocks.size() * c.depths.size()) * 2 + 3;
 }
 
 void probe_disk(const ProbeOptions& o, Measurements& m, const Tick& tick) {
@@ -139,6 +201,10 @@ void probe_disk(const ProbeOptions& o, Measurements& m, const Tick& tick) {
       tick("disk, O_DIRECT read");
       m.disk.push_back(r);
     }
+  }
+  if (const DiskRate* d = executor_default_disk_rate(m.disk)) {
+    m.disk_mixed = mixed_transfer(f, c.file_bytes, d->block, d->depth);
+    tick("disk, reads beside writes");
   }
   void* raw = nullptr;
   if (::posix_memalign(&raw, kAlign, kAlign) != 0) throw std::bad_alloc();

@@ -27,6 +27,11 @@ struct DiskRate {
   double write = 0;   // B/s
 };
 
+// The entry of `disk` the executor's default (1 MiB blocks, 8 in flight)
+// is nearest to: the one the profile's drive rates come from, and the
+// configuration the mixed run uses. nullptr when there is none.
+[[nodiscard]] const DiskRate* executor_default_disk_rate(const std::vector<DiskRate>& disk);
+
 struct GemmRate {
   int64_t rows = 0, in = 0, out = 0;  // y[rows, out] = x[rows, in] W^T
   double rate = 0;                    // FLOP/s (2 rows in out per product)
@@ -59,6 +64,10 @@ struct Measurements {
   std::vector<DiskRate> disk;
   double disk_request_seconds = 0;        // one 4 KiB O_DIRECT read at depth 1
   std::optional<double> disk_write_after_cache;  // write rate in the last quarter of a long 1 MiB x1 write
+  // Reads and writes at once, at executor_default_disk_rate's block and
+  // depth each: B/s of each direction while both ran (how far the drive
+  // serves one direction beside the other, CostParameters::nvme_duplex).
+  std::optional<DiskRate> disk_mixed;
   double seconds = 0;  // the whole profile's wall time
 };
 

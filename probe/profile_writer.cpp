@@ -81,21 +81,6 @@ double gemm_rate(const Measurements& m) {
   return r[r.size() / 2];
 }
 
-// The disk entry the executor's default (1 MiB blocks, 8 in flight) is
-// nearest to.
-const DiskRate* disk_rate(const Measurements& m) {
-  const DiskRate* best = nullptr;
-  double best_score = 1e30;
-  for (const DiskRate& d : m.disk) {
-    const double score = std::abs(std::log2(static_cast<double>(d.block) / double(1 << 20))) + std::abs(std::log2(d.depth / 8.0));
-    if (score < best_score) {
-      best_score = score;
-      best = &d;
-    }
-  }
-  return best;
-}
-
 int64_t device_memory(const Measurements& m, const ProfileWriterOptions& o) {
   const int64_t gib = int64_t{1} << 30;
   const int64_t half = std::max(gib, (m.dram_bytes / 2) / gib * gib);
@@ -128,8 +113,32 @@ std::string measurement_comments(const Measurements& m) {
       s += " " + num(static_cast<double>(d.block) / 1024.0) + " KiB x" + std::to_string(d.depth) + ": " + gbs(d.read) + " / " + gbs(d.write) + ";";
     s += "\n#   one 4 KiB read: " + num(m.disk_request_seconds * 1e6) + " us\n";
     if (m.disk_write_after_cache) s += "#   last quarter of a long 1 MiB write: " + gbs(*m.disk_write_after_cache) + "\n";
+    if (m.disk_mixed)
+      s += "#   reads and writes at once, " + num(static_cast<double>(m.disk_mixed->block) / 1024.0) + " KiB x" +
+           std::to_string(m.disk_mixed->depth) + " each: " + gbs(m.disk_mixed->read) + " read, " +
+           gbs(m.disk_mixed->write) + " written\n";
   }
   return s;
+}
+
+// The drive's rates as the profile writes them (from the disk entry nearest
+// the executor's default), which the mixed run's duplex is measured against.
+struct DriveRates {
+  int64_t block = 0;
+  int depth = 0;
+  double read = 0, write = 0;
+  // Always written, so nothing assumes a share of the burst rate
+  // (planner/sustained_write.h): the long write's tail, at most the burst.
+  double sustained_write = 0;
+};
+
+std::optional<DriveRates> drive_rates(const Measurements& m) {
+  const DiskRate* d = executor_default_disk_rate(m.disk);
+  if (d == nullptr) return std::nullopt;
+  DriveRates r{.block = d->block, .depth = d->depth, .read = std::max(10e6, d->read), .write = std::max(10e6, d->write)};
+  const double tail = m.disk_write_after_cache ? *m.disk_write_after_cache : d->write;
+  r.sustained_write = std::max(10e6, std::min(d->write, tail));
+  return r;
 }
 
 }  // namespace
@@ -145,6 +154,14 @@ core::CostParameters measured_calibration(const Measurements& m, const ProfileWr
   p.d2h_rate = core::BytesPerSecond(copy_rate(m));
   p.pcie_latency = core::Seconds(m.small_copy_seconds);
   p.nvme_efficiency = 1;
+  // Reads and writes at once: each direction's share of its alone rate
+  // (the rates the profile writes, which the simulator prices writes at),
+  // summed. 2: neither slows the other; 1: they share the drive's time.
+  const std::optional<DriveRates> drive = drive_rates(m);
+  if (drive && m.disk_mixed) {
+    const double duplex = m.disk_mixed->read / drive->read + m.disk_mixed->write / drive->sustained_write;
+    p.nvme_duplex = std::clamp(duplex, core::kMinNvmeDuplex, core::kMaxNvmeDuplex);
+  }
   if (m.disk_request_seconds > 0) p.nvme_latency = core::Seconds(m.disk_request_seconds);
   p.dram_efficiency = 1;
   p.optimizer_threads = std::max(1, o.optimizer_threads);
@@ -176,18 +193,14 @@ std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptio
   s += "  dram: " + std::to_string(std::max<int64_t>(m.dram_bytes, int64_t{1} << 30)) + " B\n";
   s += "  dram_bandwidth: " + num(dram_rate(m)) + "\n";
   s += "  pcie_lanes: 16\n  pcie_generation: 4\n";
-  const DiskRate* d = disk_rate(m);
-  if (d != nullptr) {
+  if (const std::optional<DriveRates> d = drive_rates(m)) {
     s += "nvme:\n  label: the disk under " + *m.disk_dir + "\n";
     s += "  source: measured (O_DIRECT, " + num(static_cast<double>(d->block) / 1024.0) + " KiB blocks, " +
          std::to_string(d->depth) + " in flight); endurance not measurable, a typical 1 TB TLC rating\n";
     s += "  capacity: " + std::to_string(std::max<int64_t>(m.disk_capacity, 1'000'000'000)) + " B\n";
-    s += "  sequential_read: " + num(std::max(10e6, d->read)) + "\n";
-    s += "  sequential_write: " + num(std::max(10e6, d->write)) + "\n";
-    // Always written, so nothing assumes a share of the burst rate
-    // (planner/sustained_write.h): the long write's tail, at most the burst.
-    const double tail = m.disk_write_after_cache ? *m.disk_write_after_cache : d->write;
-    s += "  sustained_write: " + num(std::max(10e6, std::min(d->write, tail))) + "\n";
+    s += "  sequential_read: " + num(d->read) + "\n";
+    s += "  sequential_write: " + num(d->write) + "\n";
+    s += "  sustained_write: " + num(d->sustained_write) + "\n";
     s += "  endurance: 600 TB\n  pcie_generation: 4\n  pcie_lanes: 4\n";
     s += "nvme_count: 1\n";
   } else {

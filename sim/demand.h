@@ -16,11 +16,14 @@ namespace stowage::sim {
 // CPU optimizer DRAM and cores. kHostThreads: where the device is a program
 // on the host (CostParameters::host_lane_cores), the time of the cores its
 // lanes' threads share; no op uses it otherwise.
-enum class Resource : uint8_t { kPcieH2d, kPcieD2h, kDram, kNvme, kCpu, kHostThreads };
-inline constexpr int kResourceCount = 6;
+enum class Resource : uint8_t { kPcieH2d, kPcieD2h, kDram, kNvme, kCpu, kHostThreads, kNvmeReads, kNvmeWrites };
+inline constexpr int kResourceCount = 8;
 
-// Units: bytes/s for PCIe and DRAM; device-seconds per second (capacity 1)
-// for NVMe, whose reads and writes cost 1/rate seconds per byte each;
+// Units: bytes/s for PCIe and DRAM; device-seconds per second for NVMe,
+// whose reads and writes cost 1/rate seconds per byte each: kNvmeReads and
+// kNvmeWrites (capacity 1 each) hold each direction to its own rate, and
+// kNvme (capacity CostParameters::nvme_duplex) is the drive's time both
+// directions share;
 // FLOP/s for the CPU; thread-seconds per second for kHostThreads.
 using Capacities = std::array<double, kResourceCount>;
 

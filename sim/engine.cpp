@@ -257,6 +257,15 @@ EngineResult Engine::run() {
 
 }  // namespace
 
+std::vector<double> fair_rates(std::span<const Demand> demands, const Capacities& capacities) {
+  std::vector<Flow> flows;
+  for (size_t i = 0; i < demands.size(); ++i) flows.push_back({static_cast<OpId>(i), demands[i].work});
+  share_fairly(flows, demands, capacities);
+  std::vector<double> rates;
+  for (const Flow& f : flows) rates.push_back(f.rate);
+  return rates;
+}
+
 EngineResult run_engine(const core::Schedule& schedule, std::span<const Demand> demands,
                         const Capacities& capacities, core::TimelineSink& sink) {
   return Engine(schedule, demands, capacities, sink).run();

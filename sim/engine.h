@@ -47,6 +47,12 @@ struct EngineResult {
   std::array<std::vector<PeakRise>, 3> rises;  // by Tier, in order
 };
 
+// The rates max-min fair sharing gives `flows` running together, in each
+// one's units per second: the engine's own rule, for callers that invert
+// it on a measured timeline (calibration/fit.cpp). Every demand must flow
+// (work > 0).
+[[nodiscard]] std::vector<double> fair_rates(std::span<const Demand> flows, const Capacities& capacities);
+
 // `demands[i]` is op i's demand. Deterministic: the same inputs give the
 // same events in the same order. Precondition: the schedule is valid
 // (core::validate) and every demand is positive (fixed > 0 or work > 0).

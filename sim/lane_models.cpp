@@ -61,7 +61,11 @@ Capacities capacities_for(const ModelContext& c) {
   cap[static_cast<size_t>(Resource::kPcieH2d)] = p.h2d_rate ? p.h2d_rate->value() : link;
   cap[static_cast<size_t>(Resource::kPcieD2h)] = p.d2h_rate ? p.d2h_rate->value() : link;
   cap[static_cast<size_t>(Resource::kDram)] = host.dram_bandwidth.value() * c.params.dram_efficiency / c.ranks;
-  cap[static_cast<size_t>(Resource::kNvme)] = 1.0;  // device-seconds per second
+  // Device-seconds per second: each direction at most its own rate, both
+  // together at most nvme_duplex of the drive.
+  cap[static_cast<size_t>(Resource::kNvmeReads)] = 1.0;
+  cap[static_cast<size_t>(Resource::kNvmeWrites)] = 1.0;
+  cap[static_cast<size_t>(Resource::kNvme)] = p.nvme_duplex;
   const double cores = std::max(1.0, static_cast<double>(host.cpu_cores) / c.ranks);
   const double optimizer_cores = p.optimizer_threads > 0 ? std::min<double>(p.optimizer_threads, cores) : cores;
   cap[static_cast<size_t>(Resource::kCpu)] = p.cpu_core_rate.value() * optimizer_cores;

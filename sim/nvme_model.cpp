@@ -16,7 +16,10 @@ double nvme_rank_rate(const ModelContext& c, core::Lane lane) {
 
 Demand nvme_demand(const core::Op& op, const ModelContext& c) {
   Demand d{.work = op.bytes.as_double(), .latency = to_sim_time(c.params.nvme_latency)};
-  d.per_unit[static_cast<size_t>(Resource::kNvme)] = 1.0 / nvme_rank_rate(c, op.lane);
+  const double seconds_per_byte = 1.0 / nvme_rank_rate(c, op.lane);
+  const Resource direction = op.lane == core::Lane::kNvmeRead ? Resource::kNvmeReads : Resource::kNvmeWrites;
+  d.per_unit[static_cast<size_t>(direction)] = seconds_per_byte;
+  d.per_unit[static_cast<size_t>(Resource::kNvme)] = seconds_per_byte;
   d.per_unit[static_cast<size_t>(Resource::kDram)] = 1;
   return d;
 }

@@ -70,6 +70,25 @@ TEST(Fit, RecoversTheParametersATimelineWasMadeWith) {
   EXPECT_GT(std::abs(step_error({})), 0.2);
 }
 
+// The drive's efficiency from the time one direction ran alone, and how
+// much of it reads and writes get together from the time they overlapped
+// (the timeline must have both, or the test says nothing).
+TEST(Fit, FindsHowMuchOfTheDriveReadsAndWritesGetTogether) {
+  for (double duplex : {1.0, 1.6}) {
+    SCOPED_TRACE(duplex);
+    core::CostParameters truth;
+    truth.nvme_efficiency = 0.5;
+    truth.nvme_duplex = duplex;
+    const testing::Simulated measured = testing::simulated(truth, 3);
+    const FitReport r = fit_cost_parameters({{&measured.schedule, &measured.timeline}}, measured.machine, {});
+    EXPECT_NEAR(r.params.nvme_efficiency, 0.5, 0.5 * 0.03);
+    EXPECT_NEAR(r.params.nvme_duplex, duplex, duplex * 0.03);
+    bool noted = false;
+    for (const std::string& n : r.notes) noted = noted || n.find("nvme_duplex from") != std::string::npos;
+    EXPECT_TRUE(noted);
+  }
+}
+
 // With a measured compute curve (core/compute_rate.h) the fit finds the
 // efficiency that scales it: the curve stays, the line is fitted in
 // seconds at the curve's rate.

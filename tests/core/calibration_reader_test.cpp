@@ -91,6 +91,17 @@ TEST(CalibrationReader, AnEfficiencyOutOfRangeIsAnError) {
   EXPECT_FALSE(read_machine_profile(text, "m.yaml", "m").has_value());
 }
 
+// Both directions together at more than twice one's rate, or at less than
+// one's (which would slow a direction alone too): not the model's drive.
+TEST(CalibrationReader, ADuplexOutsideOneToTwoIsAnError) {
+  for (const char* value : {"2.5", "0.9", "-1"}) {
+    const std::string text = std::string(kMachine) + "calibration:\n  nvme_duplex: " + value + "\n";
+    const auto r = read_machine_profile(text, "m.yaml", "m");
+    ASSERT_FALSE(r.has_value()) << value;
+    EXPECT_NE(core::to_string(r.error()).find("nvme_duplex"), std::string::npos) << core::to_string(r.error());
+  }
+}
+
 TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   CostParameters p;
   p.matmul_efficiency = 0.123456789012345;
@@ -102,6 +113,7 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   p.nvme_latency = Seconds(87e-6);
   p.grad_check_rate = BytesPerSecond(0.75e9);
   p.host_lane_cores = 1.4375;
+  p.nvme_duplex = 1.625;
   p.compute_rate_by_flops = {{.flops = 1.75e9, .rate = FlopsPerSecond(7.125e10)},
                              {.flops = 3.5e9, .rate = FlopsPerSecond(8.375e10)}};
   const std::string text = std::string(kMachine) + "calibration:\n" + calibration_yaml(p);
@@ -116,6 +128,7 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   EXPECT_DOUBLE_EQ(q.grad_check_rate->value(), 0.75e9);
   ASSERT_TRUE(q.host_lane_cores.has_value());
   EXPECT_DOUBLE_EQ(*q.host_lane_cores, 1.4375);
+  EXPECT_DOUBLE_EQ(q.nvme_duplex, 1.625);
   EXPECT_EQ(q.compute_rate_by_flops, p.compute_rate_by_flops);
   EXPECT_FALSE(must(read_machine_profile(std::string(kMachine), "m.yaml", "m")).calibration.host_lane_cores)
       << "unset unless given: a real GPU's lanes do not share the host's cores";

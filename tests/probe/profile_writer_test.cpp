@@ -33,6 +33,9 @@ Measurements example() {
   m.disk = {{.block = 1 << 20, .depth = 1, .read = 0.5e9, .write = 0.4e9},
             {.block = 1 << 20, .depth = 8, .read = 1.5e9, .write = 1.0e9}};
   m.disk_request_seconds = 90e-6;
+  // Beside each other, reads at 1.2 of their 1.5 GB/s and writes at 0.5 of
+  // their 1.0: 0.8 + 0.5 of the drive.
+  m.disk_mixed = DiskRate{.block = 1 << 20, .depth = 8, .read = 1.2e9, .write = 0.5e9};
   m.seconds = 30;
   return m;
 }
@@ -58,6 +61,7 @@ TEST(ProfileWriter, WritesAMachineProfileThatLoads) {
   // 200 M params/s x 12 FLOP per param, on one thread.
   EXPECT_DOUBLE_EQ(m->calibration.cpu_core_rate.value(), 2.4e9);
   EXPECT_NEAR(m->calibration.nvme_latency.value(), 90e-6, 1e-12);
+  EXPECT_NEAR(m->calibration.nvme_duplex, 1.3, 1e-9);
   // The gradient check as measured, not the roofline an unmeasured machine gets.
   ASSERT_TRUE(m->calibration.grad_check_rate.has_value());
   EXPECT_DOUBLE_EQ(m->calibration.grad_check_rate->value(), 1.5e9);
@@ -91,6 +95,17 @@ TEST(ProfileWriter, WithoutADiskTheMachineHasNone) {
   const std::string yaml = machine_profile_yaml(m, {.name = "test"});
   EXPECT_NE(yaml.find("nvme_count: 0"), std::string::npos);
   EXPECT_EQ(yaml.find("\nnvme:"), std::string::npos);
+}
+
+// The mixed run is measured against the rate the profile prices writes at:
+// where a long write slowed once the drive's cache filled, the sustained
+// rate, so that writes beside reads are not counted as slowed by it.
+TEST(ProfileWriter, TheDuplexIsMeasuredAgainstTheSustainedWrite) {
+  Measurements m = example();
+  m.disk_write_after_cache = 0.5e9;
+  EXPECT_NEAR(measured_calibration(m, {.name = "t"}).nvme_duplex, 0.8 + 1.0, 1e-9);
+  m.disk_mixed.reset();
+  EXPECT_EQ(measured_calibration(m, {.name = "t"}).nvme_duplex, core::CostParameters{}.nvme_duplex);
 }
 
 }  // namespace

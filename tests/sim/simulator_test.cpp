@@ -121,6 +121,33 @@ TEST(Simulator, LanesSharingTheHostsCoresSlowOnlyOpsThatOverlap) {
   EXPECT_NEAR(step(device_one), step(device), 1e-3 * step(device));
 }
 
+// CostParameters::nvme_duplex: with 2 a read beside a write runs as fast
+// as alone, with 1 they share the drive, and two reads share their
+// direction's rate whatever the duplex. Ops of ZeRO-Infinity's tiny-gpt
+// (prefetch depth 2, so reads overlap reads and writes).
+TEST(Simulator, ReadsAndWritesShareTheDriveAsFarAsItsDuplexSays) {
+  const core::MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const core::TrainingSpec training = must(bundled().training("tiny"));
+  const core::Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  core::Policy policy = core::policy_for(core::standard_placement(core::StandardPlacement::kZeroInfinity, 1), w, training);
+  policy.nvme_prefetch_depth = 2;
+  const core::Schedule s = must(core::lower(policy, machine, w, training, {.steps = 2}));
+  auto nvme_busy = [&](double duplex) {
+    core::CostParameters params = machine.calibration;
+    params.nvme_duplex = duplex;
+    const core::Timeline t = simulate(s, machine, {.params = params}).timeline;
+    double busy = 0;
+    for (const core::Op& op : s.ops) {
+      if (op.lane == core::Lane::kNvmeRead || op.lane == core::Lane::kNvmeWrite)
+        busy += static_cast<double>(t.spans[static_cast<size_t>(op.id)].end - t.spans[static_cast<size_t>(op.id)].start);
+    }
+    return busy;
+  };
+  const double shared = nvme_busy(1), full = nvme_busy(2), beyond = nvme_busy(4);
+  EXPECT_LT(full, 0.9 * shared) << "reads beside writes ran no faster with the drive serving both";
+  EXPECT_NEAR(beyond, full, 1e-6 * full) << "each direction is held to its own rate";
+}
+
 TEST(Simulator, SixteenGpusSimulateOneRepresentativeRank) {
   const Case one = simulate_placement("workstation-24gb-1nvme", "gpt2-xl", core::StandardPlacement::kZeroInfinity, 1);
   const Case many = simulate_placement("dgx-2", "gpt2-xl", core::StandardPlacement::kZeroInfinity, 1);
