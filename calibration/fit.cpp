@@ -182,44 +182,71 @@ NvmeSpans nvme_spans(const std::vector<MeasuredRun>& runs, core::Seconds latency
   return out;
 }
 
-// For a duplex: the efficiency under which the NVMe model, sharing the
-// drive as the engine does (sim::fair_rates) among the ops that ran at each
-// moment, moves each op's bytes in its measured span, and the squared log
-// misfit of the ops' bytes at that efficiency.
-std::pair<double, double> nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m,
-                                      const core::CostParameters& start, int ranks, double duplex) {
+// What the NVMe fit sets: each direction's rate per drive, and the duplex.
+struct DriveFit {
+  std::array<double, 2> rate{};  // B/s per drive: reads, writes (0: no ops of that direction)
+  double misfit = 0;             // sum over ops of log(bytes the model moves in the op's span / its bytes)^2
+};
+
+size_t direction_of(const core::Op& op) { return op.lane == Lane::kNvmeRead ? 0 : 1; }
+
+// For a duplex: the rates per direction under which the NVMe model, sharing
+// the drive as the engine does (sim::fair_rates) among the ops that ran at
+// each moment, moves each direction's bytes in its ops' measured spans. A
+// fixed point: each round scales a direction's rate by its bytes over what
+// the model moved (exact for a direction running alone; beside the other
+// direction the share depends on both rates, so a few rounds).
+DriveFit nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m, const core::CostParameters& start,
+                     int ranks, double duplex) {
   core::CostParameters p = start;
-  p.nvme_efficiency = 1;
   p.nvme_duplex = duplex;
   p.host_lane_cores.reset();  // in bytes, as the drive sees them
   const sim::ModelContext c{.machine = m, .params = p, .ranks = ranks};
-  const sim::Capacities cap = sim::capacities_for(c);
-  std::vector<double> moved(spans.ops.size());  // bytes each op would move at efficiency 1
+  std::array<double, 2> bytes{};
+  for (const core::Op* op : spans.ops) bytes[direction_of(*op)] += op->bytes.as_double();
+  // Per drive, as the cost parameters hold it.
+  const double per_drive = static_cast<double>(ranks) / std::max(1, m.nvme_count);
+  DriveFit f{.rate = {sim::nvme_rank_rate(c, Lane::kNvmeRead) * per_drive,
+                      sim::nvme_rank_rate(c, Lane::kNvmeWrite) * per_drive}};
+  std::vector<double> moved(spans.ops.size());
   std::vector<sim::Demand> demands;
-  for (const NvmeSpans::Piece& piece : spans.pieces) {
-    demands.clear();
-    for (size_t i : piece.running) demands.push_back(sim::nvme_demand(*spans.ops[i], c));
-    const std::vector<double> rates = sim::fair_rates(demands, cap);
-    for (size_t k = 0; k < piece.running.size(); ++k) moved[piece.running[k]] += rates[k] * piece.seconds;
+  for (int round = 0; round < 40; ++round) {
+    p.nvme_read_rate = core::BytesPerSecond(f.rate[0]);
+    p.nvme_write_rate = core::BytesPerSecond(f.rate[1]);
+    const sim::Capacities cap = sim::capacities_for(c);
+    std::fill(moved.begin(), moved.end(), 0.0);
+    for (const NvmeSpans::Piece& piece : spans.pieces) {
+      demands.clear();
+      for (size_t i : piece.running) demands.push_back(sim::nvme_demand(*spans.ops[i], c));
+      const std::vector<double> rates = sim::fair_rates(demands, cap);
+      for (size_t k = 0; k < piece.running.size(); ++k) moved[piece.running[k]] += rates[k] * piece.seconds;
+    }
+    std::array<double, 2> total{};
+    for (size_t i = 0; i < spans.ops.size(); ++i) total[direction_of(*spans.ops[i])] += moved[i];
+    double change = 0;
+    for (size_t d = 0; d < 2; ++d) {
+      if (bytes[d] <= 0 || total[d] <= 0) continue;
+      f.rate[d] *= bytes[d] / total[d];
+      change = std::max(change, std::abs(bytes[d] / total[d] - 1));
+    }
+    if (change < 1e-7) break;
   }
-  double bytes = 0, at_one = 0;
-  for (size_t i = 0; i < spans.ops.size(); ++i) bytes += spans.ops[i]->bytes.as_double(), at_one += moved[i];
-  if (bytes <= 0 || at_one <= 0) return {1, 0};
-  const double efficiency = bytes / at_one;
-  double misfit = 0;
+  for (size_t d = 0; d < 2; ++d) {
+    if (bytes[d] <= 0) f.rate[d] = 0;
+  }
   for (size_t i = 0; i < spans.ops.size(); ++i) {
     if (moved[i] <= 0 || spans.ops[i]->bytes.count() <= 0) continue;
-    const double e = std::log(efficiency * moved[i] / spans.ops[i]->bytes.as_double());
-    misfit += e * e;
+    const double e = std::log(moved[i] / spans.ops[i]->bytes.as_double());
+    f.misfit += e * e;
   }
-  return {efficiency, misfit};
+  return f;
 }
 
-// The drive's efficiency and duplex (sim/nvme_model.cpp) under which the
+// Each direction's rate and the duplex (sim/nvme_model.cpp) under which the
 // model moves every NVMe op's bytes in the span it was measured to take,
 // given what ran beside it: the duplex by golden section on the ops'
-// misfit, the efficiency in closed form for each. Without a read beside a
-// write anywhere the duplex is not seen and keeps its value.
+// misfit, the rates by nvme_fit_at for each. Without a read beside a write
+// anywhere the duplex is not seen and keeps its value.
 void fit_nvme(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, FitReport& r) {
   if (m.nvme_count <= 0 || runs.empty()) return;
   const NvmeSpans spans = nvme_spans(runs, r.params.nvme_latency);
@@ -227,7 +254,7 @@ void fit_nvme(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, 
   const int ranks = std::max(1, runs.front().schedule->ranks);
   double duplex = r.params.nvme_duplex;
   if (spans.overlapped) {
-    auto misfit = [&](double d) { return nvme_fit_at(spans, m, r.params, ranks, d).second; };
+    auto misfit = [&](double d) { return nvme_fit_at(spans, m, r.params, ranks, d).misfit; };
     double a = core::kMinNvmeDuplex, b = core::kMaxNvmeDuplex;
     const double ratio = (std::sqrt(5.0) - 1) / 2;
     double x1 = b - ratio * (b - a), x2 = a + ratio * (b - a), f1 = misfit(x1), f2 = misfit(x2);
@@ -240,11 +267,12 @@ void fit_nvme(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, 
     }
     duplex = (a + b) / 2;
   }
-  const double efficiency = nvme_fit_at(spans, m, r.params, ranks, duplex).first;
-  r.params.nvme_efficiency = std::clamp(efficiency, 1e-4, 4.0);
+  const DriveFit f = nvme_fit_at(spans, m, r.params, ranks, duplex);
+  if (f.rate[0] > 0) r.params.nvme_read_rate = core::BytesPerSecond(f.rate[0]);
+  if (f.rate[1] > 0) r.params.nvme_write_rate = core::BytesPerSecond(f.rate[1]);
   r.params.nvme_duplex = duplex;
-  r.notes.push_back(note(spans.overlapped ? "nvme.read, nvme.write: nvme_efficiency, nvme_duplex from the reads beside writes"
-                                          : "nvme.read, nvme.write: nvme_efficiency (no read beside a write: nvme_duplex kept)",
+  r.notes.push_back(note(spans.overlapped ? "nvme.read, nvme.write: nvme_read_rate, nvme_write_rate, nvme_duplex from the reads beside writes"
+                                          : "nvme.read, nvme.write: nvme_read_rate, nvme_write_rate (no read beside a write: nvme_duplex kept)",
                          static_cast<int>(spans.ops.size()), 0));
 }
 

@@ -2,10 +2,10 @@
 // on it: per lane, least squares of the op durations on the work the lane
 // model charges for (gpu.compute: duration = overhead + FLOPs x s;
 // pcie.h2d, pcie.d2h: latency + bytes / rate; cpu.optim: params x s). The
-// NVMe lanes run several requests at once, so their efficiency is fitted
-// on the drive's work over the time one direction ran alone, and how much
-// of the drive both directions get together (nvme_duplex) over the time
-// they overlapped; the gradient checks and the device's optimizer
+// NVMe lanes run several requests at once, so their rates (one per
+// direction) and how much of the drive the two get together (nvme_duplex)
+// are fitted so that the NVMe model, sharing the drive among the ops that
+// ran at each moment, moves each op's bytes in its measured span; the gradient checks and the device's optimizer
 // ops get a rate each (summed bytes over summed time). Lanes a trace does
 // not use keep their values. Where the machine's lanes share the host's
 // cores (CostParameters::host_lane_cores, the CPU backend), each op is

@@ -53,7 +53,7 @@ const char* fields_of(Group g) {
     case Group::kOptimizer:
       return "cpu.optim: cpu_core_rate, dram_efficiency";
     case Group::kNvme:
-      return "nvme: nvme_efficiency";
+      return "nvme: nvme_efficiency (and nvme_read_rate, nvme_write_rate where set)";
     case Group::kComm:
       return "gpu.comm: comm_efficiency";
   }
@@ -80,6 +80,8 @@ void speed_up(core::CostParameters& p, Group g, double f) {
       break;
     case Group::kNvme:
       p.nvme_efficiency = scaled(p.nvme_efficiency, f);
+      if (p.nvme_read_rate) p.nvme_read_rate = core::BytesPerSecond(p.nvme_read_rate->value() * f);
+      if (p.nvme_write_rate) p.nvme_write_rate = core::BytesPerSecond(p.nvme_write_rate->value() * f);
       break;
     case Group::kComm:
       p.comm_efficiency = scaled(p.comm_efficiency, f);

@@ -10,7 +10,8 @@
 //   pcie.*       pcie_pinned_efficiency and pcie_pageable_efficiency (both
 //                directions together)
 //   cpu.optim    cpu_core_rate and dram_efficiency
-//   nvme.*       nvme_efficiency (reads and writes share the drive)
+//   nvme.*       nvme_efficiency, and nvme_read_rate and nvme_write_rate where
+//                set (both directions together)
 //   gpu.comm     comm_efficiency
 //
 // Then the time no lane shows (a framework's own work between operators)

@@ -67,6 +67,8 @@ void read_calibration(YamlMap& c, CostParameters& p) {
   if (auto r = c.bandwidth("d2h_rate", Need::kOptional, kRate)) p.d2h_rate = *r;
   assign(p.nvme_efficiency, c.number("nvme_efficiency", Need::kOptional, kEfficiency));
   assign(p.nvme_latency, c.duration("nvme_latency", Need::kOptional, kOverhead));
+  if (auto r = c.bandwidth("nvme_read_rate", Need::kOptional, kRate)) p.nvme_read_rate = *r;
+  if (auto r = c.bandwidth("nvme_write_rate", Need::kOptional, kRate)) p.nvme_write_rate = *r;
   assign(p.nvme_duplex, c.number("nvme_duplex", Need::kOptional, {kMinNvmeDuplex, kMaxNvmeDuplex}));
   assign(p.dram_efficiency, c.number("dram_efficiency", Need::kOptional, kEfficiency));
   assign(p.adam_flops_per_param, c.number("adam_flops_per_param", Need::kOptional, {1, 1000}));
@@ -98,6 +100,8 @@ std::string calibration_yaml(const CostParameters& p) {
   if (p.d2h_rate) line("d2h_rate", number(p.d2h_rate->value()));
   line("nvme_efficiency", number(p.nvme_efficiency));
   line("nvme_latency", ns(p.nvme_latency));
+  if (p.nvme_read_rate) line("nvme_read_rate", number(p.nvme_read_rate->value()));
+  if (p.nvme_write_rate) line("nvme_write_rate", number(p.nvme_write_rate->value()));
   line("nvme_duplex", number(p.nvme_duplex));
   line("dram_efficiency", number(p.dram_efficiency));
   line("adam_flops_per_param", number(p.adam_flops_per_param));

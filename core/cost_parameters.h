@@ -63,6 +63,13 @@ struct CostParameters {
   // Samsung 990 PRO's "QD32, 128 KB"); per-request latency ~100 µs.
   double nvme_efficiency = 0.9;
   Seconds nvme_latency{100e-6};
+  // A measured rate per direction of one drive, as offload I/O reaches it.
+  // When set it replaces the drive's rate x nvme_efficiency, as h2d_rate
+  // does the link's: a drive's datasheet or probe and the store's requests
+  // differ by a different share in each direction. `stowage calibrate` fits
+  // them to measured traces. Default: unset.
+  std::optional<BytesPerSecond> nvme_read_rate;
+  std::optional<BytesPerSecond> nvme_write_rate;
   // How much of the drive reads and writes get when they run at once, in
   // drive-seconds per second: each direction is held to its own rate, and
   // together they use at most this much of the drive's time. 1: they share

@@ -5,13 +5,15 @@ namespace stowage::sim {
 // Striped over the drives, shared by the ranks: each rank reads its own
 // slice (ZeRO-Infinity's bandwidth-centric partitioning), so a rank sees
 // drives x rate / ranks. Offload writes hundreds of GB per step, far past
-// any SLC cache, so writes run at the sustained rate where it is known.
+// any SLC cache, so writes run at the sustained rate where it is known. A
+// measured rate per direction (calibration) replaces rate x efficiency.
 double nvme_rank_rate(const ModelContext& c, core::Lane lane) {
   const core::NvmeSpec& n = c.machine.nvme;
-  const core::BytesPerSecond per_drive = lane == core::Lane::kNvmeRead ? n.sequential_read
-                                         : n.sustained_write            ? *n.sustained_write
-                                                                        : n.sequential_write;
-  return per_drive.value() * c.params.nvme_efficiency * c.machine.nvme_count / c.ranks;
+  const bool read = lane == core::Lane::kNvmeRead;
+  const std::optional<core::BytesPerSecond>& measured = read ? c.params.nvme_read_rate : c.params.nvme_write_rate;
+  const core::BytesPerSecond rated = read ? n.sequential_read : n.sustained_write ? *n.sustained_write : n.sequential_write;
+  const double per_drive = measured ? measured->value() : rated.value() * c.params.nvme_efficiency;
+  return per_drive * c.machine.nvme_count / c.ranks;
 }
 
 Demand nvme_demand(const core::Op& op, const ModelContext& c) {

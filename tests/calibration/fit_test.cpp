@@ -70,19 +70,23 @@ TEST(Fit, RecoversTheParametersATimelineWasMadeWith) {
   EXPECT_GT(std::abs(step_error({})), 0.2);
 }
 
-// The drive's efficiency from the time one direction ran alone, and how
-// much of it reads and writes get together from the time they overlapped
-// (the timeline must have both, or the test says nothing).
-TEST(Fit, FindsHowMuchOfTheDriveReadsAndWritesGetTogether) {
+// Each direction's rate and how much of the drive reads and writes get
+// together, from the ops' spans and what ran beside them (the timeline has
+// reads beside writes, or the duplex would not be seen and the test would
+// say nothing about it).
+TEST(Fit, FindsEachDirectionsRateAndHowMuchOfTheDriveTheyGetTogether) {
   for (double duplex : {1.0, 1.6}) {
     SCOPED_TRACE(duplex);
     core::CostParameters truth;
-    truth.nvme_efficiency = 0.5;
+    truth.nvme_read_rate = core::BytesPerSecond(3e9);
+    truth.nvme_write_rate = core::BytesPerSecond(1.2e9);
     truth.nvme_duplex = duplex;
     const testing::Simulated measured = testing::simulated(truth, 3);
     const FitReport r = fit_cost_parameters({{&measured.schedule, &measured.timeline}}, measured.machine, {});
-    EXPECT_NEAR(r.params.nvme_efficiency, 0.5, 0.5 * 0.03);
-    EXPECT_NEAR(r.params.nvme_duplex, duplex, duplex * 0.03);
+    ASSERT_TRUE(r.params.nvme_read_rate && r.params.nvme_write_rate);
+    EXPECT_NEAR(r.params.nvme_read_rate->value(), 3e9, 3e9 * 0.02);
+    EXPECT_NEAR(r.params.nvme_write_rate->value(), 1.2e9, 1.2e9 * 0.02);
+    EXPECT_NEAR(r.params.nvme_duplex, duplex, duplex * 0.02);
     bool noted = false;
     for (const std::string& n : r.notes) noted = noted || n.find("nvme_duplex from") != std::string::npos;
     EXPECT_TRUE(noted);

@@ -114,6 +114,8 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   p.grad_check_rate = BytesPerSecond(0.75e9);
   p.host_lane_cores = 1.4375;
   p.nvme_duplex = 1.625;
+  p.nvme_read_rate = BytesPerSecond(1.25e9);
+  p.nvme_write_rate = BytesPerSecond(0.875e9);
   p.compute_rate_by_flops = {{.flops = 1.75e9, .rate = FlopsPerSecond(7.125e10)},
                              {.flops = 3.5e9, .rate = FlopsPerSecond(8.375e10)}};
   const std::string text = std::string(kMachine) + "calibration:\n" + calibration_yaml(p);
@@ -129,6 +131,8 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   ASSERT_TRUE(q.host_lane_cores.has_value());
   EXPECT_DOUBLE_EQ(*q.host_lane_cores, 1.4375);
   EXPECT_DOUBLE_EQ(q.nvme_duplex, 1.625);
+  EXPECT_DOUBLE_EQ(q.nvme_read_rate->value(), 1.25e9);
+  EXPECT_DOUBLE_EQ(q.nvme_write_rate->value(), 0.875e9);
   EXPECT_EQ(q.compute_rate_by_flops, p.compute_rate_by_flops);
   EXPECT_FALSE(must(read_machine_profile(std::string(kMachine), "m.yaml", "m")).calibration.host_lane_cores)
       << "unset unless given: a real GPU's lanes do not share the host's cores";
