@@ -210,7 +210,6 @@ DriveFit nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m, const c
                       sim::nvme_rank_rate(c, Lane::kNvmeWrite) * per_drive}};
   std::vector<double> moved(spans.ops.size());
   std::vector<sim::Demand> demands;
-  std::vector<sim::FlowPlace> places;
   for (int round = 0; round < 40; ++round) {
     p.nvme_read_rate = core::BytesPerSecond(f.rate[0]);
     p.nvme_write_rate = core::BytesPerSecond(f.rate[1]);
@@ -218,12 +217,8 @@ DriveFit nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m, const c
     std::fill(moved.begin(), moved.end(), 0.0);
     for (const NvmeSpans::Piece& piece : spans.pieces) {
       demands.clear();
-      places.clear();
-      for (size_t i : piece.running) {
-        demands.push_back(sim::nvme_demand(*spans.ops[i], c));
-        places.push_back({.lane = spans.ops[i]->lane, .woken_by = std::nullopt});
-      }
-      const std::vector<double> rates = sim::fair_rates(demands, places, cap);
+      for (size_t i : piece.running) demands.push_back(sim::nvme_demand(*spans.ops[i], c));
+      const std::vector<double> rates = sim::fair_rates(demands, cap);
       for (size_t k = 0; k < piece.running.size(); ++k) moved[piece.running[k]] += rates[k] * piece.seconds;
     }
     std::array<double, 2> total{};
@@ -367,58 +362,71 @@ LineFit least_squares(const std::vector<double>& x, const std::vector<double>& y
 
 namespace {
 
-// sim/lane_models.cpp shares `cores` among the host-thread lanes' busy ops
-// (on_host_threads: one thread-second per second each, at most 1, the
-// copies first and the lane a copy was woken by last). Inverted on the
-// measured timeline: an op's alone duration is the integral over its span
-// of the rate the engine's sharing (sim::fair_rates) gives it beside the
-// ops that were busy then, a sweep over the spans' ends.
+// The rates at which the host-thread lanes' busy ops run, as the engine
+// shares `cores` among them (sim::fair_rates over one thread-second per
+// second each, at most 1, the copies first: sim/lane_models.cpp's
+// on_host_threads): [0] for a copy, [1] for the others.
+std::array<double, 2> host_thread_rates(std::array<int, 2> busy, double cores) {
+  sim::Capacities cap;
+  cap.fill(std::numeric_limits<double>::infinity());
+  cap[static_cast<size_t>(sim::Resource::kHostThreads)] = cores;
+  std::vector<sim::Demand> demands;
+  for (int k = 0; k < 2; ++k) {
+    for (int n = 0; n < busy[static_cast<size_t>(k)]; ++n) {
+      sim::Demand d{.work = 1, .max_rate = 1, .first = k == 0};
+      d.per_unit[static_cast<size_t>(sim::Resource::kHostThreads)] = 1;
+      demands.push_back(d);
+    }
+  }
+  const std::vector<double> rates = sim::fair_rates(demands, cap);
+  return {busy[0] > 0 ? rates.front() : 1.0, busy[1] > 0 ? rates.back() : 1.0};
+}
+
+// Inverted on the measured timeline: an op's alone duration is the
+// integral of its class's rate over its span (a sweep over the busy counts;
+// F[c] is the integral from the first event to each event time).
 std::vector<double> alone_durations(const MeasuredRun& run, double cores) {
-  const core::Schedule& schedule = *run.schedule;
   const std::vector<core::OpSpan>& spans = run.timeline->spans;
   std::vector<double> out(spans.size());
   for (size_t i = 0; i < spans.size(); ++i) out[i] = seconds(spans[i]);
   if (!std::isfinite(cores)) return out;  // nothing shares: as measured
-  std::vector<core::SimTime> end_of(spans.size());
-  for (size_t i = 0; i < spans.size(); ++i) end_of[i] = spans[i].end;
-  std::vector<std::pair<core::SimTime, core::OpId>> events;  // op id + 1 starts, -(id + 1) ends
-  for (const core::Op& op : schedule.ops) {
+  auto class_of = [](const core::Op& op) { return sim::takes_a_core_first(op.lane) ? 0 : 1; };
+  struct Event {
+    core::SimTime at;
+    int cls, change;
+    bool operator<(const Event& o) const { return at < o.at; }
+  };
+  std::vector<Event> events;
+  for (const core::Op& op : run.schedule->ops) {
     const core::OpSpan& s = spans[static_cast<size_t>(op.id)];
     if (!sim::runs_on_a_host_thread(op.lane) || s.end <= s.start) continue;
-    out[static_cast<size_t>(op.id)] = 0;
-    events.emplace_back(s.start, op.id + 1);
-    events.emplace_back(s.end, -(op.id + 1));
+    events.push_back({s.start, class_of(op), 1});
+    events.push_back({s.end, class_of(op), -1});
   }
   std::sort(events.begin(), events.end());
-  sim::Capacities cap;
-  cap.fill(std::numeric_limits<double>::infinity());
-  cap[static_cast<size_t>(sim::Resource::kHostThreads)] = cores;
-  std::vector<core::OpId> busy;
-  std::vector<sim::Demand> demands;
-  std::vector<sim::FlowPlace> places;
+  std::vector<core::SimTime> times;
+  std::array<std::vector<double>, 2> integral;  // F[c] at times[k]
+  std::array<int, 2> busy{};
   for (size_t k = 0; k < events.size();) {
-    const core::SimTime t = events[k].first;
-    for (; k < events.size() && events[k].first == t; ++k) {
-      const core::OpId id = std::abs(events[k].second) - 1;
-      if (events[k].second > 0) {
-        busy.push_back(id);
-      } else {
-        busy.erase(std::find(busy.begin(), busy.end(), id));
-      }
+    const core::SimTime t = events[k].at;
+    if (!times.empty()) {
+      const std::array<double, 2> rate = host_thread_rates(busy, cores);
+      for (size_t c = 0; c < 2; ++c)
+        integral[c].push_back(integral[c].back() + static_cast<double>(t - times.back()) * 1e-9 * rate[c]);
+    } else {
+      integral[0].push_back(0);
+      integral[1].push_back(0);
     }
-    if (k == events.size() || busy.empty()) continue;
-    demands.clear();
-    places.clear();
-    for (core::OpId id : busy) {
-      const core::Op& op = schedule.op(id);
-      sim::Demand d{.work = 1, .max_rate = 1, .first = sim::takes_a_core_first(op.lane)};
-      d.per_unit[static_cast<size_t>(sim::Resource::kHostThreads)] = 1;
-      demands.push_back(d);
-      places.push_back({.lane = op.lane, .woken_by = sim::woken_by(schedule, op, end_of)});
-    }
-    const std::vector<double> rates = sim::fair_rates(demands, places, cap);
-    const double dt = static_cast<double>(events[k].first - t) * 1e-9;
-    for (size_t b = 0; b < busy.size(); ++b) out[static_cast<size_t>(busy[b])] += rates[b] * dt;
+    times.push_back(t);
+    for (; k < events.size() && events[k].at == t; ++k) busy[static_cast<size_t>(events[k].cls)] += events[k].change;
+  }
+  auto at = [&](int c, core::SimTime t) {
+    return integral[static_cast<size_t>(c)][static_cast<size_t>(std::lower_bound(times.begin(), times.end(), t) - times.begin())];
+  };
+  for (const core::Op& op : run.schedule->ops) {
+    const core::OpSpan& s = spans[static_cast<size_t>(op.id)];
+    if (sim::runs_on_a_host_thread(op.lane) && s.end > s.start)
+      out[static_cast<size_t>(op.id)] = at(class_of(op), s.end) - at(class_of(op), s.start);
   }
   return out;
 }

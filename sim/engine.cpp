@@ -22,7 +22,6 @@ struct Flow {
   OpId op;
   double remaining;  // units of work
   double rate = 0;   // units per second, set by share_fairly
-  FlowPlace place;
 };
 
 // Progressive filling of the unfrozen flows over what is `left` of each
@@ -76,23 +75,15 @@ void fill(std::vector<Flow>& flows, std::span<const Demand> demands, Capacities&
 // together until some resource saturates, freeze the flows using it, repeat
 // (Bertsekas & Gallager, Data Networks, §6.5.2). A flow's own limit
 // (Demand::max_rate) freezes it when the level reaches that limit first.
-// In share order (FlowPlace): the flows marked Demand::first fill first,
-// among themselves; then the rest but those on a lane a running first flow
-// was woken by; then those, with what is left.
+// Flows marked Demand::first are filled first, among themselves; the rest
+// share what they leave.
 void share_fairly(std::vector<Flow>& flows, std::span<const Demand> demands, const Capacities& capacities) {
-  std::array<bool, core::kLaneCount> displaced{};
-  for (const Flow& f : flows) {
-    if (demands[static_cast<size_t>(f.op)].first && f.place.woken_by) displaced[static_cast<size_t>(*f.place.woken_by)] = true;
-  }
-  auto order = [&](const Flow& f) {
-    return demands[static_cast<size_t>(f.op)].first ? 0 : displaced[static_cast<size_t>(f.place.lane)] ? 2 : 1;
-  };
   Capacities left = capacities;
   std::vector<char> frozen(flows.size(), 0);
-  for (int turn = 0; turn < 3; ++turn) {
+  for (const bool first : {true, false}) {
     size_t unfrozen = 0;
     for (size_t i = 0; i < flows.size(); ++i) {
-      frozen[i] = order(flows[i]) != turn;  // the other turns wait, or are done
+      frozen[i] = demands[static_cast<size_t>(flows[i].op)].first != first;  // the other class waits its turn
       unfrozen += !frozen[i];
     }
     fill(flows, demands, left, frozen, unfrozen);
@@ -112,7 +103,6 @@ class Engine {
     in_use_ = s.resident;
     result_.peak = s.resident;
     slot_of_.assign(s.ops.size(), 0);
-    ended_at_.assign(s.ops.size(), 0);
   }
 
   EngineResult run();
@@ -143,7 +133,6 @@ class Engine {
   std::vector<std::vector<OpId>> users_;
   std::array<LaneState, core::kLaneCount> lanes_;
   std::vector<int> slot_of_;
-  std::vector<SimTime> ended_at_;  // by op, once it has ended
   std::priority_queue<Event, std::vector<Event>, std::greater<>> timed_;  // fixed ops and latency tails
   std::vector<Flow> flows_;
   bool flows_changed_ = false;
@@ -203,7 +192,7 @@ void Engine::start(OpId op, core::Lane lane, int slot) {
   gate_.started(op, apply_);
   const Demand& d = demands_[static_cast<size_t>(op)];
   if (d.work > 0) {
-    flows_.push_back({op, d.work, 0, {lane, woken_by(s_, s_.op(op), ended_at_)}});
+    flows_.push_back({op, d.work});
     flows_changed_ = true;
   } else {
     timed_.push({now_ + std::max<SimTime>(1, d.fixed), op});
@@ -235,7 +224,6 @@ void Engine::complete(OpId op) {
   const core::Op& o = s_.op(op);
   gate_.ended(op, apply_);
   sink_.op_finished(op, now_);
-  ended_at_[static_cast<size_t>(op)] = now_;
   lanes_[static_cast<size_t>(o.lane)].slots[static_cast<size_t>(slot_of_[static_cast<size_t>(op)])] = kNoOp;
   for (OpId u : users_[static_cast<size_t>(op)]) --remaining_deps_[static_cast<size_t>(u)];
   ++completed_;
@@ -289,20 +277,9 @@ EngineResult Engine::run() {
 
 }  // namespace
 
-std::optional<core::Lane> woken_by(const core::Schedule& s, const core::Op& op, std::span<const SimTime> end_of) {
-  std::optional<core::Lane> lane;
-  SimTime last = std::numeric_limits<SimTime>::min();
-  for (OpId d : op.deps) {
-    const SimTime end = end_of[static_cast<size_t>(d)];
-    if (!lane || end > last) lane = s.op(d).lane, last = end;
-  }
-  return lane;
-}
-
-std::vector<double> fair_rates(std::span<const Demand> demands, std::span<const FlowPlace> places,
-                               const Capacities& capacities) {
+std::vector<double> fair_rates(std::span<const Demand> demands, const Capacities& capacities) {
   std::vector<Flow> flows;
-  for (size_t i = 0; i < demands.size(); ++i) flows.push_back({static_cast<OpId>(i), demands[i].work, 0, places[i]});
+  for (size_t i = 0; i < demands.size(); ++i) flows.push_back({static_cast<OpId>(i), demands[i].work});
   share_fairly(flows, demands, capacities);
   std::vector<double> rates;
   for (const Flow& f : flows) rates.push_back(f.rate);

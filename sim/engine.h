@@ -47,27 +47,11 @@ struct EngineResult {
   std::array<std::vector<PeakRise>, 3> rises;  // by Tier, in order
 };
 
-// Where a flow stands when shares are handed out (share order): flows
-// marked Demand::first fill first; then the rest, except those on a lane
-// whose thread a running first flow displaced (the lane that woke it),
-// which fill last and share what is left.
-struct FlowPlace {
-  core::Lane lane = core::Lane::kGpuCompute;
-  std::optional<core::Lane> woken_by;  // woken_by(): the lane whose op's end let it start
-};
-
-// The lane of the dependency of `op` that ended last, by `end_of` (ns, by op
-// id; ties: the first listed): the thread whose op's end let `op` start.
-// nullopt without dependencies.
-[[nodiscard]] std::optional<core::Lane> woken_by(const core::Schedule& schedule, const core::Op& op,
-                                                 std::span<const core::SimTime> end_of);
-
 // The rates max-min fair sharing gives `flows` running together, in each
 // one's units per second: the engine's own rule, for callers that invert
 // it on a measured timeline (calibration/fit.cpp). Every demand must flow
-// (work > 0); `places[i]` is where flow i stands.
-[[nodiscard]] std::vector<double> fair_rates(std::span<const Demand> flows, std::span<const FlowPlace> places,
-                                             const Capacities& capacities);
+// (work > 0).
+[[nodiscard]] std::vector<double> fair_rates(std::span<const Demand> flows, const Capacities& capacities);
 
 // `demands[i]` is op i's demand. Deterministic: the same inputs give the
 // same events in the same order. Precondition: the schedule is valid

@@ -54,14 +54,12 @@ std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext
 bool runs_on_a_host_thread(core::Lane lane);
 
 // Of those, the lanes whose ops take a core first (Demand::first) while more
-// of the threads are busy than there are cores: the copies. A copy is
-// shorter than the OS scheduler's slice (a few ms), and its thread, woken
-// by the op whose end let it start, runs on that op's core to its end while
-// that lane's next op waits (the engine fills the waker's lane last,
-// sim/engine.h). Measured on the CPU backend: a parameter upload beside the
-// next forward and the CPU optimizer ran at its alone rate, and the
-// optimizer's next layer started when it ended (docs/fidelity.md, session
-// 37).
+// of the threads are busy than there are cores: the copies. Their ops are
+// shorter than the OS scheduler's slice (a few ms), so the woken copy thread
+// runs to the end of its op while the thread it displaced waits; measured
+// on the CPU backend, a parameter upload beside the next forward and the
+// CPU optimizer ran at its alone rate and the optimizer's next layer
+// started when it ended (docs/fidelity.md, session 37).
 bool takes_a_core_first(core::Lane lane);
 
 // Dispatches on the op's lane. With CostParameters::host_lane_cores set,

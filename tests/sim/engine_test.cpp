@@ -230,36 +230,6 @@ TEST(Engine, AFlowMarkedFirstTakesItsShareBeforeTheOthers) {
   EXPECT_NEAR(static_cast<double>(wide.timeline.spans[0].end - wide.timeline.spans[0].start), 2'000'000, 2);
 }
 
-// A first flow displaces the lane that woke it: an upload started by the
-// optimizer's op (op 0, 1 ms) beside compute (op 2, 2.5 ms alone) and the
-// optimizer's next op (op 3, 2 ms alone) on 2 cores. While the upload runs
-// (1 ms) it and compute have a core each and the optimizer waits: the
-// optimizer ends at 1 + 1 + 2 = 4 ms, compute at 1 + 2.5 = 3.5 ms. Woken by
-// a lane that has nothing running (a read), the upload displaces nobody and
-// the other two share the core it leaves, 0.5 each for that ms: compute
-// ends at 1 + 1 + 2 = 4 ms, the optimizer at 1 + 1 + 1.5 = 3.5 ms.
-TEST(Engine, AFirstFlowDisplacesTheLaneThatWokeIt) {
-  const auto threads = static_cast<size_t>(Resource::kHostThreads);
-  Capacities cap = roomy();
-  cap[threads] = 2;
-  auto thread_op = [&](double seconds, bool first = false) {
-    Demand d{.work = seconds, .max_rate = 1, .first = first};
-    d.per_unit[threads] = 1;
-    return d;
-  };
-  const std::vector<Demand> demands = {fixed(1'000'000), thread_op(1e-3, true), thread_op(2.5e-3), thread_op(2e-3)};
-  for (Lane waker : {Lane::kCpuOptim, Lane::kNvmeRead}) {
-    SCOPED_TRACE(std::string(core::to_string(waker)));
-    const Schedule s = schedule_of({op(0, waker), op(1, Lane::kPcieH2d, {0}), op(2, Lane::kGpuCompute, {0}),
-                                    op(3, Lane::kCpuOptim, {0})});
-    const Outcome r = run(s, demands, cap);
-    EXPECT_EQ(r.timeline.spans[1].end, 2'000'000) << "the upload, at its limit";
-    const bool displaced = waker == Lane::kCpuOptim;
-    EXPECT_NEAR(static_cast<double>(r.timeline.spans[2].end), displaced ? 3.5e6 : 4e6, 2) << "compute";
-    EXPECT_NEAR(static_cast<double>(r.timeline.spans[3].end), displaced ? 4e6 : 3.5e6, 2) << "the optimizer";
-  }
-}
-
 TEST(Engine, SameInputsGiveTheSameTimeline) {
   Schedule s = schedule_of({op(0, Lane::kNvmeRead), op(1, Lane::kNvmeRead), op(2, Lane::kCpuOptim, {0, 1})});
   s.lane_slots[static_cast<size_t>(Lane::kNvmeRead)] = 2;
