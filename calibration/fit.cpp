@@ -362,71 +362,44 @@ LineFit least_squares(const std::vector<double>& x, const std::vector<double>& y
 
 namespace {
 
-// The rates at which the host-thread lanes' busy ops run, as the engine
-// shares `cores` among them (sim::fair_rates over one thread-second per
-// second each, at most 1, the copies first: sim/lane_models.cpp's
-// on_host_threads): [0] for a copy, [1] for the others.
-std::array<double, 2> host_thread_rates(std::array<int, 2> busy, double cores) {
-  sim::Capacities cap;
-  cap.fill(std::numeric_limits<double>::infinity());
-  cap[static_cast<size_t>(sim::Resource::kHostThreads)] = cores;
-  std::vector<sim::Demand> demands;
-  for (int k = 0; k < 2; ++k) {
-    for (int n = 0; n < busy[static_cast<size_t>(k)]; ++n) {
-      sim::Demand d{.work = 1, .max_rate = 1, .first = k == 0};
-      d.per_unit[static_cast<size_t>(sim::Resource::kHostThreads)] = 1;
-      demands.push_back(d);
-    }
-  }
-  const std::vector<double> rates = sim::fair_rates(demands, cap);
-  return {busy[0] > 0 ? rates.front() : 1.0, busy[1] > 0 ? rates.back() : 1.0};
-}
-
-// Inverted on the measured timeline: an op's alone duration is the
-// integral of its class's rate over its span (a sweep over the busy counts;
-// F[c] is the integral from the first event to each event time).
+// sim/lane_models.cpp shares `cores` evenly among the host-thread lanes'
+// busy ops: each runs at min(1, cores / busy) of its alone rate. Inverted on
+// the measured timeline: an op's alone duration is the integral of that
+// rate over its span (a sweep over the busy count; F is the integral from
+// the first event to each event time).
 std::vector<double> alone_durations(const MeasuredRun& run, double cores) {
   const std::vector<core::OpSpan>& spans = run.timeline->spans;
   std::vector<double> out(spans.size());
   for (size_t i = 0; i < spans.size(); ++i) out[i] = seconds(spans[i]);
   if (!std::isfinite(cores)) return out;  // nothing shares: as measured
-  auto class_of = [](const core::Op& op) { return sim::takes_a_core_first(op.lane) ? 0 : 1; };
-  struct Event {
-    core::SimTime at;
-    int cls, change;
-    bool operator<(const Event& o) const { return at < o.at; }
-  };
-  std::vector<Event> events;
+  std::vector<std::pair<core::SimTime, int>> events;
   for (const core::Op& op : run.schedule->ops) {
     const core::OpSpan& s = spans[static_cast<size_t>(op.id)];
     if (!sim::runs_on_a_host_thread(op.lane) || s.end <= s.start) continue;
-    events.push_back({s.start, class_of(op), 1});
-    events.push_back({s.end, class_of(op), -1});
+    events.emplace_back(s.start, 1);
+    events.emplace_back(s.end, -1);
   }
   std::sort(events.begin(), events.end());
   std::vector<core::SimTime> times;
-  std::array<std::vector<double>, 2> integral;  // F[c] at times[k]
-  std::array<int, 2> busy{};
+  std::vector<double> integral;  // F at times[k]
+  int busy = 0;
   for (size_t k = 0; k < events.size();) {
-    const core::SimTime t = events[k].at;
+    const core::SimTime t = events[k].first;
     if (!times.empty()) {
-      const std::array<double, 2> rate = host_thread_rates(busy, cores);
-      for (size_t c = 0; c < 2; ++c)
-        integral[c].push_back(integral[c].back() + static_cast<double>(t - times.back()) * 1e-9 * rate[c]);
+      const double rate = busy > 0 ? std::min(1.0, cores / busy) : 1.0;
+      integral.push_back(integral.back() + static_cast<double>(t - times.back()) * 1e-9 * rate);
     } else {
-      integral[0].push_back(0);
-      integral[1].push_back(0);
+      integral.push_back(0);
     }
     times.push_back(t);
-    for (; k < events.size() && events[k].at == t; ++k) busy[static_cast<size_t>(events[k].cls)] += events[k].change;
+    for (; k < events.size() && events[k].first == t; ++k) busy += events[k].second;
   }
-  auto at = [&](int c, core::SimTime t) {
-    return integral[static_cast<size_t>(c)][static_cast<size_t>(std::lower_bound(times.begin(), times.end(), t) - times.begin())];
+  auto at = [&](core::SimTime t) {
+    return integral[static_cast<size_t>(std::lower_bound(times.begin(), times.end(), t) - times.begin())];
   };
   for (const core::Op& op : run.schedule->ops) {
     const core::OpSpan& s = spans[static_cast<size_t>(op.id)];
-    if (sim::runs_on_a_host_thread(op.lane) && s.end > s.start)
-      out[static_cast<size_t>(op.id)] = at(class_of(op), s.end) - at(class_of(op), s.start);
+    if (sim::runs_on_a_host_thread(op.lane) && s.end > s.start) out[static_cast<size_t>(op.id)] = at(s.end) - at(s.start);
   }
   return out;
 }

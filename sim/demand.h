@@ -33,10 +33,6 @@ struct Demand {
   std::array<double, kResourceCount> per_unit{};  // resource use per unit of work
   core::SimTime latency = 0;  // added once the work has flowed
   double max_rate = 0;        // > 0: the flow never runs faster than this (units/s), however idle the resources
-  // Takes its share of every resource before the flows without it, which
-  // share what is left: a thread the OS runs to the end of its short op
-  // while others wait (sim/lane_models.cpp, on_host_threads).
-  bool first = false;
 };
 
 [[nodiscard]] inline core::SimTime to_sim_time(core::Seconds s) {

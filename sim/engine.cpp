@@ -24,10 +24,14 @@ struct Flow {
   double rate = 0;   // units per second, set by share_fairly
 };
 
-// Progressive filling of the unfrozen flows over what is `left` of each
-// resource, which it uses up.
-void fill(std::vector<Flow>& flows, std::span<const Demand> demands, Capacities& left, std::vector<char>& frozen,
-          size_t unfrozen) {
+// Max-min fair rates by progressive filling: raise every unfrozen flow's rate
+// together until some resource saturates, freeze the flows using it, repeat
+// (Bertsekas & Gallager, Data Networks, §6.5.2). A flow's own limit
+// (Demand::max_rate) freezes it when the level reaches that limit first.
+void share_fairly(std::vector<Flow>& flows, std::span<const Demand> demands, const Capacities& capacities) {
+  Capacities left = capacities;
+  std::vector<char> frozen(flows.size(), 0);
+  size_t unfrozen = flows.size();
   while (unfrozen > 0) {
     double best = std::numeric_limits<double>::infinity();
     int bottleneck = -1;
@@ -68,25 +72,6 @@ void fill(std::vector<Flow>& flows, std::span<const Demand> demands, Capacities&
       --unfrozen;
       for (int r = 0; r < kResourceCount; ++r) left[static_cast<size_t>(r)] -= best * per_unit[static_cast<size_t>(r)];
     }
-  }
-}
-
-// Max-min fair rates by progressive filling: raise every unfrozen flow's rate
-// together until some resource saturates, freeze the flows using it, repeat
-// (Bertsekas & Gallager, Data Networks, §6.5.2). A flow's own limit
-// (Demand::max_rate) freezes it when the level reaches that limit first.
-// Flows marked Demand::first are filled first, among themselves; the rest
-// share what they leave.
-void share_fairly(std::vector<Flow>& flows, std::span<const Demand> demands, const Capacities& capacities) {
-  Capacities left = capacities;
-  std::vector<char> frozen(flows.size(), 0);
-  for (const bool first : {true, false}) {
-    size_t unfrozen = 0;
-    for (size_t i = 0; i < flows.size(); ++i) {
-      frozen[i] = demands[static_cast<size_t>(flows[i].op)].first != first;  // the other class waits its turn
-      unfrozen += !frozen[i];
-    }
-    fill(flows, demands, left, frozen, unfrozen);
   }
 }
 
@@ -241,11 +226,6 @@ EngineResult Engine::run() {
     SimTime next = timed_.empty() ? kNever : timed_.top().first;
     std::vector<SimTime> finish(flows_.size());
     for (size_t i = 0; i < flows_.size(); ++i) {
-      // A flow that the ones taking their share first left nothing waits.
-      if (flows_[i].rate <= 0) {
-        finish[i] = kNever;
-        continue;
-      }
       finish[i] = now_ + std::max<SimTime>(1, static_cast<SimTime>(std::ceil(flows_[i].remaining / flows_[i].rate * 1e9)));
       next = std::min(next, finish[i]);
     }

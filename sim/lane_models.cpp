@@ -11,13 +11,12 @@ namespace {
 // counted in seconds of running alone (its own bottleneck at full rate), so
 // that fair sharing splits time evenly between lanes whatever their units,
 // as the OS scheduler splits the cores; an op on one of the lanes' threads
-// also takes one thread-second per second of kHostThreads, a copy's before
-// the others' (takes_a_core_first).
-Demand on_host_threads(const Demand& d, const Capacities& cap, bool uses_a_thread, bool first) {
+// also takes one thread-second per second of kHostThreads.
+Demand on_host_threads(const Demand& d, const Capacities& cap, bool uses_a_thread) {
   const auto threads = static_cast<size_t>(Resource::kHostThreads);
   if (d.work <= 0) {  // a fixed duration: that many seconds of one thread
     if (!uses_a_thread) return d;
-    Demand out{.work = std::max(1e-9, static_cast<double>(d.fixed) * 1e-9), .latency = 0, .max_rate = 1, .first = first};
+    Demand out{.work = std::max(1e-9, static_cast<double>(d.fixed) * 1e-9), .latency = 0, .max_rate = 1};
     out.per_unit[threads] = 1;
     return out;
   }
@@ -27,7 +26,7 @@ Demand on_host_threads(const Demand& d, const Capacities& cap, bool uses_a_threa
     const double use = d.per_unit[static_cast<size_t>(r)];
     if (use > 0) alone = std::min(alone, cap[static_cast<size_t>(r)] / use);
   }
-  Demand out{.work = d.work / alone, .latency = d.latency, .max_rate = 1, .first = first};
+  Demand out{.work = d.work / alone, .latency = d.latency, .max_rate = 1};
   for (int r = 0; r < kResourceCount; ++r) out.per_unit[static_cast<size_t>(r)] = d.per_unit[static_cast<size_t>(r)] * alone;
   out.per_unit[threads] = uses_a_thread ? 1 : 0;
   return out;
@@ -81,10 +80,6 @@ bool runs_on_a_host_thread(core::Lane lane) {
          lane == core::Lane::kCpuOptim;
 }
 
-bool takes_a_core_first(core::Lane lane) {
-  return lane == core::Lane::kPcieH2d || lane == core::Lane::kPcieD2h;
-}
-
 std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext& c) {
   if (op.kind != core::OpKind::kGradCheck || !c.params.grad_check_rate) return std::nullopt;
   const core::Seconds t(op.bytes.as_double() / c.params.grad_check_rate->value());
@@ -94,8 +89,7 @@ std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext
 Demand demand_of(const core::Op& op, const ModelContext& c, const Capacities& capacities) {
   const Demand alone = lane_demand(op, c);
   if (!c.params.host_lane_cores) return alone;
-  const bool thread = runs_on_a_host_thread(op.lane);
-  return on_host_threads(alone, capacities, thread, thread && takes_a_core_first(op.lane));
+  return on_host_threads(alone, capacities, runs_on_a_host_thread(op.lane));
 }
 
 }  // namespace stowage::sim

@@ -53,15 +53,6 @@ std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext
 // CPU optimizer. Those share CostParameters::host_lane_cores.
 bool runs_on_a_host_thread(core::Lane lane);
 
-// Of those, the lanes whose ops take a core first (Demand::first) while more
-// of the threads are busy than there are cores: the copies. Their ops are
-// shorter than the OS scheduler's slice (a few ms), so the woken copy thread
-// runs to the end of its op while the thread it displaced waits; measured
-// on the CPU backend, a parameter upload beside the next forward and the
-// CPU optimizer ran at its alone rate and the optimizer's next layer
-// started when it ended (docs/fidelity.md, session 37).
-bool takes_a_core_first(core::Lane lane);
-
 // Dispatches on the op's lane. With CostParameters::host_lane_cores set,
 // every flow's work is in seconds of running alone (its own bottleneck in
 // `capacities`, capacities_for(c)) and the host-thread lanes' ops share the

@@ -205,31 +205,6 @@ TEST(Engine, AFlowsOwnLimitCapsItsShare) {
   }
 }
 
-// Demand::first: a flow marked first takes its share before the others,
-// which share what it leaves; when it ends they speed up. A copy (0.5 ms
-// alone) beside compute and the optimizer (2 ms alone each) on 1.5 cores:
-// the copy at 1 for 0.5 ms while the two share 0.5 (0.25 each, 0.125 ms of
-// work done), then 0.75 each for the 1.875 ms left: 0.5 + 2.5 = 3 ms.
-TEST(Engine, AFlowMarkedFirstTakesItsShareBeforeTheOthers) {
-  const auto threads = static_cast<size_t>(Resource::kHostThreads);
-  Capacities cap = roomy();
-  cap[threads] = 1.5;
-  auto thread_op = [&](double seconds, bool first) {
-    Demand d{.work = seconds, .max_rate = 1, .first = first};
-    d.per_unit[threads] = 1;
-    return d;
-  };
-  const Schedule s = schedule_of({op(0, Lane::kGpuCompute), op(1, Lane::kCpuOptim), op(2, Lane::kPcieH2d)});
-  const Outcome r = run(s, {thread_op(2e-3, false), thread_op(2e-3, false), thread_op(0.5e-3, true)}, cap);
-  EXPECT_NEAR(static_cast<double>(r.timeline.spans[2].end - r.timeline.spans[2].start), 500'000, 2) << "the copy, at its limit";
-  for (size_t i = 0; i < 2; ++i)
-    EXPECT_NEAR(static_cast<double>(r.timeline.spans[i].end - r.timeline.spans[i].start), 3'000'000, 2) << "op " << i;
-  // With room for all three, nobody waits.
-  cap[threads] = 3;
-  const Outcome wide = run(s, {thread_op(2e-3, false), thread_op(2e-3, false), thread_op(0.5e-3, true)}, cap);
-  EXPECT_NEAR(static_cast<double>(wide.timeline.spans[0].end - wide.timeline.spans[0].start), 2'000'000, 2);
-}
-
 TEST(Engine, SameInputsGiveTheSameTimeline) {
   Schedule s = schedule_of({op(0, Lane::kNvmeRead), op(1, Lane::kNvmeRead), op(2, Lane::kCpuOptim, {0, 1})});
   s.lane_slots[static_cast<size_t>(Lane::kNvmeRead)] = 2;
