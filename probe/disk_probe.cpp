@@ -105,6 +105,7 @@ double transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int dep
 // rate while both ran.
 DiskRate mixed_transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int depth) {
   const int64_t half = file_bytes / 2 / block;  // blocks per direction
+  if (half <= 0) return {.block = block, .depth = depth};  // nothing to overlap: no rates
   std::atomic<int64_t> next_read{0}, next_write{0}, read_done{0}, write_done{0};
   std::atomic<bool> stop{false}, failed{false};
   std::atomic<std::chrono::steady_clock::rep> end_ns{0};

@@ -158,7 +158,7 @@ core::CostParameters measured_calibration(const Measurements& m, const ProfileWr
   // (the rates the profile writes, which the simulator prices writes at),
   // summed. 2: neither slows the other; 1: they share the drive's time.
   const std::optional<DriveRates> drive = drive_rates(m);
-  if (drive && m.disk_mixed) {
+  if (drive && m.disk_mixed && m.disk_mixed->read > 0 && m.disk_mixed->write > 0) {
     const double duplex = m.disk_mixed->read / drive->read + m.disk_mixed->write / drive->sustained_write;
     p.nvme_duplex = std::clamp(duplex, core::kMinNvmeDuplex, core::kMaxNvmeDuplex);
   }
