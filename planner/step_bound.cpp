@@ -94,8 +94,11 @@ double step_lower_bound(const Candidate& c, const core::MachineSpec& m, const co
   bound = std::max(bound, h2d / at(sim::Resource::kPcieH2d));
   bound = std::max(bound, d2h / at(sim::Resource::kPcieD2h));
   if (nvme_read + nvme_write > 0 && m.nvme_count > 0) {
-    bound = std::max(bound, nvme_read / sim::nvme_rank_rate(context, core::Lane::kNvmeRead) +
-                                nvme_write / sim::nvme_rank_rate(context, core::Lane::kNvmeWrite));
+    // Each direction at most its own rate, both together at most
+    // nvme_duplex of the drive (sim/nvme_model.cpp).
+    const double reading = nvme_read / sim::nvme_rank_rate(context, core::Lane::kNvmeRead);
+    const double writing = nvme_write / sim::nvme_rank_rate(context, core::Lane::kNvmeWrite);
+    bound = std::max({bound, reading, writing, (reading + writing) / at(sim::Resource::kNvme)});
   }
   const double dram = h2d + d2h + nvme_read + nvme_write + optimizer;
   bound = std::max(bound, dram / at(sim::Resource::kDram));

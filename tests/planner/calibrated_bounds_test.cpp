@@ -2,7 +2,8 @@
 // from its profile's `calibration:` section: every bundled machine with
 // calibrations that move each lane's rate both ways (a slow measured
 // link, a fast one, a slow CPU optimizer on one thread, inefficient
-// compute, a compute rate curve), on a sample of the candidates the search generates.
+// compute, a compute rate curve, a disk whose reads and writes do not slow
+// each other), on a sample of the candidates the search generates.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,6 +41,13 @@ std::vector<std::pair<std::string, core::CostParameters>> calibrations() {
   compute.compute_overhead = core::Seconds(1e-3);
   compute.nvme_efficiency = 0.3;
   out.emplace_back("inefficient compute and disk", compute);
+  // Reads and writes at their own rates side by side: a bound that adds
+  // their times would be above the step.
+  core::CostParameters duplex;
+  duplex.nvme_read_rate = core::BytesPerSecond(3e9);
+  duplex.nvme_write_rate = core::BytesPerSecond(2.5e9);
+  duplex.nvme_duplex = 2;
+  out.emplace_back("a full-duplex measured disk", duplex);
   // A measured curve (core/compute_rate.h): small ops far below the
   // slowest bundled GPU's peak (a T4's 65 TFLOP/s), large ones near it, and
   // not monotone, so that an op's cost depends on how lowering cuts it.
