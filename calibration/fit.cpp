@@ -201,7 +201,7 @@ DriveFit nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m, const c
   core::CostParameters p = start;
   p.nvme_duplex = duplex;
   p.host_lane_cores.reset();  // in bytes, as the drive sees them
-  const sim::ModelContext c{.machine = m, .params = p, .ranks = ranks};
+  const sim::ModelContext c{.machine = m, .params = p, .ranks = ranks};  // sees the rates each round sets in p
   std::array<double, 2> bytes{};
   for (const core::Op* op : spans.ops) bytes[direction_of(*op)] += op->bytes.as_double();
   // Per drive, as the cost parameters hold it.
@@ -242,6 +242,27 @@ DriveFit nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m, const c
   return f;
 }
 
+// The minimum a golden-section search finds for a unimodal `f` on [a, b],
+// narrowing until the bracket is `tolerance` wide or `rounds` rounds are
+// done: the better of its last two points.
+struct Minimum {
+  double at = 0, value = 0;
+};
+
+template <class F>
+Minimum golden_section(F f, double a, double b, double tolerance, int rounds) {
+  const double ratio = (std::sqrt(5.0) - 1) / 2;
+  double x1 = b - ratio * (b - a), x2 = a + ratio * (b - a), f1 = f(x1), f2 = f(x2);
+  for (int k = 0; k < rounds && b - a > tolerance; ++k) {
+    if (f1 < f2) {
+      b = x2, x2 = x1, f2 = f1, x1 = b - ratio * (b - a), f1 = f(x1);
+    } else {
+      a = x1, x1 = x2, f1 = f2, x2 = a + ratio * (b - a), f2 = f(x2);
+    }
+  }
+  return f1 < f2 ? Minimum{x1, f1} : Minimum{x2, f2};
+}
+
 // Each direction's rate and the duplex (sim/nvme_model.cpp) under which the
 // model moves every NVMe op's bytes in the span it was measured to take,
 // given what ran beside it: the duplex by golden section on the ops'
@@ -255,17 +276,7 @@ void fit_nvme(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, 
   double duplex = r.params.nvme_duplex;
   if (spans.overlapped) {
     auto misfit = [&](double d) { return nvme_fit_at(spans, m, r.params, ranks, d).misfit; };
-    double a = core::kMinNvmeDuplex, b = core::kMaxNvmeDuplex;
-    const double ratio = (std::sqrt(5.0) - 1) / 2;
-    double x1 = b - ratio * (b - a), x2 = a + ratio * (b - a), f1 = misfit(x1), f2 = misfit(x2);
-    while (b - a > 1e-3) {
-      if (f1 < f2) {
-        b = x2, x2 = x1, f2 = f1, x1 = b - ratio * (b - a), f1 = misfit(x1);
-      } else {
-        a = x1, x1 = x2, f1 = f2, x2 = a + ratio * (b - a), f2 = misfit(x2);
-      }
-    }
-    duplex = (a + b) / 2;
+    duplex = golden_section(misfit, core::kMinNvmeDuplex, core::kMaxNvmeDuplex, 1e-3, 40).at;
   }
   const DriveFit f = nvme_fit_at(spans, m, r.params, ranks, duplex);
   if (f.rate[0] > 0) r.params.nvme_read_rate = core::BytesPerSecond(f.rate[0]);
@@ -458,20 +469,8 @@ FitReport fit_cost_parameters(const std::vector<MeasuredRun>& runs, const core::
     const double c = lo + step * k;
     if (const double m = misfit(c); m < best_misfit) best = c, best_misfit = m;
   }
-  double a = std::max(lo, best - step), b = std::min(hi, best + step);
-  const double ratio = (std::sqrt(5.0) - 1) / 2;
-  double x1 = b - ratio * (b - a), x2 = a + ratio * (b - a);
-  double f1 = misfit(x1), f2 = misfit(x2);
-  for (int k = 0; k < 12 && b - a > 1e-3; ++k) {
-    if (f1 < f2) {
-      b = x2, x2 = x1, f2 = f1, x1 = b - ratio * (b - a), f1 = misfit(x1);
-    } else {
-      a = x1, x1 = x2, f1 = f2, x2 = a + ratio * (b - a), f2 = misfit(x2);
-    }
-  }
-  for (const auto& [c, m] : {std::pair{x1, f1}, std::pair{x2, f2}}) {
-    if (m < best_misfit) best = c, best_misfit = m;
-  }
+  const Minimum near = golden_section(misfit, std::max(lo, best - step), std::min(hi, best + step), 1e-3, 12);
+  if (near.value < best_misfit) best = near.at, best_misfit = near.value;
   core::CostParameters p = start;
   p.host_lane_cores = best;
   FitReport r = fit_at(runs, machine, p);

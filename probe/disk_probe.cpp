@@ -14,20 +14,20 @@
 #include <cerrno>
 #include <cmath>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "executor/nvme/aligned_buffer.h"
 #include "probe/probes.h"
 
 namespace stowage::probe {
 namespace {
 
-constexpr int64_t kAlign = 4096;
+using executor::AlignedBuffer;
+constexpr auto kAlign = static_cast<int64_t>(executor::kDirectIoAlignment);
 
 struct Config {
   int64_t file_bytes;
@@ -43,10 +43,6 @@ Config config(Depth d) {
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
   throw std::runtime_error(what + " '" + path + "': " + std::strerror(errno));
 }
-
-struct AlignedFree {
-  void operator()(void* p) const { std::free(p); }
-};
 
 // The scratch file: created here (O_EXCL: never someone else's), removed
 // when done.
@@ -71,27 +67,38 @@ class ScratchFile {
   int fd_ = -1;
 };
 
+// One request: `buffer`'s first `block` bytes to or from byte `at`.
+bool move_block(const ScratchFile& f, const AlignedBuffer& buffer, int64_t block, int64_t at, bool write) {
+  const auto n = static_cast<size_t>(block);
+  const ssize_t moved = write ? ::pwrite(f.fd(), buffer.data(), n, static_cast<off_t>(at))
+                              : ::pread(f.fd(), buffer.data(), n, static_cast<off_t>(at));
+  return moved == block;
+}
+
+// One block-sized buffer per request in flight, made before the threads
+// start (an allocation failure is then an exception here, not in a
+// thread). Not zeros: a virtual disk may skip writing zero blocks.
+std::vector<AlignedBuffer> buffers(int count, int64_t block) {
+  std::vector<AlignedBuffer> out;
+  for (int i = 0; i < count; ++i) {
+    out.emplace_back(static_cast<size_t>(block));
+    std::memset(out.back().data(), 0x5a, out.back().size());
+  }
+  return out;
+}
+
 // Seconds to move the whole file in `block` requests, `depth` at a time.
 double transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int depth, bool write) {
   const int64_t blocks = file_bytes / block;
+  const std::vector<AlignedBuffer> buffer = buffers(depth, block);
   std::atomic<int64_t> next{0};
   std::atomic<bool> failed{false};
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> pool;
   for (int t = 0; t < depth; ++t) {
-    pool.emplace_back([&] {
-      void* raw = nullptr;
-      if (::posix_memalign(&raw, kAlign, static_cast<size_t>(block)) != 0) {
-        failed = true;
-        return;
-      }
-      std::unique_ptr<void, AlignedFree> buf(raw);
-      std::memset(raw, 0x5a, static_cast<size_t>(block));
+    pool.emplace_back([&, t] {
       for (int64_t i = next++; i < blocks; i = next++) {
-        const off_t at = static_cast<off_t>(i * block);
-        const ssize_t n = write ? ::pwrite(f.fd(), raw, static_cast<size_t>(block), at)
-                                : ::pread(f.fd(), raw, static_cast<size_t>(block), at);
-        if (n != block) failed = true;
+        if (!move_block(f, buffer[static_cast<size_t>(t)], block, i * block, write)) failed = true;
       }
     });
   }
@@ -106,28 +113,19 @@ double transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int dep
 DiskRate mixed_transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int depth) {
   const int64_t half = file_bytes / 2 / block;  // blocks per direction
   if (half <= 0) return {.block = block, .depth = depth};  // nothing to overlap: no rates
+  const std::vector<AlignedBuffer> buffer = buffers(2 * depth, block);
   std::atomic<int64_t> next_read{0}, next_write{0}, read_done{0}, write_done{0};
   std::atomic<bool> stop{false}, failed{false};
   std::atomic<std::chrono::steady_clock::rep> end_ns{0};
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> pool;
   for (int t = 0; t < 2 * depth; ++t) {
-    const bool write = t % 2 == 1;
-    pool.emplace_back([&, write] {
-      void* raw = nullptr;
-      if (::posix_memalign(&raw, kAlign, static_cast<size_t>(block)) != 0) {
-        failed = true;
-        return;
-      }
-      std::unique_ptr<void, AlignedFree> buf(raw);
-      std::memset(raw, 0x6b, static_cast<size_t>(block));
+    pool.emplace_back([&, t] {
+      const bool write = t % 2 == 1;
       std::atomic<int64_t>& next = write ? next_write : next_read;
       std::atomic<int64_t>& done = write ? write_done : read_done;
       for (int64_t i = next++; i < half && !stop; i = next++) {
-        const off_t at = static_cast<off_t>((write ? half + i : i) * block);
-        const ssize_t n = write ? ::pwrite(f.fd(), raw, static_cast<size_t>(block), at)
-                                : ::pread(f.fd(), raw, static_cast<size_t>(block), at);
-        if (n != block) failed = true;
+        if (!move_block(f, buffer[static_cast<size_t>(t)], block, (write ? half + i : i) * block, write)) failed = true;
         if (stop) break;  // ended after the overlap did: not counted
         if (++done == half && !stop.exchange(true)) {  // one direction is through: the overlap ends
           end_ns = std::chrono::steady_clock::now().time_since_epoch().count();
@@ -181,12 +179,9 @@ void probe_disk(const ProbeOptions& o, Measurements& m, const Tick& tick) {
   std::vector<double> quarters;
   for (int q = 0; q < 4; ++q) {
     const auto start = std::chrono::steady_clock::now();
-    void* raw = nullptr;
-    if (::posix_memalign(&raw, kAlign, size_t{1} << 20) != 0) throw std::bad_alloc();
-    std::unique_ptr<void, AlignedFree> buf(raw);
-    std::memset(raw, 0x33, size_t{1} << 20);
+    const std::vector<AlignedBuffer> buffer = buffers(1, int64_t{1} << 20);
     for (int64_t at = q * quarter; at < (q + 1) * quarter; at += int64_t{1} << 20) {
-      if (::pwrite(f.fd(), raw, size_t{1} << 20, static_cast<off_t>(at)) != (1 << 20)) fail("O_DIRECT write failed in", f.path());
+      if (!move_block(f, buffer.front(), int64_t{1} << 20, at, true)) fail("O_DIRECT write failed in", f.path());
     }
     quarters.push_back(static_cast<double>(quarter) /
                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -207,12 +202,10 @@ void probe_disk(const ProbeOptions& o, Measurements& m, const Tick& tick) {
     m.disk_mixed = mixed_transfer(f, c.file_bytes, d->block, d->depth);
     tick("disk, reads beside writes");
   }
-  void* raw = nullptr;
-  if (::posix_memalign(&raw, kAlign, kAlign) != 0) throw std::bad_alloc();
-  std::unique_ptr<void, AlignedFree> small(raw);
+  const AlignedBuffer small(static_cast<size_t>(kAlign));
   int64_t at = 0;
   m.disk_request_seconds = best_seconds(50, [&] {
-    if (::pread(f.fd(), raw, kAlign, static_cast<off_t>(at)) != kAlign) fail("O_DIRECT read failed in", f.path());
+    if (!move_block(f, small, kAlign, at, false)) fail("O_DIRECT read failed in", f.path());
     at = (at + (int64_t{1} << 20)) % c.file_bytes;
   });
   tick("disk, one small read");
