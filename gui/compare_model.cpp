@@ -4,7 +4,8 @@
 #include <array>
 #include <cmath>
 
-#include "gui/busy_time.h"
+#include "calibration/compare.h"
+#include "gui/model_metrics.h"
 
 namespace stowage::gui {
 namespace {
@@ -25,15 +26,6 @@ double median_of(std::vector<double> values) {
   const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
   std::nth_element(values.begin(), middle, values.end());
   return *middle;
-}
-
-// The union of each lane's op spans, all tracks and ranks together.
-std::array<SimTime, core::kLaneCount> busy_by_lane(const TraceModel& model) {
-  std::array<std::vector<std::pair<SimTime, SimTime>>, core::kLaneCount> spans;
-  for (const TraceOp& op : model.ops) spans[static_cast<size_t>(op.lane)].emplace_back(op.start, op.end);
-  std::array<SimTime, core::kLaneCount> out{};
-  for (size_t l = 0; l < out.size(); ++l) out[l] = BusyTime(std::move(spans[l])).total();
-  return out;
 }
 
 double share(SimTime busy, const TraceModel& model) {
@@ -77,21 +69,31 @@ CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measur
                              static_cast<double>(a.duration()));
     }
   }
-  const auto predicted_busy = busy_by_lane(predicted), measured_busy = busy_by_lane(measured);
+  // The figures `stowage compare` prints, computed by the same code.
+  const calibration::TraceMetrics pm = metrics_of(predicted), mm = metrics_of(measured);
+  predicted_step_ = pm.steady_step_time();
+  measured_step_ = mm.steady_step_time();
+  step_error_ = calibration::relative_error(static_cast<double>(predicted_step_), static_cast<double>(measured_step_));
   int matched = 0;
   for (const core::Lane lane : core::kAllLanes) {
     const LaneSums& s = sums[static_cast<size_t>(lane)];
     if (s.matched == 0) continue;
     matched += s.matched;
-    const SimTime p = predicted_busy[static_cast<size_t>(lane)], m = measured_busy[static_cast<size_t>(lane)];
-    lanes_.push_back({.lane = lane,
-                      .matched = s.matched,
-                      .predicted_busy = p,
-                      .measured_busy = m,
-                      .predicted_share = share(p, predicted),
-                      .measured_share = share(m, measured),
-                      .busy_error = p > 0 ? static_cast<double>(m - p) / static_cast<double>(p) : 0,
-                      .median_abs_op_error = median_of(s.abs_errors)});
+    const calibration::LaneMetrics& p = pm.lanes[static_cast<size_t>(lane)];
+    const calibration::LaneMetrics& m = mm.lanes[static_cast<size_t>(lane)];
+    lanes_.push_back(
+        {.lane = lane,
+         .matched = s.matched,
+         .predicted_busy = p.busy,
+         .measured_busy = m.busy,
+         .predicted_share = share(p.busy, predicted),
+         .measured_share = share(m.busy, measured),
+         .busy_error = calibration::relative_error(static_cast<double>(p.busy), static_cast<double>(m.busy)),
+         .predicted_steady_busy = p.steady_busy,
+         .measured_steady_busy = m.steady_busy,
+         .steady_busy_error = calibration::relative_error(static_cast<double>(p.steady_busy),
+                                                          static_cast<double>(m.steady_busy)),
+         .median_abs_op_error = median_of(s.abs_errors)});
   }
   unmatched_ = static_cast<int>(predicted.ops.size() + measured.ops.size()) - 2 * matched;
 }

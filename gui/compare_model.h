@@ -2,7 +2,9 @@
 // ops matched by their schedule id, and the error per lane (how much longer
 // or shorter each lane was busy than predicted). A lane's busy time is the
 // union of its ops' spans, as sim::Summary counts it: a lane with four
-// slots busy at once for 1 s was busy 1 s, not 4. GUI-free.
+// slots busy at once for 1 s was busy 1 s, not 4. Busy and step figures
+// are calibration::trace_metrics' (gui/model_metrics.h), so the panel shows
+// what `stowage compare` prints. GUI-free.
 #pragma once
 
 #include <optional>
@@ -26,7 +28,13 @@ struct LaneError {
   SimTime measured_busy = 0;
   double predicted_share = 0;    // predicted_busy over the predicted timeline's length, 0..1
   double measured_share = 0;     // measured_busy over the measured timeline's length
-  double busy_error = 0;         // (measured - predicted) / predicted busy; 0 when nothing was predicted
+  double busy_error = 0;         // calibration::relative_error of the busy times
+  // Busy ns per step after the first (LaneMetrics::steady_busy): the
+  // warm-up's page faults and pool fills left out, as the step time leaves
+  // them out.
+  SimTime predicted_steady_busy = 0;
+  SimTime measured_steady_busy = 0;
+  double steady_busy_error = 0;
   // The median over ops of |measured - predicted| / predicted duration: a
   // mean is ruled by the few ops predicted to take microseconds (a
   // 16 KiB copy measured at 100x its prediction), a median by the typical op.
@@ -56,6 +64,11 @@ class CompareModel {
   [[nodiscard]] int unmatched() const { return unmatched_; }                    // ops in only one of the two
   [[nodiscard]] SimTime predicted_end() const { return predicted_end_; }
   [[nodiscard]] SimTime measured_end() const { return measured_end_; }
+  // The steady-state step (TraceMetrics::steady_step_time) of each, and
+  // calibration::relative_error of the two: compare's "step time".
+  [[nodiscard]] SimTime predicted_step() const { return predicted_step_; }
+  [[nodiscard]] SimTime measured_step() const { return measured_step_; }
+  [[nodiscard]] double step_error() const { return step_error_; }
   // By measured op index.
   [[nodiscard]] const std::vector<DurationChange>& measured_changes() const { return changes_; }
   // The `count` matched ops with the largest absolute error, largest first
@@ -69,6 +82,8 @@ class CompareModel {
   std::vector<LaneError> lanes_;
   int unmatched_ = 0;
   SimTime predicted_end_ = 0, measured_end_ = 0;
+  SimTime predicted_step_ = 0, measured_step_ = 0;
+  double step_error_ = 0;
 };
 
 }  // namespace stowage::gui

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "calibration/compare.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -103,6 +105,45 @@ TEST(CompareModel, BusyIsTheUnionOfTheLanesSlots) {
   EXPECT_EQ(read->measured_busy, 190);
   EXPECT_DOUBLE_EQ(read->measured_share, 0.95);
   EXPECT_NEAR(read->busy_error, 40.0 / 150.0, 1e-12);
+}
+
+// The panel's busy, per-step and step figures are the ones `stowage
+// compare` prints for the same pair. The measured run's second step has its
+// NVMe reads 1.5x longer and the first (the warm-up) as predicted, so the
+// whole-trace and per-step errors differ: a panel that took one for the
+// other would fail.
+TEST(CompareModel, ShowsTheFiguresStowageCompareComputes) {
+  const testing::Simulated s = testing::tiny_simulated(core::StandardPlacement::kZeroInfinity);
+  ASSERT_EQ(s.schedule.steps, 2);
+  core::Timeline t = s.timeline;
+  for (size_t i = 0; i < t.spans.size(); ++i) {
+    const core::Op& op = s.schedule.ops[i];
+    if (op.lane != core::Lane::kNvmeRead) continue;
+    const double factor = op.step <= 0 ? 1.0 : 1.5;
+    const double duration = static_cast<double>(t.spans[i].end - t.spans[i].start) * factor;
+    t.spans[i].end = t.spans[i].start + static_cast<SimTime>(std::llround(duration));
+  }
+  const calibration::Comparison cli = *calibration::compare(s.schedule, s.timeline, s.schedule, t);
+  const CompareModel c(trace_from_timeline(s.schedule, s.timeline, {.source = "predicted"}),
+                       trace_from_timeline(s.schedule, t, {.source = "measured"}));
+  EXPECT_DOUBLE_EQ(c.step_error(), cli.step_error);
+  EXPECT_EQ(c.predicted_step(), cli.predicted.steady_step_time());
+  EXPECT_EQ(c.measured_step(), cli.measured.steady_step_time());
+  ASSERT_FALSE(c.lanes().empty());
+  bool saw_read = false;
+  for (const LaneError& lane : c.lanes()) {
+    const auto l = static_cast<size_t>(lane.lane);
+    SCOPED_TRACE(core::to_string(lane.lane));
+    EXPECT_EQ(lane.predicted_busy, cli.predicted.lanes[l].busy);
+    EXPECT_EQ(lane.measured_steady_busy, cli.measured.lanes[l].steady_busy);
+    EXPECT_DOUBLE_EQ(lane.busy_error, cli.busy_error[l].value_or(0));
+    EXPECT_DOUBLE_EQ(lane.steady_busy_error, cli.steady_busy_error[l].value_or(0));
+    if (lane.lane == core::Lane::kNvmeRead) {
+      saw_read = true;
+      EXPECT_GT(lane.steady_busy_error, lane.busy_error + 0.05);  // the warm-up dilutes the whole trace's
+    }
+  }
+  EXPECT_TRUE(saw_read);
 }
 
 TEST(CompareModel, OpsInOnlyOneTimelineAreCounted) {
