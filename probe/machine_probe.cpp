@@ -24,7 +24,7 @@ Measurements probe_machine(const ProbeOptions& o) {
   m.dram_bytes = static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
   ProgressReport report;
   report.total = memory_probe_steps(o, m.cores) + adam_probe_steps(o, m.cores) + compute_probe_steps(o) +
-                 disk_probe_steps(o);
+                 disk_probe_steps(o) + store_probe_steps(o);
   const Tick tick = [&](const char* what) {
     report.done += 1;
     report.elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -35,6 +35,7 @@ Measurements probe_machine(const ProbeOptions& o) {
   probe_adam(o, m, tick);
   probe_compute(o, m, tick);
   probe_disk(o, m, tick);
+  probe_store(o, m, tick);
   m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return m;
 }

@@ -32,6 +32,17 @@ struct DiskRate {
 // configuration the mixed run uses. nullptr when there is none.
 [[nodiscard]] const DiskRate* executor_default_disk_rate(const std::vector<DiskRate>& disk);
 
+// The executor's NVMe store (executor/nvme/BlockStore) at its default block
+// size and queue depth, `callers` threads per direction (the lane's slots):
+// each direction alone, and each while the other ran.
+struct StoreRate {
+  int64_t block = 0;
+  int depth = 0;
+  int callers = 1;
+  double read = 0, write = 0;              // B/s, alone
+  double mixed_read = 0, mixed_write = 0;  // B/s, reads beside writes
+};
+
 struct GemmRate {
   int64_t rows = 0, in = 0, out = 0;  // y[rows, out] = x[rows, in] W^T
   double rate = 0;                    // FLOP/s (2 rows in out per product)
@@ -68,6 +79,7 @@ struct Measurements {
   // depth each: B/s of each direction while both ran (how far the drive
   // serves one direction beside the other, CostParameters::nvme_duplex).
   std::optional<DiskRate> disk_mixed;
+  std::vector<StoreRate> store;  // by callers, 1 and 2
   double seconds = 0;  // the whole profile's wall time
 };
 

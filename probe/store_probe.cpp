@@ -1,0 +1,174 @@
+// The executor's own NVMe path, executor/nvme/BlockStore (io_uring, one
+// queue per direction, CRC32C on the caller's thread), at its default block
+// size and queue depth: writes alone, reads alone, and reads beside writes,
+// each with the lane's slots (1 and 2 callers per direction, the plan's
+// nvme_prefetch_depth) taking regions the size of a layer's optimizer
+// states. The pread/pwrite sweep (disk_probe.cpp) describes the drive by
+// block size and depth; this is what the store gets from it, and the
+// profile's drive rates and nvme_duplex come from here when it ran.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor/nvme/aligned_buffer.h"
+#include "executor/nvme/block_store.h"
+#include "probe/probes.h"
+
+namespace stowage::probe {
+namespace {
+
+using executor::AlignedBuffer;
+using executor::BlockStore;
+using executor::Extent;
+using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kRegionBytes = int64_t{32} << 20;  // a multiple of the block: every request is a whole block
+constexpr int kMaxCallers = 2;
+const executor::BlockStoreOptions kDefaults{};
+
+int regions(Depth d) { return d == Depth::kQuick ? 32 : 64; }
+
+// A directory of our own under the disk directory (never someone else's:
+// mkdir fails if it exists), removed with what the store left in it.
+class ScratchDirectory {
+ public:
+  explicit ScratchDirectory(const std::filesystem::path& parent)
+      : path_(parent / ("stowage-profile-" + std::to_string(::getpid()) + ".store")) {
+    if (::mkdir(path_.c_str(), 0700) != 0) {
+      throw std::runtime_error("cannot create the store probe's directory '" + path_.string() +
+                               "': " + std::strerror(errno));
+    }
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// One caller's region buffer per caller and direction, made before the
+// threads start. Not zeros: a virtual disk may skip writing zero blocks.
+std::vector<AlignedBuffer> buffers(int count) {
+  std::vector<AlignedBuffer> out;
+  for (int i = 0; i < count; ++i) {
+    out.emplace_back(static_cast<size_t>(kRegionBytes));
+    std::memset(out.back().data(), 0x5a, out.back().size());
+  }
+  return out;
+}
+
+// Reads of `reads` beside writes of `writes`, `callers` threads per
+// direction taking the next region of theirs, until one direction is
+// through: bytes per second of each while both ran, counted in the blocks
+// the store completed (IoStats), so a region half done when the overlap
+// ended counts half. With one direction empty, the other alone to its end.
+struct Rates {
+  double read = 0, write = 0;
+};
+Rates move(BlockStore& store, const std::vector<Extent>& reads, const std::vector<Extent>& writes, int callers) {
+  const bool both = !reads.empty() && !writes.empty();
+  const std::vector<AlignedBuffer> buffer = buffers(2 * callers);
+  std::atomic<size_t> next_read{0}, next_write{0}, read_done{0}, write_done{0};
+  std::atomic<bool> stop{false}, failed{false};
+  std::exception_ptr error;
+  executor::IoStats at_end;  // written by the thread that ends the overlap, read after the joins
+  const executor::IoStats before = store.stats();
+  const auto start = Clock::now();
+  Clock::time_point end;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 2 * callers; ++t) {
+    const bool write = t % 2 == 1;
+    const std::vector<Extent>& mine = write ? writes : reads;
+    if (mine.empty()) continue;
+    const std::span<std::byte> data = buffer[static_cast<size_t>(t)].span().first(static_cast<size_t>(kRegionBytes));
+    pool.emplace_back([&, write, data] {
+      std::atomic<size_t>& next = write ? next_write : next_read;
+      std::atomic<size_t>& done = write ? write_done : read_done;
+      try {
+        for (size_t i = next++; i < mine.size() && !stop; i = next++) {
+          if (write) {
+            (void)store.write(mine[i], data);
+          } else {
+            (void)store.read(mine[i], data);
+          }
+          if (++done == mine.size() && both && !stop.exchange(true)) {  // one direction is through
+            at_end = store.stats();
+            end = Clock::now();
+          }
+        }
+      } catch (...) {
+        if (!failed.exchange(true)) error = std::current_exception();  // the first error; the rest stop
+        stop = true;
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+  if (!both) {
+    at_end = store.stats();
+    end = Clock::now();
+  }
+  const double seconds = std::max(1e-9, std::chrono::duration<double>(end - start).count());
+  const auto block = static_cast<double>(kDefaults.block_bytes.count());  // every request a whole block
+  return {.read = static_cast<double>(at_end.read_ops - before.read_ops) * block / seconds,
+          .write = static_cast<double>(at_end.write_ops - before.write_ops) * block / seconds};
+}
+
+}  // namespace
+
+int store_probe_steps(const ProbeOptions& o) { return o.disk_dir ? 5 * kMaxCallers : 0; }
+
+void probe_store(const ProbeOptions& o, Measurements& m, const Tick& tick) {
+  if (o.disk_dir) m.store = probe_store_at(*o.disk_dir, regions(o.depth), tick);
+}
+
+std::vector<StoreRate> probe_store_at(const std::filesystem::path& disk_dir, int region_count, const Tick& tick) {
+  ScratchDirectory dir(disk_dir);
+  executor::BlockStoreOptions options = kDefaults;
+  options.directories = {dir.path()};
+  core::Result<BlockStore> opened = BlockStore::open(options);
+  if (!opened) throw std::runtime_error("cannot open a block store in '" + dir.path().string() + "': " +
+                                        core::to_string(opened.error()));
+  BlockStore& store = *opened;
+  std::vector<Extent> all;
+  for (int i = 0; i < std::max(2, region_count); ++i) {
+    all.push_back(store.reserve("probe region " + std::to_string(i), core::Bytes(kRegionBytes)));
+  }
+  const std::vector<Extent> first(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(all.size() / 2));
+  const std::vector<Extent> second(all.begin() + static_cast<std::ptrdiff_t>(all.size() / 2), all.end());
+  std::vector<StoreRate> out;
+  for (int callers = 1; callers <= kMaxCallers; ++callers) {
+    // Each direction alone twice, the faster kept: a shared virtual disk's
+    // other tenants only take rate away.
+    StoreRate r{.block = options.block_bytes.count(), .depth = options.queue_depth, .callers = callers};
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      r.write = std::max(r.write, move(store, {}, all, callers).write);
+      tick("disk, the executor's store writing");
+      r.read = std::max(r.read, move(store, all, {}, callers).read);
+      tick("disk, the executor's store reading");
+    }
+    const Rates both = move(store, first, second, callers);
+    r.mixed_read = both.read;
+    r.mixed_write = both.write;
+    tick("disk, the executor's store reading beside writing");
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace stowage::probe
