@@ -74,22 +74,25 @@ std::vector<AlignedBuffer> buffers(int count) {
 
 // Reads of `reads` beside writes of `writes`, `callers` threads per
 // direction taking the next region of theirs, until one direction is
-// through: bytes per second of each while both ran, counted in the blocks
-// the store completed (IoStats), so a region half done when the overlap
-// ended counts half. With one direction empty, the other alone to its end.
+// through: each direction's rate while both ran, as the regions it
+// completed by then over the time it took to complete them (the store
+// reports whole regions; a region still in flight when the overlap ended
+// counts neither its bytes nor its time). With one direction empty, the
+// other alone to its end.
 struct Rates {
   double read = 0, write = 0;
 };
 Rates move(BlockStore& store, const std::vector<Extent>& reads, const std::vector<Extent>& writes, int callers) {
   const bool both = !reads.empty() && !writes.empty();
   const std::vector<AlignedBuffer> buffer = buffers(2 * callers);
-  std::atomic<size_t> next_read{0}, next_write{0}, read_done{0}, write_done{0};
+  struct Direction {
+    std::atomic<size_t> next{0}, done{0};
+    std::atomic<Clock::rep> last_ns{0};  // since start, of the last region completed in the overlap
+  };
+  Direction read_side, write_side;
   std::atomic<bool> stop{false}, failed{false};
   std::exception_ptr error;
-  executor::IoStats at_end;  // written by the thread that ends the overlap, read after the joins
-  const executor::IoStats before = store.stats();
   const auto start = Clock::now();
-  Clock::time_point end;
   std::vector<std::thread> pool;
   for (int t = 0; t < 2 * callers; ++t) {
     const bool write = t % 2 == 1;
@@ -97,19 +100,20 @@ Rates move(BlockStore& store, const std::vector<Extent>& reads, const std::vecto
     if (mine.empty()) continue;
     const std::span<std::byte> data = buffer[static_cast<size_t>(t)].span().first(static_cast<size_t>(kRegionBytes));
     pool.emplace_back([&, write, data] {
-      std::atomic<size_t>& next = write ? next_write : next_read;
-      std::atomic<size_t>& done = write ? write_done : read_done;
+      Direction& side = write ? write_side : read_side;
       try {
-        for (size_t i = next++; i < mine.size() && !stop; i = next++) {
+        for (size_t i = side.next++; i < mine.size() && !stop; i = side.next++) {
           if (write) {
             (void)store.write(mine[i], data);
           } else {
             (void)store.read(mine[i], data);
           }
-          if (++done == mine.size() && both && !stop.exchange(true)) {  // one direction is through
-            at_end = store.stats();
-            end = Clock::now();
+          if (stop) break;  // completed after the overlap ended: not counted
+          const Clock::rep now = (Clock::now() - start).count();
+          Clock::rep seen = side.last_ns.load();
+          while (seen < now && !side.last_ns.compare_exchange_weak(seen, now)) {
           }
+          if (++side.done == mine.size() && both) stop = true;  // one direction is through
         }
       } catch (...) {
         if (!failed.exchange(true)) error = std::current_exception();  // the first error; the rest stop
@@ -119,14 +123,11 @@ Rates move(BlockStore& store, const std::vector<Extent>& reads, const std::vecto
   }
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
-  if (!both) {
-    at_end = store.stats();
-    end = Clock::now();
-  }
-  const double seconds = std::max(1e-9, std::chrono::duration<double>(end - start).count());
-  const auto block = static_cast<double>(kDefaults.block_bytes.count());  // every request a whole block
-  return {.read = static_cast<double>(at_end.read_ops - before.read_ops) * block / seconds,
-          .write = static_cast<double>(at_end.write_ops - before.write_ops) * block / seconds};
+  const auto rate = [](const Direction& side) {
+    const double seconds = std::chrono::duration<double>(Clock::duration(side.last_ns.load())).count();
+    return seconds > 0 ? static_cast<double>(side.done.load()) * static_cast<double>(kRegionBytes) / seconds : 0;
+  };
+  return {.read = rate(read_side), .write = rate(write_side)};
 }
 
 }  // namespace

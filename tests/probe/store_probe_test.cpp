@@ -2,6 +2,7 @@
 // beside the other, by regions at a time, and nothing left behind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -30,7 +31,7 @@ TEST(StoreProbe, MeasuresEachDirectionAloneAndBesideTheOtherAndLeavesNothing) {
   int ticks = 0;
   std::vector<StoreRate> rates;
   try {
-    rates = probe_store_at(dir, 4, [&](const char*) { ++ticks; });
+    rates = probe_store_at(dir, 8, [&](const char*) { ++ticks; });
   } catch (const executor::IoError& e) {
     if (e.kind() == executor::IoErrorKind::kDirectIoUnsupported) GTEST_SKIP() << "no O_DIRECT here: " << e.what();
     throw;
@@ -44,8 +45,11 @@ TEST(StoreProbe, MeasuresEachDirectionAloneAndBesideTheOtherAndLeavesNothing) {
     EXPECT_EQ(r.depth, 8);
     EXPECT_GT(r.read, 0);
     EXPECT_GT(r.write, 0);
-    EXPECT_GT(r.mixed_read, 0);  // two regions a direction: both ran a while
-    EXPECT_GT(r.mixed_write, 0);
+    // Beside each other: the direction through first completed every one
+    // of its regions in the overlap, so at least one rate is there. (The
+    // other may have completed none: a disk may serve reads first.)
+    EXPECT_GT(std::max(r.mixed_read, r.mixed_write), 0);
+    EXPECT_GE(std::min(r.mixed_read, r.mixed_write), 0);
   }
   EXPECT_EQ(ticks, 10);
   // Only what was there before is left.
