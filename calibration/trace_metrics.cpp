@@ -46,34 +46,32 @@ SimTime overlap(const Spans& x, const Spans& y) {
   return total;
 }
 
-std::vector<SimTime> step_lengths(const core::Schedule& s, const core::Timeline& t, SimTime begin) {
+std::vector<SimTime> step_lengths(const TimingView& v, SimTime begin) {
   core::StepEnds ends;
-  for (const core::Op& op : s.ops) ends.add(op.step, t.spans[static_cast<size_t>(op.id)].end);
+  for (const OpTiming& op : v.ops) ends.add(op.step, op.end);
   std::vector<SimTime> out;
   for (const core::MeasuredStep& step : ends.steps(begin)) out.push_back(step.length);
   return out;
 }
 
 // Charges each gap of the compute lane to the lane its next op waited on.
-void charge_gpu_waits(const core::Schedule& s, const core::Timeline& t, SimTime begin, TraceMetrics& m) {
+void charge_gpu_waits(const TimingView& v, SimTime begin, TraceMetrics& m) {
   SimTime reach = begin;
-  for (const core::Op& op : s.ops) {  // issue order is the lane's order
+  for (const OpTiming& op : v.ops) {  // issue order is the lane's order
     if (op.lane != Lane::kGpuCompute) continue;
-    const core::OpSpan& sp = t.spans[static_cast<size_t>(op.id)];
-    if (sp.start > reach) {
+    if (op.start > reach) {
       Lane waited = Lane::kGpuCompute;
       SimTime latest = std::numeric_limits<SimTime>::min();
-      for (core::OpId d : op.deps) {
-        const core::Op& dep = s.op(d);
-        const SimTime end = t.spans[static_cast<size_t>(d)].end;
-        if (dep.lane != Lane::kGpuCompute && end > latest) {
-          latest = end;
+      for (int32_t k = op.first_dep; k < op.end_dep; ++k) {
+        const OpTiming& dep = v.ops[static_cast<size_t>(v.deps[static_cast<size_t>(k)])];
+        if (dep.lane != Lane::kGpuCompute && dep.end > latest) {
+          latest = dep.end;
           waited = dep.lane;
         }
       }
-      m.gpu_waits_on[static_cast<size_t>(waited)] += sp.start - reach;
+      m.gpu_waits_on[static_cast<size_t>(waited)] += op.start - reach;
     }
-    reach = std::max(reach, sp.end);
+    reach = std::max(reach, op.end);
   }
 }
 
@@ -81,17 +79,16 @@ void charge_gpu_waits(const core::Schedule& s, const core::Timeline& t, SimTime 
 // them when there is one): the warm-up is left out, as steady_step_time
 // leaves it out (core/measured_steps.h; ops before step 0 count as step 0
 // there and here).
-void steady_busy(const core::Schedule& s, const core::Timeline& t, TraceMetrics& m) {
-  auto step_of = [](const core::Op& op) { return std::max(0, op.step); };
+void steady_busy(const TimingView& v, TraceMetrics& m) {
+  auto step_of = [](const OpTiming& op) { return std::max(0, op.step); };
   int first = std::numeric_limits<int>::max(), last = std::numeric_limits<int>::min();
-  for (const core::Op& op : s.ops) first = std::min(first, step_of(op)), last = std::max(last, step_of(op));
+  for (const OpTiming& op : v.ops) first = std::min(first, step_of(op)), last = std::max(last, step_of(op));
   const bool skip_first = last > first;
   std::array<Spans, core::kLaneCount> spans;
   std::set<int> steps;
-  for (const core::Op& op : s.ops) {
+  for (const OpTiming& op : v.ops) {
     if (skip_first && step_of(op) == first) continue;
-    const core::OpSpan& sp = t.spans[static_cast<size_t>(op.id)];
-    spans[static_cast<size_t>(op.lane)].emplace_back(sp.start, sp.end);
+    spans[static_cast<size_t>(op.lane)].emplace_back(op.start, op.end);
     steps.insert(step_of(op));
   }
   const auto count = static_cast<SimTime>(std::max<size_t>(1, steps.size()));
@@ -107,19 +104,31 @@ SimTime TraceMetrics::steady_step_time() const {
 }
 
 TraceMetrics trace_metrics(const core::Schedule& s, const core::Timeline& t) {
+  TimingView v;
+  v.ops.reserve(s.ops.size());
+  for (const core::Op& op : s.ops) {
+    const core::OpSpan& sp = t.spans[static_cast<size_t>(op.id)];
+    const auto first = static_cast<int32_t>(v.deps.size());
+    v.deps.insert(v.deps.end(), op.deps.begin(), op.deps.end());
+    v.ops.push_back({.lane = op.lane, .step = op.step, .bytes = op.bytes.count(), .start = sp.start, .end = sp.end,
+                     .first_dep = first, .end_dep = static_cast<int32_t>(v.deps.size())});
+  }
+  return trace_metrics(v);
+}
+
+TraceMetrics trace_metrics(const TimingView& v) {
   TraceMetrics m;
   std::array<Spans, core::kLaneCount> spans;
   SimTime begin = std::numeric_limits<SimTime>::max(), end = std::numeric_limits<SimTime>::min();
-  for (const core::Op& op : s.ops) {
-    const core::OpSpan& sp = t.spans[static_cast<size_t>(op.id)];
-    spans[static_cast<size_t>(op.lane)].emplace_back(sp.start, sp.end);
+  for (const OpTiming& op : v.ops) {
+    spans[static_cast<size_t>(op.lane)].emplace_back(op.start, op.end);
     LaneMetrics& lane = m.lanes[static_cast<size_t>(op.lane)];
-    lane.bytes += op.bytes.count();
+    lane.bytes += op.bytes;
     ++lane.ops;
-    begin = std::min(begin, sp.start);
-    end = std::max(end, sp.end);
+    begin = std::min(begin, op.start);
+    end = std::max(end, op.end);
   }
-  if (s.ops.empty()) return m;
+  if (v.ops.empty()) return m;
   m.makespan = end - begin;
   std::array<Spans, core::kLaneCount> disjoint;
   Spans every_lane;
@@ -134,9 +143,9 @@ TraceMetrics trace_metrics(const core::Schedule& s, const core::Timeline& t) {
     if (is_transfer_lane(lane)) m.lanes[static_cast<size_t>(lane)].hidden = overlap(disjoint[static_cast<size_t>(lane)], compute);
   }
   m.gpu_idle = m.makespan - m.lanes[static_cast<size_t>(Lane::kGpuCompute)].busy;
-  charge_gpu_waits(s, t, begin, m);
-  m.step_times = step_lengths(s, t, begin);
-  steady_busy(s, t, m);
+  charge_gpu_waits(v, begin, m);
+  m.step_times = step_lengths(v, begin);
+  steady_busy(v, m);
   return m;
 }
 

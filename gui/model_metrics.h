@@ -8,9 +8,9 @@
 
 namespace stowage::gui {
 
-// The model's ops, in id order, as a schedule and its timeline (each op's
-// lane, kind, step, bytes and dependencies; nothing else is read), measured
-// by calibration::trace_metrics.
+// The model's ops, in id order, with their lanes, steps, bytes, spans and
+// dependencies (calibration::TimingView), measured by
+// calibration::trace_metrics.
 [[nodiscard]] calibration::TraceMetrics metrics_of(const TraceModel& model);
 
 }  // namespace stowage::gui

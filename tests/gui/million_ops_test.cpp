@@ -6,6 +6,8 @@
 // must hold at any speed: the merge keeps the boxes drawn near the pixel
 // count, and the file gives every op.
 #include <gtest/gtest.h>
+
+#include "gui/compare_model.h"
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -59,10 +61,18 @@ TEST(MillionOps, LoadLodAndPaintAreTimedAndDrawFewBoxes) {
   }
   const double paint_pan_ms = ms_since(t0) / 20;
 
+  // The Compare panel's model of the trace against itself (matching and
+  // calibration::trace_metrics on both), as opening a measured trace makes it.
+  t0 = Clock::now();
+  const CompareModel compare(doc->model, doc->model);
+  const double compare_ms = ms_since(t0);
+
   std::printf(
       "[ million ops ] build model %.0f ms, LOD + critical path %.0f ms, paint at fit-all %.1f ms "
-      "(%d boxes), paint while panning zoomed x50 %.1f ms per frame (%d boxes)\n",
-      build_ms, lod_ms, paint_fit_ms, boxes_fit, paint_pan_ms, boxes_pan);
+      "(%d boxes), paint while panning zoomed x50 %.1f ms per frame (%d boxes), compare with itself %.0f ms\n",
+      build_ms, lod_ms, paint_fit_ms, boxes_fit, paint_pan_ms, boxes_pan, compare_ms);
+  EXPECT_EQ(compare.unmatched(), 0);
+  EXPECT_DOUBLE_EQ(compare.step_error(), 0);
   EXPECT_EQ(doc->model.ops.size(), static_cast<size_t>(kOps));
   EXPECT_EQ(doc->lod.size(), static_cast<size_t>(kTracks));
   EXPECT_LE(boxes_fit, kTracks * kWidth);
