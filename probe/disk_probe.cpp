@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "executor/nvme/aligned_buffer.h"
+#include "executor/nvme/block_store.h"
 #include "probe/probes.h"
 
 namespace stowage::probe {
@@ -148,10 +149,12 @@ DiskRate mixed_transfer(const ScratchFile& f, int64_t file_bytes, int64_t block,
 }  // namespace
 
 const DiskRate* executor_default_disk_rate(const std::vector<DiskRate>& disk) {
+  const executor::BlockStoreOptions kStore{};  // the executor's default block size and depth
   const DiskRate* best = nullptr;
   double best_score = 1e30;
   for (const DiskRate& d : disk) {
-    const double score = std::abs(std::log2(static_cast<double>(d.block) / double(1 << 20))) + std::abs(std::log2(d.depth / 8.0));
+    const double score = std::abs(std::log2(static_cast<double>(d.block) / static_cast<double>(kStore.block_bytes.count()))) +
+                         std::abs(std::log2(d.depth / static_cast<double>(kStore.queue_depth)));
     if (score < best_score) {
       best_score = score;
       best = &d;

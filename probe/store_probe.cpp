@@ -4,8 +4,9 @@
 // each with the lane's slots (1 and 2 callers per direction, the plan's
 // nvme_prefetch_depth) taking regions the size of a layer's optimizer
 // states. The pread/pwrite sweep (disk_probe.cpp) describes the drive by
-// block size and depth; this is what the store gets from it, and the
-// profile's drive rates and nvme_duplex come from here when it ran.
+// block size and depth and gives the profile's drive rates and
+// nvme_duplex; this is what the executor's path gets from the drive,
+// reported beside it (profile_writer.cpp says why it is not the rates).
 #include <sys/stat.h>
 #include <unistd.h>
 
