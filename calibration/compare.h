@@ -35,8 +35,9 @@ struct Comparison {
   // the lanes' share of what step_error compares.
   std::array<std::optional<double>, core::kLaneCount> steady_busy_error{};
   std::vector<KindError> kinds;  // lane order, then kind order
-  // The lane whose busy time is furthest off, in ns: where the model costs
-  // the prediction most. nullopt when no lane is off at all.
+  // The lane whose busy time per steady step (LaneMetrics::steady_busy) is
+  // furthest off, in ns: where the model costs the predicted step most.
+  // nullopt when no lane is off at all.
   std::optional<core::Lane> most_wrong_lane;
 };
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/calibration/calibration_fixture.h"
 
 namespace stowage::calibration {
@@ -84,6 +86,32 @@ TEST(Compare, ALaneWithHalfItsRateIsTheMostWrong) {
     EXPECT_EQ(*c.most_wrong_lane, lane);
     EXPECT_GT(*c.busy_error[static_cast<size_t>(lane)], 0.5);
   }
+}
+
+// A lane slowed only in the warm-up step, by more in all than another lane
+// slowed a little in every step: the second is the most wrong, as its
+// model is what costs the steady step.
+TEST(Compare, TheMostWrongLaneIsJudgedOnTheSteadyStep) {
+  const testing::Simulated s = testing::simulated({}, 3);
+  core::Timeline measured = s.timeline;
+  int first = s.schedule.ops.front().step;
+  for (const core::Op& op : s.schedule.ops) first = std::min(first, op.step);
+  for (const core::Op& op : s.schedule.ops) {
+    core::OpSpan& sp = measured.spans[static_cast<size_t>(op.id)];
+    if (op.lane == Lane::kCpuOptim && op.step == first) sp.end = sp.start + 20 * (sp.end - sp.start);
+    if (op.lane == Lane::kNvmeRead) sp.end = sp.start + (sp.end - sp.start) * 13 / 10;
+  }
+  const Comparison c = compare(s.schedule, s.timeline, s.schedule, measured).value();
+  const auto extra = [&](Lane lane) {
+    const auto l = static_cast<size_t>(lane);
+    return c.measured.lanes[l].busy - c.predicted.lanes[l].busy;
+  };
+  // Over the whole trace the warm-up's optimizer is further off...
+  ASSERT_GT(extra(Lane::kCpuOptim), extra(Lane::kNvmeRead));
+  EXPECT_EQ(c.steady_busy_error[static_cast<size_t>(Lane::kCpuOptim)].value_or(1), 0);
+  // ...and per steady step the reads are.
+  ASSERT_TRUE(c.most_wrong_lane.has_value());
+  EXPECT_EQ(*c.most_wrong_lane, Lane::kNvmeRead);
 }
 
 TEST(Compare, DifferentSchedulesAreRefused) {
