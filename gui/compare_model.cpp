@@ -28,9 +28,9 @@ double median_of(std::vector<double> values) {
   return *middle;
 }
 
-double share(SimTime busy, const TraceModel& model) {
-  const SimTime length = model.end_time() - model.begin_time();
-  return length > 0 ? static_cast<double>(busy) / static_cast<double>(length) : 0;
+// Of the timeline's first op's start to last op's end.
+double share(SimTime busy, SimTime makespan) {
+  return makespan > 0 ? static_cast<double>(busy) / static_cast<double>(makespan) : 0;
 }
 
 }  // namespace
@@ -46,9 +46,7 @@ DurationChange duration_change(SimTime predicted, SimTime measured) {
 CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measured)
     : to_measured_(predicted.ops.size(), -1),
       to_predicted_(measured.ops.size(), -1),
-      changes_(measured.ops.size(), DurationChange::kNone),
-      predicted_end_(predicted.end_time()),
-      measured_end_(measured.end_time()) {
+      changes_(measured.ops.size(), DurationChange::kNone) {
   std::array<LaneSums, core::kLaneCount> sums{};
   for (size_t p = 0; p < predicted.ops.size(); ++p) {
     const TraceOp& a = predicted.ops[p];
@@ -71,6 +69,9 @@ CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measur
   }
   // The figures `stowage compare` prints, computed by the same code.
   const calibration::TraceMetrics pm = metrics_of(predicted), mm = metrics_of(measured);
+  predicted_makespan_ = pm.makespan;
+  measured_makespan_ = mm.makespan;
+  makespan_error_ = calibration::relative_error(static_cast<double>(pm.makespan), static_cast<double>(mm.makespan));
   predicted_step_ = pm.steady_step_time();
   measured_step_ = mm.steady_step_time();
   step_error_ = calibration::relative_error(static_cast<double>(predicted_step_), static_cast<double>(measured_step_));
@@ -86,8 +87,8 @@ CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measur
          .matched = s.matched,
          .predicted_busy = p.busy,
          .measured_busy = m.busy,
-         .predicted_share = share(p.busy, predicted),
-         .measured_share = share(m.busy, measured),
+         .predicted_share = share(p.busy, pm.makespan),
+         .measured_share = share(m.busy, mm.makespan),
          .busy_error = calibration::relative_error(static_cast<double>(p.busy), static_cast<double>(m.busy)),
          .predicted_steady_busy = p.steady_busy,
          .measured_steady_busy = m.steady_busy,

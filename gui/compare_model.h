@@ -26,8 +26,8 @@ struct LaneError {
   int matched = 0;             // ops found in both
   SimTime predicted_busy = 0;  // ns during which at least one of the lane's ops ran, all ranks together
   SimTime measured_busy = 0;
-  double predicted_share = 0;    // predicted_busy over the predicted timeline's length, 0..1
-  double measured_share = 0;     // measured_busy over the measured timeline's length
+  double predicted_share = 0;    // predicted_busy over the predicted makespan, 0..1
+  double measured_share = 0;     // measured_busy over the measured makespan
   double busy_error = 0;         // calibration::relative_error of the busy times
   // Busy ns per step after the first (LaneMetrics::steady_busy): the
   // warm-up's page faults and pool fills left out, as the step time leaves
@@ -62,8 +62,11 @@ class CompareModel {
   [[nodiscard]] std::optional<int32_t> predicted_of(int32_t measured_op) const;
   [[nodiscard]] const std::vector<LaneError>& lanes() const { return lanes_; }  // lanes with matched ops
   [[nodiscard]] int unmatched() const { return unmatched_; }                    // ops in only one of the two
-  [[nodiscard]] SimTime predicted_end() const { return predicted_end_; }
-  [[nodiscard]] SimTime measured_end() const { return measured_end_; }
+  // First op's start to last op's end (TraceMetrics::makespan), and
+  // calibration::relative_error of the two: compare's "whole timeline".
+  [[nodiscard]] SimTime predicted_makespan() const { return predicted_makespan_; }
+  [[nodiscard]] SimTime measured_makespan() const { return measured_makespan_; }
+  [[nodiscard]] double makespan_error() const { return makespan_error_; }
   // The steady-state step (TraceMetrics::steady_step_time) of each, and
   // calibration::relative_error of the two: compare's "step time".
   [[nodiscard]] SimTime predicted_step() const { return predicted_step_; }
@@ -81,7 +84,8 @@ class CompareModel {
   std::vector<DurationChange> changes_;
   std::vector<LaneError> lanes_;
   int unmatched_ = 0;
-  SimTime predicted_end_ = 0, measured_end_ = 0;
+  SimTime predicted_makespan_ = 0, measured_makespan_ = 0;
+  double makespan_error_ = 0;
   SimTime predicted_step_ = 0, measured_step_ = 0;
   double step_error_ = 0;
 };

@@ -67,18 +67,14 @@ void CompareSummaryView::set_comparison(const CompareModel& compare) {
   setItem(r, 4, cell(time_text(compare.measured_step())));
   setItem(r, 5, cell(percent(compare.step_error())));
   ++r;
-  const double end_error = compare.predicted_end() > 0
-                               ? static_cast<double>(compare.measured_end() - compare.predicted_end()) /
-                                     static_cast<double>(compare.predicted_end())
-                               : 0;
   setItem(r, 0,
           cell(compare.unmatched() > 0 ? tr("whole timeline\n%1 unmatched").arg(compare.unmatched())
                                        : tr("whole timeline"),
                Qt::AlignLeft | Qt::AlignVCenter));
-  setItem(r, 1, cell(time_text(compare.predicted_end())));
-  QTableWidgetItem* measured_end = cell(time_text(compare.measured_end()));
-  measured_end->setToolTip(tr("%1 against the predicted length").arg(percent(end_error)));
-  setItem(r, 2, measured_end);
+  setItem(r, 1, cell(time_text(compare.predicted_makespan())));
+  QTableWidgetItem* measured_length = cell(time_text(compare.measured_makespan()));
+  measured_length->setToolTip(tr("%1 against the predicted length").arg(percent(compare.makespan_error())));
+  setItem(r, 2, measured_length);
   for (const int c : {3, 4, 5, 6}) setItem(r, c, cell(QString()));
   // Tall enough for every lane: the op list under it takes the rest.
   resizeRowsToContents();

@@ -127,6 +127,8 @@ TEST(CompareModel, ShowsTheFiguresStowageCompareComputes) {
   const CompareModel c(trace_from_timeline(s.schedule, s.timeline, {.source = "predicted"}),
                        trace_from_timeline(s.schedule, t, {.source = "measured"}));
   EXPECT_DOUBLE_EQ(c.step_error(), cli.step_error);
+  EXPECT_DOUBLE_EQ(c.makespan_error(), cli.makespan_error);
+  EXPECT_EQ(c.measured_makespan(), cli.measured.makespan);
   EXPECT_EQ(c.predicted_step(), cli.predicted.steady_step_time());
   EXPECT_EQ(c.measured_step(), cli.measured.steady_step_time());
   ASSERT_FALSE(c.lanes().empty());
