@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 
-#include "calibration/compare.h"
 #include "gui/model_metrics.h"
 
 namespace stowage::gui {
@@ -71,10 +70,8 @@ CompareModel::CompareModel(const TraceModel& predicted, const TraceModel& measur
   const calibration::TraceMetrics pm = metrics_of(predicted), mm = metrics_of(measured);
   predicted_makespan_ = pm.makespan;
   measured_makespan_ = mm.makespan;
-  makespan_error_ = calibration::relative_error(static_cast<double>(pm.makespan), static_cast<double>(mm.makespan));
   predicted_step_ = pm.steady_step_time();
   measured_step_ = mm.steady_step_time();
-  step_error_ = calibration::relative_error(static_cast<double>(predicted_step_), static_cast<double>(measured_step_));
   int matched = 0;
   for (const core::Lane lane : core::kAllLanes) {
     const LaneSums& s = sums[static_cast<size_t>(lane)];

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "calibration/compare.h"
 #include "gui/trace_model.h"
 
 namespace stowage::gui {
@@ -66,12 +67,12 @@ class CompareModel {
   // calibration::relative_error of the two: compare's "whole timeline".
   [[nodiscard]] SimTime predicted_makespan() const { return predicted_makespan_; }
   [[nodiscard]] SimTime measured_makespan() const { return measured_makespan_; }
-  [[nodiscard]] double makespan_error() const { return makespan_error_; }
+  [[nodiscard]] double makespan_error() const { return error_of(predicted_makespan_, measured_makespan_); }
   // The steady-state step (TraceMetrics::steady_step_time) of each, and
   // calibration::relative_error of the two: compare's "step time".
   [[nodiscard]] SimTime predicted_step() const { return predicted_step_; }
   [[nodiscard]] SimTime measured_step() const { return measured_step_; }
-  [[nodiscard]] double step_error() const { return step_error_; }
+  [[nodiscard]] double step_error() const { return error_of(predicted_step_, measured_step_); }
   // By measured op index.
   [[nodiscard]] const std::vector<DurationChange>& measured_changes() const { return changes_; }
   // The `count` matched ops with the largest absolute error, largest first
@@ -79,15 +80,16 @@ class CompareModel {
   [[nodiscard]] std::vector<OpError> largest_errors(size_t count) const;
 
  private:
+  static double error_of(SimTime predicted, SimTime measured) {
+    return calibration::relative_error(static_cast<double>(predicted), static_cast<double>(measured));
+  }
   std::vector<int32_t> to_measured_, to_predicted_;  // -1 where unmatched
   std::vector<OpError> errors_;                      // every matched op, by predicted index
   std::vector<DurationChange> changes_;
   std::vector<LaneError> lanes_;
   int unmatched_ = 0;
   SimTime predicted_makespan_ = 0, measured_makespan_ = 0;
-  double makespan_error_ = 0;
   SimTime predicted_step_ = 0, measured_step_ = 0;
-  double step_error_ = 0;
 };
 
 }  // namespace stowage::gui

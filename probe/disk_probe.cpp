@@ -22,6 +22,7 @@
 
 #include "executor/nvme/aligned_buffer.h"
 #include "executor/nvme/block_store.h"
+#include "probe/io_buffers.h"
 #include "probe/probes.h"
 
 namespace stowage::probe {
@@ -76,22 +77,10 @@ bool move_block(const ScratchFile& f, const AlignedBuffer& buffer, int64_t block
   return moved == block;
 }
 
-// One block-sized buffer per request in flight, made before the threads
-// start (an allocation failure is then an exception here, not in a
-// thread). Not zeros: a virtual disk may skip writing zero blocks.
-std::vector<AlignedBuffer> buffers(int count, int64_t block) {
-  std::vector<AlignedBuffer> out;
-  for (int i = 0; i < count; ++i) {
-    out.emplace_back(static_cast<size_t>(block));
-    std::memset(out.back().data(), 0x5a, out.back().size());
-  }
-  return out;
-}
-
 // Seconds to move the whole file in `block` requests, `depth` at a time.
 double transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int depth, bool write) {
   const int64_t blocks = file_bytes / block;
-  const std::vector<AlignedBuffer> buffer = buffers(depth, block);
+  const std::vector<AlignedBuffer> buffer = io_buffers(depth, block);
   std::atomic<int64_t> next{0};
   std::atomic<bool> failed{false};
   const auto start = std::chrono::steady_clock::now();
@@ -114,7 +103,7 @@ double transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int dep
 DiskRate mixed_transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int depth) {
   const int64_t half = file_bytes / 2 / block;  // blocks per direction
   if (half <= 0) return {.block = block, .depth = depth};  // nothing to overlap: no rates
-  const std::vector<AlignedBuffer> buffer = buffers(2 * depth, block);
+  const std::vector<AlignedBuffer> buffer = io_buffers(2 * depth, block);
   std::atomic<int64_t> next_read{0}, next_write{0}, read_done{0}, write_done{0};
   std::atomic<bool> stop{false}, failed{false};
   std::atomic<std::chrono::steady_clock::rep> end_ns{0};
@@ -182,7 +171,7 @@ void probe_disk(const ProbeOptions& o, Measurements& m, const Tick& tick) {
   std::vector<double> quarters;
   for (int q = 0; q < 4; ++q) {
     const auto start = std::chrono::steady_clock::now();
-    const std::vector<AlignedBuffer> buffer = buffers(1, int64_t{1} << 20);
+    const std::vector<AlignedBuffer> buffer = io_buffers(1, int64_t{1} << 20);
     for (int64_t at = q * quarter; at < (q + 1) * quarter; at += int64_t{1} << 20) {
       if (!move_block(f, buffer.front(), int64_t{1} << 20, at, true)) fail("O_DIRECT write failed in", f.path());
     }

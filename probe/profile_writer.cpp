@@ -130,7 +130,7 @@ std::string measurement_comments(const Measurements& m) {
 // The drive's rates as the profile writes them, which the mixed run's
 // duplex is measured against: the pread/pwrite entry nearest the
 // executor's default. Not the store probe's: on the same nine fidelity
-// traces (docs/fidelity.md, session 40) its rates predicted the NVMe
+// traces (docs/fidelity.md, session 38) its rates predicted the NVMe
 // placements' steps worse (mean |error| 12.0 % against 9.9 %); it stays in
 // the profile's comments as what the executor's path got.
 struct DriveRates {

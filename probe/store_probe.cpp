@@ -23,6 +23,7 @@
 
 #include "executor/nvme/aligned_buffer.h"
 #include "executor/nvme/block_store.h"
+#include "probe/io_buffers.h"
 #include "probe/probes.h"
 
 namespace stowage::probe {
@@ -64,17 +65,6 @@ class ScratchDirectory {
   std::filesystem::path path_;
 };
 
-// One caller's region buffer per caller and direction, made before the
-// threads start. Not zeros: a virtual disk may skip writing zero blocks.
-std::vector<AlignedBuffer> buffers(int count) {
-  std::vector<AlignedBuffer> out;
-  for (int i = 0; i < count; ++i) {
-    out.emplace_back(static_cast<size_t>(kRegionBytes));
-    std::memset(out.back().data(), 0x5a, out.back().size());
-  }
-  return out;
-}
-
 // Reads of `reads` beside writes of `writes`, `callers` threads per
 // direction taking the next region of theirs, until one direction is
 // through: each direction's rate while both ran, as the regions it
@@ -87,7 +77,7 @@ struct Rates {
 };
 Rates move(BlockStore& store, const std::vector<Extent>& reads, const std::vector<Extent>& writes, int callers) {
   const bool both = !reads.empty() && !writes.empty();
-  const std::vector<AlignedBuffer> buffer = buffers(2 * callers);
+  const std::vector<AlignedBuffer> buffer = io_buffers(2 * callers, kRegionBytes);  // one per caller and direction
   struct Direction {
     std::atomic<size_t> next{0}, done{0};
     std::atomic<Clock::rep> last_ns{0};  // since start, of the last region completed in the overlap
