@@ -294,28 +294,31 @@ int run_compare(const Context& context, const CompareArgs& a) {
   if (!measured) return report(context, measured.error());
   core::RecordedTrace predicted;
   std::string predicted_name;
+  core::TraceOptions predicted_options;  // as written: its title, and the simulator's step when re-simulated
   if (a.machine.empty()) {
     auto p = core::load_recorded_trace(a.traces.front());
     if (!p) return report(context, p.error());
     predicted = std::move(*p);
     predicted_name = a.traces.front();
+    predicted_options = {.title = predicted.title, .source = "predicted"};
   } else {
     auto machine = context.catalog().machine(a.machine);
     if (!machine) return report(context, machine.error());
     // As `stowage run` and `simulate` take the machine (profile_inputs.cpp).
     planner::assume_sustained_write(*machine);
     predicted.schedule = measured->schedule;
-    predicted.timeline = sim::simulate(predicted.schedule, *machine).timeline;
+    sim::Prediction prediction = sim::simulate(predicted.schedule, *machine);
+    predicted.timeline = std::move(prediction.timeline);
     // A trace carries no memory effects, so the re-simulation's memory is
     // all zeros: written, it would claim a 0 B peak (the GUI then says "no
     // memory in trace" and draws the measured run's alone).
     predicted.timeline.memory.clear();
     predicted_name = "the simulation on " + a.machine;
     predicted.title = "predicted on " + machine->name + ": " + measured->title;
+    predicted_options = sim::predicted_trace_options(prediction.summary, predicted.title);
     if (!a.predicted_trace.empty()) {
       std::ostringstream text;
-      core::write_chrome_trace(predicted.schedule, predicted.timeline,
-                               {.title = predicted.title, .source = "predicted"}, text);
+      core::write_chrome_trace(predicted.schedule, predicted.timeline, predicted_options, text);
       if (core::Diagnostics d = write_file_atomically(a.predicted_trace, text.str()); !d.empty()) {
         report(context, d);
         return kExitCannotWrite;
@@ -328,7 +331,7 @@ int run_compare(const Context& context, const CompareArgs& a) {
   if (!a.side_by_side.empty()) {
     std::ostringstream text;
     core::write_trace_pair(
-        {&predicted.schedule, &predicted.timeline, {.title = predicted.title, .source = "predicted"}},
+        {&predicted.schedule, &predicted.timeline, predicted_options},
         {&measured->schedule, &measured->timeline, {.title = measured->title, .source = "measured"}}, text);
     if (core::Diagnostics d = write_file_atomically(a.side_by_side, text.str()); !d.empty()) {
       report(context, d);

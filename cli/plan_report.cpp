@@ -322,10 +322,11 @@ core::Diagnostics write_plan_trace(const PlanInputs& in, const Evaluation& chose
   if (!schedule) return schedule.error();
   const sim::Prediction p = sim::simulate(*schedule, in.machine);
   std::ostringstream text;
-  core::write_chrome_trace(*schedule, p.timeline,
-                           {.title = "predicted: " + in.model.name + " on " + in.machine.name + ", " + chosen.candidate.name,
-                            .source = "predicted"},
-                           text);
+  core::write_chrome_trace(
+      *schedule, p.timeline,
+      sim::predicted_trace_options(p.summary,
+                                   "predicted: " + in.model.name + " on " + in.machine.name + ", " + chosen.candidate.name),
+      text);
   return write_file_atomically(path, text.str());
 }
 

@@ -169,9 +169,9 @@ std::array<double, core::kLaneCount> lane_busy(const core::Schedule& s, const co
 }
 
 core::Diagnostics write_trace(const std::string& path, const core::Schedule& s, const core::Timeline& t,
-                              const std::string& title, const std::string& source) {
+                              const core::TraceOptions& options) {
   std::ostringstream text;
-  core::write_chrome_trace(s, t, {.title = title, .source = source}, text);
+  core::write_chrome_trace(s, t, options, text);
   return write_file_atomically(path, text.str());
 }
 
@@ -516,7 +516,7 @@ int run_run(const Context& context, const RunArgs& a) {
   const std::string title = in->model.name + " on " + in->machine.name + ", " + a.plan;
   if (!a.trace.empty()) {
     if (core::Diagnostics d =
-            write_trace(a.trace, run->schedule, run->timeline, "measured: " + title, "measured");
+            write_trace(a.trace, run->schedule, run->timeline, {.title = "measured: " + title, .source = "measured"});
         !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
@@ -528,7 +528,7 @@ int run_run(const Context& context, const RunArgs& a) {
   if (!a.predicted_trace.empty()) {
     const sim::Prediction& p = predicted;
     if (core::Diagnostics d =
-            write_trace(a.predicted_trace, run->schedule, p.timeline, "predicted: " + title, "predicted");
+            write_trace(a.predicted_trace, run->schedule, p.timeline, sim::predicted_trace_options(p.summary, "predicted: " + title));
         !d.empty()) {
       report(context, d);
       return kExitCannotWrite;

@@ -86,8 +86,14 @@ void print_summary(std::ostream& out, const Setup& s, const core::Schedule& sche
   for (const std::string& w : s.warnings) out << "warning: " << w << '\n';
   if (!s.warnings.empty()) out << '\n';
   TextTable t({Align::kLeft, Align::kLeft});
-  const std::string steady = schedule.steps >= 2 ? " (steady state: last two steps)" : " (one step)";
+  std::string steady = schedule.steps >= 2 ? " (steady state: last two steps)" : " (one step)";
+  if (sum.falls_behind) steady = " (steady state: " + std::string(core::to_string(*sum.falls_behind)) + "'s work per step)";
   t.row({"step time", core::format_seconds(sum.step_time) + steady});
+  if (sum.falls_behind) {
+    t.row({"", "the last steps measured " + core::format_seconds(sum.window_step_time) + ", but " +
+                   std::string(core::to_string(*sum.falls_behind)) +
+                   " falls further behind each step: a longer run waits on it"});
+  }
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.0f tokens/s", sum.tokens_per_second);
   t.row({"throughput", std::string(buf) + " (" + std::to_string(schedule.tokens_per_step) + " tokens per step)"});
@@ -149,6 +155,8 @@ json summary_json(const Setup& setup, const core::Schedule& schedule, const sim:
                 {"in_use_bytes", o->in_use.count()}, {"capacity_bytes", o->capacity.count()}};
   }
   return {{"step_time_s", s.step_time.value()},
+          {"window_step_time_s", s.window_step_time.value()},
+          {"falls_behind", s.falls_behind ? json(core::to_string(*s.falls_behind)) : json(nullptr)},
           {"tokens_per_second", s.tokens_per_second},
           {"model_flops_per_second_per_gpu", s.model_flops_per_second_per_gpu},
           {"exposed_transfer_time_s", s.exposed_transfer_time.value()},
@@ -204,10 +212,11 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
   }
   if (!a.trace.empty()) {
     std::ostringstream text;
-    core::write_chrome_trace(*schedule, p.timeline,
-                             {.title = "predicted: " + setup->model.name + " on " + setup->machine.name + ", " + setup->what,
-                              .source = "predicted"},
-                             text);
+    core::write_chrome_trace(
+        *schedule, p.timeline,
+        sim::predicted_trace_options(p.summary,
+                                     "predicted: " + setup->model.name + " on " + setup->machine.name + ", " + setup->what),
+        text);
     if (core::Diagnostics d = write_file_atomically(a.trace, text.str()); !d.empty()) {
       report(context, d);
       return kExitCannotWrite;

@@ -176,7 +176,10 @@ std::string header(const Schedule& schedule, const TraceOptions& options) {
                                  R"(,"source":)" + json_string(options.source) + R"(,"ranks":)" +
                                  std::to_string(schedule.ranks) + R"(,"steps":)" +
                                  std::to_string(schedule.steps) + R"(,"tokens_per_step":)" +
-                                 std::to_string(schedule.tokens_per_step) + "}";
+                                 std::to_string(schedule.tokens_per_step) +
+                                 (options.steady_step ? R"(,"steady_step_ns":)" + std::to_string(*options.steady_step) : "") +
+                                 (options.falls_behind ? R"(,"falls_behind":)" + json_string(to_string(*options.falls_behind)) : "") +
+                                 "}";
   return "{\"displayTimeUnit\":\"ns\",\n\"otherData\":" + other_data + ",\n\"traceEvents\":[\n";
 }
 

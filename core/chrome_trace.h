@@ -6,6 +6,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "core/schedule.h"
@@ -16,6 +17,11 @@ namespace stowage::core {
 struct TraceOptions {
   std::string title;   // shown as trace metadata: "predicted: llama-2-13b on workstation-24gb-1nvme"
   std::string source;  // "predicted" (simulator) or "measured" (executor)
+  // A predicted trace's step time as the simulator's summary gives it, and
+  // the lane that fell behind if any, so that a viewer shows the number
+  // `stowage simulate` printed (otherData.steady_step_ns, .falls_behind).
+  std::optional<SimTime> steady_step;
+  std::optional<Lane> falls_behind;
 };
 
 // Writes `timeline`, one run of `schedule`, to `out` as one JSON object

@@ -33,6 +33,11 @@ namespace stowage::core {
 struct TraceHeader {
   std::string format, title, source;
   std::optional<int64_t> ranks, steps, tokens_per_step;
+  // A predicted trace's step time as the simulator gave it, in ns, and the
+  // lane that fell behind when that is longer than the last steps measured
+  // (sim/step_floor.h); empty when none did.
+  std::optional<int64_t> steady_step_ns;
+  std::string falls_behind;
 };
 
 // 1-based line and column of a byte offset in a text. Successive calls with

@@ -383,7 +383,7 @@ struct Walk {
 
   bool other_data(od::value v) {
     TraceHeader header;
-    std::string_view format, title, source;
+    std::string_view format, title, source, falls_behind;
     const bool ok = fields(v, 2, [&](std::string_view key, od::value f, int d) {
       if (key == "format") return string(f, d, format);
       if (key == "title") return string(f, d, title);
@@ -391,10 +391,12 @@ struct Walk {
       if (key == "ranks") return integer(f, d, header.ranks);
       if (key == "steps") return integer(f, d, header.steps);
       if (key == "tokens_per_step") return integer(f, d, header.tokens_per_step);
+      if (key == "steady_step_ns") return integer(f, d, header.steady_step_ns);
+      if (key == "falls_behind") return string(f, d, falls_behind);
       return skip(f, d);
     });
     if (!ok) return false;
-    header.format = format, header.title = title, header.source = source;
+    header.format = format, header.title = title, header.source = source, header.falls_behind = falls_behind;
     deliver_header(header);
     return true;
   }

@@ -47,9 +47,9 @@ core::Result<TraceModel> simulate_policy(const core::Policy& policy, const Input
       core::lower(policy, in.machine, workload, training, {.steps = core::steady_state_steps(policy)});
   if (!schedule) return std::unexpected(schedule.error());
   const sim::Prediction p = sim::simulate(*schedule, in.machine);
-  return trace_from_timeline(*schedule, p.timeline,
-                             {.title = "predicted: " + in.model.name + " on " + in.machine.name + ", " + what,
-                              .source = "predicted"});
+  return trace_from_timeline(
+      *schedule, p.timeline,
+      sim::predicted_trace_options(p.summary, "predicted: " + in.model.name + " on " + in.machine.name + ", " + what));
 }
 
 core::PlanFile plan_file_of(const PlannerRequest& r, const Inputs& in, const planner::Evaluation& chosen) {

@@ -29,6 +29,11 @@ QStringList steady_labels(const SteadyWindow& w) {
                         QStringLiteral("steady %1/step").arg(step), step};
   // A measured trace's step time is the median of the window's steps, as
   // `stowage run` prints it; the label says so where it has room.
+  if (w.falls_behind) {
+    labels.prepend(QStringLiteral("steady state: %1 per step, bound by %2 (%3 % busy, falling behind)")
+                       .arg(step, lane)
+                       .arg(busy));
+  }
   if (w.median) {
     labels.prepend(QStringLiteral("steady state: %1 per step (median of %2 steps), bound by %3 (%4 % busy)")
                        .arg(step)

@@ -72,6 +72,16 @@ StepMarks step_marks(const TraceModel& model, const LaneBusy& busy) {
     const double share = busy.by_lane[static_cast<size_t>(lane)].share_in(w->begin, w->end);
     if (share > w->bound_share) w->bound = lane, w->bound_share = share;
   }
+  // The simulator's step, where a lane fell behind in the steps simulated.
+  const TraceInfo& info = model.info;
+  if (!w->median && info.steady_step && *info.steady_step > w->step_time) {
+    w->step_time = *info.steady_step;
+    w->falls_behind = true;
+    if (info.falls_behind) {
+      w->bound = *info.falls_behind;
+      w->bound_share = busy.by_lane[static_cast<size_t>(w->bound)].share_in(w->begin, w->end);
+    }
+  }
   out.steady = w;
   return out;
 }

@@ -9,20 +9,16 @@
 #include <optional>
 #include <string>
 
+#include "core/chrome_trace.h"
 #include "core/schedule.h"
 #include "core/timeline.h"
 #include "gui/trace_model.h"
 
 namespace stowage::gui {
 
-struct TimelineSource {
-  std::string title;   // "predicted: llama-2-13b on workstation-24gb-1nvme"
-  std::string source;  // "predicted" or "measured"
-};
-
 // timeline.spans[i] is the span of schedule.ops[i]; ops without a span are
 // left out. Capacities come from schedule.capacity (per rank).
 [[nodiscard]] TraceModel trace_from_timeline(const core::Schedule& schedule, const core::Timeline& timeline,
-                                             const TimelineSource& source);
+                                             const core::TraceOptions& source);
 
 }  // namespace stowage::gui

@@ -106,6 +106,10 @@ struct TraceInfo {
   std::string source;  // "predicted" or "measured"
   int ranks = 1;
   int steps = 1;
+  // A predicted trace's step as the simulator gave it (otherData), which
+  // is longer than its last steps measure when a lane falls behind.
+  std::optional<SimTime> steady_step;
+  std::optional<core::Lane> falls_behind;
 };
 
 // Ops and tracks are immutable after finish(); indices are stable.

@@ -4,8 +4,10 @@
 // sharing (STYLE.md §6: lane, activity, model).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 
 #include "core/timeline.h"
 
@@ -34,6 +36,16 @@ struct Demand {
   core::SimTime latency = 0;  // added once the work has flowed
   double max_rate = 0;        // > 0: the flow never runs faster than this (units/s), however idle the resources
 };
+
+// The rate a flowing demand reaches with the resources to itself: its own
+// bottleneck at full capacity, or its own limit (max_rate) if lower.
+[[nodiscard]] inline double alone_rate(const Demand& d, const Capacities& capacities) {
+  double alone = d.max_rate > 0 ? d.max_rate : std::numeric_limits<double>::infinity();
+  for (size_t r = 0; r < capacities.size(); ++r) {
+    if (d.per_unit[r] > 0) alone = std::min(alone, capacities[r] / d.per_unit[r]);
+  }
+  return alone;
+}
 
 [[nodiscard]] inline core::SimTime to_sim_time(core::Seconds s) {
   return static_cast<core::SimTime>(s.value() * 1e9 + 0.5);

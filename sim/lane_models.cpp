@@ -21,11 +21,7 @@ Demand on_host_threads(const Demand& d, const Capacities& cap, bool uses_a_threa
     return out;
   }
   // The rate the op reaches alone, bottlenecked by its own resources.
-  double alone = std::numeric_limits<double>::infinity();
-  for (int r = 0; r < kResourceCount; ++r) {
-    const double use = d.per_unit[static_cast<size_t>(r)];
-    if (use > 0) alone = std::min(alone, cap[static_cast<size_t>(r)] / use);
-  }
+  const double alone = alone_rate(d, cap);
   Demand out{.work = d.work / alone, .latency = d.latency, .max_rate = 1};
   for (int r = 0; r < kResourceCount; ++r) out.per_unit[static_cast<size_t>(r)] = d.per_unit[static_cast<size_t>(r)] * alone;
   out.per_unit[threads] = uses_a_thread ? 1 : 0;

@@ -1,6 +1,7 @@
 #include "sim/simulator.h"
 
 #include "sim/lane_models.h"
+#include "sim/step_floor.h"
 
 namespace stowage::sim {
 
@@ -16,7 +17,7 @@ Prediction simulate(const core::Schedule& schedule, const core::MachineSpec& mac
   Prediction p;
   p.engine = run_engine(schedule, demands, capacities, recorder);
   p.timeline = recorder.take();
-  p.summary = summarize(schedule, p.timeline, p.engine.peak);
+  p.summary = summarize(schedule, p.timeline, p.engine.peak, step_floor(schedule, demands, capacities));
   return p;
 }
 

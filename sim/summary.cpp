@@ -1,6 +1,8 @@
 #include "sim/summary.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 namespace stowage::sim {
 namespace {
@@ -64,7 +66,14 @@ std::vector<OpId> critical_path(const core::Schedule& s, const core::Timeline& t
 
 }  // namespace
 
-Summary summarize(const core::Schedule& s, const core::Timeline& t, const std::array<core::Bytes, 3>& peak) {
+core::TraceOptions predicted_trace_options(const Summary& summary, std::string title) {
+  return {.title = std::move(title), .source = "predicted",
+          .steady_step = static_cast<SimTime>(std::llround(summary.step_time.value() * 1e9)),
+          .falls_behind = summary.falls_behind};
+}
+
+Summary summarize(const core::Schedule& s, const core::Timeline& t, const std::array<core::Bytes, 3>& peak,
+                  const StepFloor& floor) {
   Summary out;
   out.peak_memory = peak;
   SimTime makespan = 0;
@@ -87,8 +96,11 @@ Summary summarize(const core::Schedule& s, const core::Timeline& t, const std::a
     span = step_start[static_cast<size_t>(s.steps - 1)] - from;
   }
   const SimTime to = from + span;
-  const SimTime length = span / window_steps;
-  out.window_start = to - length;
+  const SimTime window_length = span / window_steps;
+  const SimTime length = std::max(window_length, floor.length);
+  if (length > window_length) out.falls_behind = floor.lane;
+  out.window_start = to - window_length;
+  out.window_step_time = core::Seconds(static_cast<double>(window_length) * 1e-9);
   out.step_time = core::Seconds(static_cast<double>(length) * 1e-9);
   if (length > 0) {
     out.tokens_per_second = static_cast<double>(s.tokens_per_step) / out.step_time.value();
@@ -114,7 +126,11 @@ Summary summarize(const core::Schedule& s, const core::Timeline& t, const std::a
     }
     if (sp.start >= from) previous_end = std::max(previous_end, sp.end);
   }
-  out.exposed_transfer_time = core::Seconds(static_cast<double>(exposed) * 1e-9 / window_steps);
+  // Work falling behind on a transfer lane would, in a longer run, hold the
+  // compute lane for the rest of the floor.
+  SimTime behind = 0;
+  if (out.falls_behind && is_data_movement(*out.falls_behind)) behind = length - window_length;
+  out.exposed_transfer_time = core::Seconds(static_cast<double>(exposed / window_steps + behind) * 1e-9);
   out.critical_path = critical_path(s, t);
   std::array<SimTime, core::kLaneCount> on_path{};
   for (OpId id : out.critical_path) {
@@ -126,7 +142,7 @@ Summary summarize(const core::Schedule& s, const core::Timeline& t, const std::a
     const double a = out.lane_busy[i], b = out.lane_busy[busiest];
     if (a > b || (a == b && on_path[i] > on_path[busiest])) busiest = i;
   }
-  out.bounding_lane = static_cast<Lane>(busiest);
+  out.bounding_lane = out.falls_behind.value_or(static_cast<Lane>(busiest));
   return out;
 }
 

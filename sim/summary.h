@@ -4,11 +4,14 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/schedule.h"
+#include "core/chrome_trace.h"
 #include "core/timeline.h"
+#include "sim/step_floor.h"
 
 namespace stowage::sim {
 
@@ -19,8 +22,15 @@ struct Summary {
   // step, its makespan. Work a step leaves running (NVMe writes, a delayed
   // optimizer) shows in the next steps' waits, so a few steps are needed for
   // a steady state (core::steady_state_steps). Lane busy shares and exposed
-  // transfer time are measured over the same window.
+  // transfer time are measured over the same window. The step is never
+  // shorter than the step's work on its busiest resource or lane
+  // (sim/step_floor.h): a window shorter than that is work falling behind.
   core::Seconds step_time;
+  core::Seconds window_step_time;  // what the window alone measured
+  // Set when the window read shorter than the floor, so that the step time
+  // is the floor: the lane whose work per step falls behind in the steps
+  // simulated and would hold up a longer run.
+  std::optional<core::Lane> falls_behind;
   core::SimTime window_start = 0;  // the last step of the window: [window_start, window_start + step_time)
   double tokens_per_second = 0;
   // Model FLOP/s per GPU with the 6·N·T convention (Kaplan et al. 2020):
@@ -37,8 +47,14 @@ struct Summary {
   std::array<core::Bytes, 3> peak_memory;  // per rank, by Tier
 };
 
-// `peak` is the engine's per-rank peak memory by tier.
+// How a predicted trace of this summary is labelled: source "predicted",
+// and its step time and any lane falling behind in otherData, so that the
+// GUI's ruler shows the step `stowage simulate` prints.
+[[nodiscard]] core::TraceOptions predicted_trace_options(const Summary& summary, std::string title);
+
+// `peak` is the engine's per-rank peak memory by tier; `floor` the step's
+// least length on the machine simulated (none: no floor).
 Summary summarize(const core::Schedule& schedule, const core::Timeline& timeline,
-                  const std::array<core::Bytes, 3>& peak);
+                  const std::array<core::Bytes, 3>& peak, const StepFloor& floor = {});
 
 }  // namespace stowage::sim

@@ -331,6 +331,20 @@ TEST(ChromeTrace, OtherDataNamesTheFormatAndTheRun) {
   EXPECT_EQ(other.at("tokens_per_step"), 2048);
 }
 
+// A predicted trace may carry the simulator's step and the lane that fell
+// behind (sim/summary.h); a trace without them has neither key.
+TEST(ChromeTrace, OtherDataCarriesTheSimulatorsStepWhenGiven) {
+  std::ostringstream text;
+  write_chrome_trace(small_schedule(), small_timeline(),
+                     {.title = "t", .source = "predicted", .steady_step = 1500, .falls_behind = Lane::kNvmeWrite}, text);
+  const json other = json::parse(text.str()).at("otherData");
+  EXPECT_EQ(other.at("steady_step_ns"), 1500);
+  EXPECT_EQ(other.at("falls_behind"), "nvme.write");
+  const json plain = json::parse(small_trace()).at("otherData");
+  EXPECT_FALSE(plain.contains("steady_step_ns"));
+  EXPECT_FALSE(plain.contains("falls_behind"));
+}
+
 TEST(ChromeTrace, SameInputsGiveIdenticalBytes) {
   EXPECT_EQ(small_trace(), small_trace());
 }

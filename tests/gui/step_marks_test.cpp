@@ -6,6 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <sstream>
+
+#include "core/chrome_trace.h"
+
 #include "calibration/trace_metrics.h"
 #include "core/trace_reader.h"
 #include "gui/trace_from_timeline.h"
@@ -58,6 +63,27 @@ TEST(StepMarks, TheSteadyWindowIsTheLastTwoStepIntervals) {
   EXPECT_DOUBLE_EQ(marks.steady->bound_share, 120.0 / 230.0);
 }
 
+// A predicted trace whose simulator step (otherData.steady_step_ns) is
+// longer than its window, because the NVMe reads fell behind: the ruler
+// shows the simulator's step and the lane, as `stowage simulate` prints
+// them; one shorter than the window changes nothing.
+TEST(StepMarks, APredictedStepLongerThanTheWindowIsTheSimulators) {
+  TraceModel m = four_steps();
+  m.info.steady_step = 150;
+  m.info.falls_behind = core::Lane::kNvmeRead;
+  const StepMarks marks = step_marks(m, lane_busy(m));
+  ASSERT_TRUE(marks.steady.has_value());
+  EXPECT_EQ(marks.steady->step_time, 150);
+  EXPECT_TRUE(marks.steady->falls_behind);
+  EXPECT_EQ(marks.steady->bound, core::Lane::kNvmeRead);
+  EXPECT_EQ(marks.steady->begin, 100);  // the window itself stays where it was measured
+  EXPECT_EQ(marks.steady->end, 330);
+  m.info.steady_step = 90;
+  const StepMarks shorter = step_marks(m, lane_busy(m));
+  EXPECT_EQ(shorter.steady->step_time, 115);
+  EXPECT_FALSE(shorter.steady->falls_behind);
+}
+
 TEST(StepMarks, OneStepHasNoWindow) {
   TraceModel m = testing::synthetic_model(10, 2, 10, 0);  // every op in step 0
   const StepMarks marks = step_marks(m, lane_busy(m));
@@ -65,14 +91,46 @@ TEST(StepMarks, OneStepHasNoWindow) {
   EXPECT_FALSE(marks.steady.has_value());
 }
 
+// Both the case where the window stands (ZeRO-Offload) and the one where
+// the NVMe writes fall behind in the two steps simulated (ZeRO-Infinity:
+// the one interval reads 10.1 ms, the writes need 12.2 ms a step).
 TEST(StepMarks, AgreesWithTheSimulatorsSummary) {
+  for (const auto which : {core::StandardPlacement::kZeroOffload, core::StandardPlacement::kZeroInfinity}) {
+    const testing::Simulated s = testing::tiny_simulated(which);
+    const TraceModel m =
+        trace_from_timeline(s.schedule, s.timeline, sim::predicted_trace_options(s.summary, "predicted"));
+    const StepMarks marks = step_marks(m, lane_busy(m));
+    ASSERT_TRUE(marks.steady.has_value());
+    EXPECT_NEAR(static_cast<double>(marks.steady->step_time) * 1e-9, s.summary.step_time.value(), 1e-9);
+    EXPECT_NEAR(static_cast<double>(marks.steady->end - marks.steady->begin) * 1e-9 / marks.steady->steps,
+                s.summary.window_step_time.value(), 1e-9);
+    EXPECT_EQ(marks.steady->end - (marks.steady->end - marks.steady->begin) / marks.steady->steps,
+              s.summary.window_start);
+    EXPECT_EQ(marks.steady->bound, s.summary.bounding_lane);
+    EXPECT_EQ(marks.steady->falls_behind, s.summary.falls_behind.has_value());
+  }
+  EXPECT_TRUE(testing::tiny_simulated(core::StandardPlacement::kZeroInfinity).summary.falls_behind.has_value());
+  EXPECT_FALSE(testing::tiny_simulated(core::StandardPlacement::kZeroOffload).summary.falls_behind.has_value());
+}
+
+// The simulator's step and the lane falling behind travel in the written
+// trace's otherData and come back when the GUI loads it.
+TEST(StepMarks, TheSimulatorsStepIsReadBackFromAWrittenTrace) {
   const testing::Simulated s = testing::tiny_simulated(core::StandardPlacement::kZeroInfinity);
-  const TraceModel m = trace_from_timeline(s.schedule, s.timeline, {.source = "predicted"});
+  core::TraceOptions options = sim::predicted_trace_options(s.summary, "predicted: tiny");
+  const SimTime window = static_cast<SimTime>(std::llround(s.summary.window_step_time.value() * 1e9));
+  options.steady_step = window + 1'000'000;  // as if the NVMe writes needed 1 ms more a step
+  options.falls_behind = core::Lane::kNvmeWrite;
+  std::ostringstream text;
+  core::write_chrome_trace(s.schedule, s.timeline, options, text);
+  const TraceModel m = core::testing::must(parse_trace(text.str(), "predicted.json"));
+  EXPECT_EQ(m.info.steady_step, window + 1'000'000);
+  EXPECT_EQ(m.info.falls_behind, core::Lane::kNvmeWrite);
   const StepMarks marks = step_marks(m, lane_busy(m));
   ASSERT_TRUE(marks.steady.has_value());
-  EXPECT_NEAR(static_cast<double>(marks.steady->step_time) * 1e-9, s.summary.step_time.value(), 1e-9);
-  EXPECT_EQ(marks.steady->end - marks.steady->step_time, s.summary.window_start);
-  EXPECT_EQ(marks.steady->bound, s.summary.bounding_lane);
+  EXPECT_EQ(marks.steady->step_time, window + 1'000'000);
+  EXPECT_EQ(marks.steady->bound, core::Lane::kNvmeWrite);
+  EXPECT_TRUE(marks.steady->falls_behind);
 }
 
 TEST(StepMarks, AMeasuredTracesWindowIsTheStepsAfterTheFirstWithTheirMedian) {
