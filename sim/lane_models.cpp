@@ -70,10 +70,10 @@ Capacities capacities_for(const ModelContext& c) {
 }
 
 bool runs_on_a_host_thread(core::Lane lane) {
-  // The NVMe lanes' threads mostly wait on the drive; a collective has no
-  // CPU backend.
-  return lane == core::Lane::kGpuCompute || lane == core::Lane::kPcieH2d || lane == core::Lane::kPcieD2h ||
-         lane == core::Lane::kCpuOptim;
+  // The NVMe lanes' threads mostly wait on the drive; the copies' threads
+  // are woken for short bursts (lane_models.h); a collective has no CPU
+  // backend.
+  return lane == core::Lane::kGpuCompute || lane == core::Lane::kCpuOptim;
 }
 
 std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext& c) {

@@ -49,8 +49,12 @@ Capacities capacities_for(const ModelContext& c);
 std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext& c);
 
 // Whether, where the device is a program on the host (the CPU backend), the
-// lane's ops each keep one of its threads busy: compute, the copies, the
-// CPU optimizer. Those share CostParameters::host_lane_cores.
+// lane's ops each keep one of its threads busy for long: compute and the
+// CPU optimizer. Those share CostParameters::host_lane_cores. The copies
+// do not: a copy is a few milliseconds on a thread that slept, which the
+// kernel's scheduler runs at once beside the long-running threads (issue
+// 14's runs: shared evenly, the delayed update's copies were predicted
+// +26 to +76 % slower than measured; docs/fidelity.md, session 39).
 bool runs_on_a_host_thread(core::Lane lane);
 
 // Dispatches on the op's lane. With CostParameters::host_lane_cores set,

@@ -16,13 +16,15 @@ struct Simulated {
 };
 
 inline Simulated simulated(const core::CostParameters& params, int steps = 3,
-                           core::StandardPlacement which = core::StandardPlacement::kZeroInfinity) {
+                           core::StandardPlacement which = core::StandardPlacement::kZeroInfinity,
+                           bool delayed_update = false) {
   using core::testing::bundled;
   using core::testing::must;
   Simulated s{.machine = must(bundled().machine("workstation-24gb-1nvme")), .schedule = {}, .timeline = {}};
   const core::TrainingSpec training = must(bundled().training("tiny"));
   const core::Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
-  const core::Policy policy = core::policy_for(core::standard_placement(which, 1), w, training);
+  core::Policy policy = core::policy_for(core::standard_placement(which, 1), w, training);
+  policy.delayed_update = delayed_update;
   s.schedule = must(core::lower(policy, s.machine, w, training, {.steps = steps}));
   s.timeline = sim::simulate(s.schedule, s.machine, {.params = params}).timeline;
   return s;
