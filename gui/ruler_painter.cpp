@@ -29,10 +29,12 @@ QStringList steady_labels(const SteadyWindow& w) {
                         QStringLiteral("steady %1/step").arg(step), step};
   // A measured trace's step time is the median of the window's steps, as
   // `stowage run` prints it; the label says so where it has room.
+  // A predicted step set by a lane falling behind says so down to the
+  // short forms.
   if (w.falls_behind) {
-    labels.prepend(QStringLiteral("steady state: %1 per step, bound by %2 (%3 % busy, falling behind)")
-                       .arg(step, lane)
-                       .arg(busy));
+    labels = {QStringLiteral("steady state: %1 per step, %2 falling behind (%3 % busy)").arg(step, lane).arg(busy),
+              QStringLiteral("steady %1/step, %2 falling behind").arg(step, lane),
+              QStringLiteral("steady %1/step").arg(step), step};
   }
   if (w.median) {
     labels.prepend(QStringLiteral("steady state: %1 per step (median of %2 steps), bound by %3 (%4 % busy)")

@@ -69,8 +69,9 @@ class RulerPainter {
 };
 
 // The steady window's labels, longest first: "steady state: 36.23 s per
-// step, bound by nvme.write (99 % busy)" down to "36.23 s"; the ruler
-// shows the longest that fits in the window.
+// step, bound by nvme.write (99 % busy)" (or "..., nvme.write falling
+// behind (99 % busy)") down to "36.23 s"; the ruler shows the longest that
+// fits in the window.
 [[nodiscard]] QStringList steady_labels(const SteadyWindow& window);
 
 }  // namespace stowage::gui

@@ -76,7 +76,7 @@ StepMarks step_marks(const TraceModel& model, const LaneBusy& busy) {
   const TraceInfo& info = model.info;
   if (!w->median && info.steady_step && *info.steady_step > w->step_time) {
     w->step_time = *info.steady_step;
-    w->falls_behind = true;
+    w->falls_behind = info.falls_behind.has_value();
     if (info.falls_behind) {
       w->bound = *info.falls_behind;
       w->bound_share = busy.by_lane[static_cast<size_t>(w->bound)].share_in(w->begin, w->end);

@@ -27,9 +27,10 @@ struct Summary {
   // (sim/step_floor.h): a window shorter than that is work falling behind.
   core::Seconds step_time;
   core::Seconds window_step_time;  // what the window alone measured
-  // Set when the window read shorter than the floor, so that the step time
-  // is the floor: the lane whose work per step falls behind in the steps
-  // simulated and would hold up a longer run.
+  // Set when the window read shorter than the floor (by more than 0.1 %,
+  // past rounding), so that the step time is the floor: the lane whose
+  // work per step falls behind in the steps simulated and would hold up a
+  // longer run.
   std::optional<core::Lane> falls_behind;
   core::SimTime window_start = 0;  // the last step of the window: [window_start, window_start + step_time)
   double tokens_per_second = 0;

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <sstream>
 
-#include "core/chrome_trace.h"
-
 #include "calibration/trace_metrics.h"
+#include "core/chrome_trace.h"
 #include "core/trace_reader.h"
+#include "gui/ruler_painter.h"
 #include "gui/trace_from_timeline.h"
 #include "gui/trace_loader.h"
 #include "gui_test_data.h"
@@ -78,6 +78,8 @@ TEST(StepMarks, APredictedStepLongerThanTheWindowIsTheSimulators) {
   EXPECT_EQ(marks.steady->bound, core::Lane::kNvmeRead);
   EXPECT_EQ(marks.steady->begin, 100);  // the window itself stays where it was measured
   EXPECT_EQ(marks.steady->end, 330);
+  EXPECT_TRUE(steady_labels(*marks.steady).front().contains("nvme.read falling behind"));
+  EXPECT_TRUE(steady_labels(*marks.steady)[1].contains("nvme.read falling behind"));
   m.info.steady_step = 90;
   const StepMarks shorter = step_marks(m, lane_busy(m));
   EXPECT_EQ(shorter.steady->step_time, 115);

@@ -125,8 +125,9 @@ TEST(Simulator, LanesSharingTheHostsCoresSlowOnlyOpsThatOverlap) {
     if (!runs_on_a_host_thread(lane)) continue;
     const core::OpSpan a = one.prediction.timeline.spans[i], b = wide.prediction.timeline.spans[i];
     on_cores_one += a.end - a.start, on_cores_wide += b.end - b.start;
-    if (lane == core::Lane::kGpuCompute)
+    if (lane == core::Lane::kGpuCompute) {
       EXPECT_GE(a.end - a.start + 2, b.end - b.start) << one.schedule.ops[i].name << " ran faster sharing a core";
+    }
   }
   EXPECT_GT(on_cores_one, on_cores_wide);
   const Case device = run(core::StandardPlacement::kAllGpu, std::nullopt);
