@@ -209,7 +209,10 @@ void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResu
     const sim::Summary& s = *b.summary;
     out << "chosen: " << b.candidate.name << "\n";
     TextTable t({Align::kLeft, Align::kLeft});
-    t.row({"step time", seconds(b.step_seconds()) + " (bound by " + std::string(core::to_string(s.bounding_lane)) + ")"});
+    const std::string lane(core::to_string(s.bounding_lane));
+    // sim/summary.h: the step is that lane's work, which fell behind in the steps simulated.
+    t.row({"step time", seconds(b.step_seconds()) + (s.falls_behind ? " (" + lane + "'s work per step: it falls behind)"
+                                                                    : " (bound by " + lane + ")")});
     t.row({"throughput", tokens(b) + " tokens/s"});
     t.row({"model FLOP/s", core::format_flops_rate(core::FlopsPerSecond(s.model_flops_per_second_per_gpu)) + " per GPU (6·N·T)"});
     for (Tier tier : core::kAllTiers) {
@@ -264,6 +267,7 @@ json plan_json(const PlanInputs& in, const planner::PlanResult& r) {
       j["tokens_per_second"] = e.summary->tokens_per_second;
       j["model_flops_per_second_per_gpu"] = e.summary->model_flops_per_second_per_gpu;
       j["bounding_lane"] = core::to_string(e.summary->bounding_lane);
+      j["falls_behind"] = e.summary->falls_behind ? json(core::to_string(*e.summary->falls_behind)) : json(nullptr);
       for (Tier t : core::kAllTiers) {
         const int scale = core::ranks_in_scope(t, in.machine.gpu_count);
         j["peak_bytes"][std::string(core::to_string(t))] = (e.summary->peak_memory[static_cast<size_t>(t)] * scale).count();

@@ -13,10 +13,12 @@
 #include <string>
 
 #include "cli/exit_codes.h"
+#include "cli/plan_report.h"
 #include "core/plan_file.h"
 #include "core/profile_catalog.h"
 #include "tests/cli/run_stowage.h"
 #include "tests/cli/temp_dir.h"
+#include "tests/core/test_profiles.h"
 
 namespace stowage::cli {
 namespace {
@@ -38,6 +40,28 @@ std::string read(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// A chosen plan whose step is a lane's work falling behind (sim/summary.h)
+// says so where the bound lane would stand; one that keeps up names its
+// bound. The tiny GPT's plan keeps up, so the mark is set by hand.
+TEST(PlanMeaning, AStepSetByALaneFallingBehindSaysSo) {
+  const PlanInputs in = core::testing::must(
+      load_plan_inputs(core::testing::bundled(), "workstation-24gb-1nvme", "tiny-gpt", "tiny"));
+  planner::PlanResult r = planner::search(in.machine, in.model, in.training);
+  ASSERT_TRUE(r.best.has_value() && r.best->summary.has_value());
+  auto text = [&] {
+    std::ostringstream out;
+    print_plan(out, in, r, false);
+    return out.str();
+  };
+  const std::string bound = "(bound by " + std::string(core::to_string(r.best->summary->bounding_lane)) + ")";
+  EXPECT_NE(text().find(bound), std::string::npos) << text();
+  EXPECT_TRUE(plan_json(in, r)["chosen"]["falls_behind"].is_null());
+  r.best->summary->falls_behind = core::Lane::kNvmeWrite;
+  r.best->summary->bounding_lane = core::Lane::kNvmeWrite;
+  EXPECT_NE(text().find("(nvme.write's work per step: it falls behind)"), std::string::npos) << text();
+  EXPECT_EQ(plan_json(in, r)["chosen"]["falls_behind"], "nvme.write");
 }
 
 TEST(PlanMeaning, TextNamesLayersAndExplainsItsTerms) {
