@@ -86,13 +86,14 @@ void print_summary(std::ostream& out, const Setup& s, const core::Schedule& sche
   for (const std::string& w : s.warnings) out << "warning: " << w << '\n';
   if (!s.warnings.empty()) out << '\n';
   TextTable t({Align::kLeft, Align::kLeft});
-  std::string steady = schedule.steps >= 2 ? " (steady state: last two steps)" : " (one step)";
-  if (sum.falls_behind) steady = " (steady state: " + std::string(core::to_string(*sum.falls_behind)) + "'s work per step)";
-  t.row({"step time", core::format_seconds(sum.step_time) + steady});
   if (sum.falls_behind) {
-    t.row({"", "the last steps measured " + core::format_seconds(sum.window_step_time) + ", but " +
-                   std::string(core::to_string(*sum.falls_behind)) +
+    const std::string lane(core::to_string(*sum.falls_behind));
+    t.row({"step time", core::format_seconds(sum.step_time) + " (steady state: " + lane + "'s work per step)"});
+    t.row({"", "the last steps measured " + core::format_seconds(sum.window_step_time) + ", but " + lane +
                    " falls further behind each step: a longer run waits on it"});
+  } else {
+    t.row({"step time", core::format_seconds(sum.step_time) +
+                            (schedule.steps >= 2 ? " (steady state: last two steps)" : " (one step)")});
   }
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.0f tokens/s", sum.tokens_per_second);
