@@ -10,6 +10,11 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
+#include <vector>
+
+#include <pthread.h>
+#include <sched.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -85,6 +90,44 @@ TEST(PieceWorkers, AForkedChildIsRefusedAndItsParentIsNot) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child was not refused";
   EXPECT_TRUE(workers.try_run(1, [] {}));
+}
+
+// A helper is kept off the CPU its caller is on: woken there (as this
+// kernel did), it waited for the caller to finish every piece. The caller
+// is pinned, so where it is when the job starts is known; each of two
+// CPUs in turn, so the helpers' placement follows the caller.
+TEST(PieceWorkers, AHelperRunsOffTheCpuItsCallerIsOn) {
+  cpu_set_t process{};
+  ASSERT_EQ(::sched_getaffinity(0, sizeof process, &process), 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &process)) cpus.push_back(cpu);
+  }
+  if (cpus.size() < 2) GTEST_SKIP() << "this process may run on one CPU only";
+  PieceWorkers& workers = PieceWorkers::shared();
+  for (const int caller_cpu : {cpus[0], cpus[1], cpus[0]}) {
+    std::thread caller([&] {
+      cpu_set_t only{};
+      CPU_SET(caller_cpu, &only);
+      ASSERT_EQ(::pthread_setaffinity_np(::pthread_self(), sizeof only, &only), 0);
+      const std::thread::id me = std::this_thread::get_id();
+      std::mutex mutex;
+      std::vector<std::pair<int, bool>> helpers;  // CPU, and whether its mask allows the caller's
+      ASSERT_TRUE(workers.try_run(2, [&] {
+        if (std::this_thread::get_id() == me) return;
+        cpu_set_t mask{};
+        ASSERT_EQ(::sched_getaffinity(0, sizeof mask, &mask), 0);
+        std::lock_guard lock(mutex);
+        helpers.emplace_back(::sched_getcpu(), CPU_ISSET(caller_cpu, &mask));
+      }));
+      ASSERT_EQ(helpers.size(), 2u);
+      for (const auto& [cpu, allowed] : helpers) {
+        EXPECT_NE(cpu, caller_cpu) << "a helper ran on its caller's CPU";
+        EXPECT_FALSE(allowed) << "a helper may run on its caller's CPU " << caller_cpu;
+      }
+    });
+    caller.join();
+  }
 }
 
 }  // namespace
