@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <system_error>
 
-#include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
 
 namespace stowage::executor {
@@ -14,24 +12,6 @@ PieceWorkers& PieceWorkers::shared() {
   // static destructor joins threads that another static may still use.
   static auto* workers = new PieceWorkers;
   return *workers;
-}
-
-PieceWorkers::PieceWorkers() : owner_(::getpid()) {
-  // The main thread's mask (pid = the thread group's leader), not the first
-  // caller's: a caller pinned to one CPU would leave its workers nowhere else.
-  placing_ = ::sched_getaffinity(owner_, sizeof process_cpus_, &process_cpus_) == 0 &&
-             CPU_COUNT(&process_cpus_) >= 2;
-}
-
-void PieceWorkers::keep_off(int cpu) {
-  if (!placing_ || cpu < 0 || cpu == kept_off_) return;
-  cpu_set_t elsewhere = process_cpus_;
-  CPU_CLR(cpu, &elsewhere);
-  if (CPU_COUNT(&elsewhere) == 0) elsewhere = process_cpus_;
-  // A placement, not a condition of correctness: a worker the kernel will
-  // not move (a cpuset changed under us) still takes pieces where it runs.
-  for (std::jthread& t : threads_) (void)::pthread_setaffinity_np(t.native_handle(), sizeof elsewhere, &elsewhere);
-  kept_off_ = cpu;
 }
 
 int PieceWorkers::started() const {
@@ -53,12 +33,12 @@ bool PieceWorkers::try_run(int helpers, const std::function<void()>& take) {
         threads_.emplace_back([this, index = static_cast<int>(threads_.size()), seen = generation_] {
           loop(index, seen);
         });
+        handles_.push_back(threads_.back().native_handle());
       } catch (const std::system_error&) {
         break;
       }
     }
-    if (threads_.size() != before) kept_off_ = -1;  // new workers have the caller's mask
-    keep_off(::sched_getcpu());
+    placement_.place(handles_, threads_.size() != before);  // new workers have the caller's mask
     take_ = &take;
     wanted_ = std::min(helpers, static_cast<int>(threads_.size()));
     running_ = wanted_;

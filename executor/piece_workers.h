@@ -5,15 +5,12 @@
 //
 // Idle workers sleep on a condition variable and never spin, so a core
 // busy with other work loses nothing to them. They run on the process's
-// CPUs other than the one the caller is on when the job starts: woken
-// there, a worker waited for the caller to finish every piece (or took
-// them all while the caller waited), so two threads ran at one thread's
-// speed. This 6.18 kernel woke them on the waker's CPU although the other
-// was idle (1M parameters, two threads: about 490 us per step with both on
-// one CPU, 300-330 us apart; docs/performance.md). One job at a time: a second
-// caller while one runs is told so (try_run returns false) and starts its
-// own threads, as before, rather than wait for the first; so does a child
-// of fork(), which has none of the workers.
+// CPUs other than the one the caller is on when the job starts
+// (away_from_caller.h): woken on the caller's CPU, a worker waited for the
+// caller to finish every piece, or took them all while the caller waited.
+// One job at a time: a second caller while one runs is told so (try_run
+// returns false) and starts its own threads, as before, rather than wait
+// for the first; so does a child of fork(), which has none of the workers.
 #pragma once
 
 #include <condition_variable>
@@ -23,8 +20,9 @@
 #include <thread>
 #include <vector>
 
-#include <sched.h>
 #include <unistd.h>
+
+#include "executor/away_from_caller.h"
 
 namespace stowage::executor {
 
@@ -44,24 +42,20 @@ class PieceWorkers {
   [[nodiscard]] int started() const;
 
  private:
-  PieceWorkers();
+  PieceWorkers() : owner_(::getpid()) {}
   void loop(int index, uint64_t seen);
-  // Restricts every worker to the process's CPUs but `cpu` (all of them
-  // when that leaves none). Called with mutex_ held.
-  void keep_off(int cpu);
 
   pid_t owner_;  // the process whose threads these are
   std::mutex job_;  // held by the caller of the running job
   mutable std::mutex mutex_;
   std::condition_variable start_, done_;
   std::vector<std::jthread> threads_;
+  std::vector<pthread_t> handles_;  // threads_' native handles, for placement_
   const std::function<void()>* take_ = nullptr;
   uint64_t generation_ = 0;  // one per job
   int wanted_ = 0;           // workers with index < wanted_ run the job
   int running_ = 0;          // of those, not yet returned
-  cpu_set_t process_cpus_{};  // the main thread's CPUs when the pool was made
-  bool placing_ = false;      // process_cpus_ was read and has two CPUs or more
-  int kept_off_ = -1;         // the CPU the workers are kept off now (-1: none)
+  AwayFromCaller placement_;  // under mutex_
 };
 
 }  // namespace stowage::executor
