@@ -8,6 +8,7 @@
 namespace stowage::executor {
 namespace {
 
+constexpr size_t kHugePage = size_t{2} << 20;
 // Pages between consecutive blocks' colours: odd, so kPageColours blocks
 // in a row all get different ones; large, so that neighbours differ in the
 // high colour bits too, not only in bit 12.
