@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/executor/process_cpus.h"
+
 namespace stowage::executor {
 namespace {
 
@@ -21,19 +23,9 @@ cpu_set_t mask_of(pthread_t t) {
   return mask;
 }
 
-void pin_self(int cpu) {
-  cpu_set_t only{};
-  CPU_SET(cpu, &only);
-  ASSERT_EQ(::pthread_setaffinity_np(::pthread_self(), sizeof only, &only), 0);
-}
-
 TEST(AwayFromCaller, KeepsTheThreadsOffTheCallersCpuAndFollowsItsMoves) {
-  cpu_set_t process{};
-  ASSERT_EQ(::sched_getaffinity(0, sizeof process, &process), 0);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 2; ++cpu) {
-    if (CPU_ISSET(cpu, &process)) cpus.push_back(cpu);
-  }
+  const cpu_set_t process = process_cpus();
+  const std::vector<int> cpus = first_cpus(process, 2);
   if (cpus.size() < 2) GTEST_SKIP() << "this process may run on one CPU only";
   std::promise<void> stop;
   std::jthread worker([done = stop.get_future()] { done.wait(); });
@@ -41,7 +33,7 @@ TEST(AwayFromCaller, KeepsTheThreadsOffTheCallersCpuAndFollowsItsMoves) {
   AwayFromCaller placement;
   std::thread caller([&] {
     for (const int cpu : {cpus[0], cpus[1], cpus[0]}) {
-      pin_self(cpu);
+      pin_this_thread(cpu);
       placement.place({&handle, 1});
       const cpu_set_t mask = mask_of(handle);
       EXPECT_FALSE(CPU_ISSET(cpu, &mask)) << "the thread may run on its caller's CPU " << cpu;

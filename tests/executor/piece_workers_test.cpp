@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/executor/process_cpus.h"
+
 namespace stowage::executor {
 namespace {
 
@@ -97,19 +99,12 @@ TEST(PieceWorkers, AForkedChildIsRefusedAndItsParentIsNot) {
 // is pinned, so where it is when the job starts is known; each of two
 // CPUs in turn, so the helpers' placement follows the caller.
 TEST(PieceWorkers, AHelperRunsOffTheCpuItsCallerIsOn) {
-  cpu_set_t process{};
-  ASSERT_EQ(::sched_getaffinity(0, sizeof process, &process), 0);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 2; ++cpu) {
-    if (CPU_ISSET(cpu, &process)) cpus.push_back(cpu);
-  }
+  const std::vector<int> cpus = first_cpus(process_cpus(), 2);
   if (cpus.size() < 2) GTEST_SKIP() << "this process may run on one CPU only";
   PieceWorkers& workers = PieceWorkers::shared();
   for (const int caller_cpu : {cpus[0], cpus[1], cpus[0]}) {
     std::thread caller([&] {
-      cpu_set_t only{};
-      CPU_SET(caller_cpu, &only);
-      ASSERT_EQ(::pthread_setaffinity_np(::pthread_self(), sizeof only, &only), 0);
+      pin_this_thread(caller_cpu);
       const std::thread::id me = std::this_thread::get_id();
       std::mutex mutex;
       std::vector<std::pair<int, bool>> helpers;  // CPU, and whether its mask allows the caller's
