@@ -133,30 +133,48 @@ void fit_optimizer(const std::vector<MeasuredRun>& runs, const Durations& d, con
   r.notes.push_back(note("cpu.optim: cpu_core_rate", f.ops, f.rms_residual));
 }
 
-// The NVMe ops' flowing spans (each op's span less the request latency the
-// model adds after its bytes), and which of them ran at each moment.
+// The flowing spans of the NVMe ops and of the ops that share host memory
+// with them (the copies and the CPU optimizer: the engine shares DRAM among
+// them all), each less the latency the model adds after its work, and
+// which of them ran at each moment.
 struct NvmeSpans {
   struct Piece {
     double seconds = 0;
     std::vector<size_t> running;  // indices into ops
   };
   std::vector<const core::Op*> ops;
+  std::vector<bool> nvme;    // [op] an NVMe op, fitted; the others only share
+  std::vector<bool> fitted;  // [op] an NVMe op whose bytes are fitted (see nvme_spans)
   std::vector<Piece> pieces;
   bool overlapped = false;  // reads and writes ran at once somewhere
 };
 
-NvmeSpans nvme_spans(const std::vector<MeasuredRun>& runs, core::Seconds latency) {
+bool is_nvme(const core::Op& op) { return op.lane == Lane::kNvmeRead || op.lane == Lane::kNvmeWrite; }
+
+// Only the steady state's NVMe ops are fitted: not the warm-up step's, whose
+// reads into host pages touched for the first time take the page faults
+// (with huge pages, compaction too), and not those that ran beside a
+// warm-up op, whose share of the drive and of DRAM is unknown. Where that
+// leaves none (a run of two steps), the steady step's are; where there are
+// none, every one.
+NvmeSpans nvme_spans(const std::vector<MeasuredRun>& runs, const Durations& d, const sim::ModelContext& c) {
   NvmeSpans out;
-  for (const MeasuredRun& run : runs) {
+  std::vector<bool> warm_up;
+  const sim::Capacities capacities = sim::capacities_for(c);
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const MeasuredRun& run = runs[r];
     std::vector<std::pair<core::SimTime, std::ptrdiff_t>> edges;  // +(i+1) starts op i, -(i+1) ends it
     for (const core::Op& op : run.schedule->ops) {
-      // Every step's: a warm-up op left out would still share the drive.
-      if (op.lane != Lane::kNvmeRead && op.lane != Lane::kNvmeWrite) continue;
+      const sim::Demand demand = sim::demand_of(op, c, capacities);
+      const bool shares_dram = demand.fixed == 0 && demand.work > 0 && demand.per_unit[static_cast<size_t>(sim::Resource::kDram)] > 0;
+      if (!is_nvme(op) && !shares_dram) continue;
       const core::OpSpan& s = run.timeline->spans[static_cast<size_t>(op.id)];
       if (s.end <= s.start) continue;
-      const core::SimTime end = std::max(s.start + 1, s.end - sim::to_sim_time(latency));
+      const core::SimTime end = std::max(s.start + 1, s.end - demand.latency);
       const auto i = static_cast<std::ptrdiff_t>(out.ops.size());
       out.ops.push_back(&op);
+      out.nvme.push_back(is_nvme(op));
+      warm_up.push_back(!d.fitted(r, op));
       edges.emplace_back(s.start, i + 1);
       edges.emplace_back(end, -(i + 1));
     }
@@ -174,11 +192,21 @@ NvmeSpans nvme_spans(const std::vector<MeasuredRun>& runs, core::Seconds latency
       }
       if (k == edges.size() || running.empty()) continue;
       bool reads = false, writes = false;
-      for (size_t i : running) (out.ops[i]->lane == Lane::kNvmeRead ? reads : writes) = true;
+      for (size_t i : running) {
+        if (out.nvme[i]) (out.ops[i]->lane == Lane::kNvmeRead ? reads : writes) = true;
+      }
       out.overlapped = out.overlapped || (reads && writes);
       out.pieces.push_back({static_cast<double>(edges[k].first - at) * 1e-9, running});
     }
   }
+  std::vector<bool> steady(out.ops.size()), steady_step(out.ops.size());
+  for (size_t i = 0; i < out.ops.size(); ++i) steady[i] = steady_step[i] = out.nvme[i] && !warm_up[i];
+  for (const NvmeSpans::Piece& piece : out.pieces) {
+    if (std::none_of(piece.running.begin(), piece.running.end(), [&](size_t i) { return warm_up[i]; })) continue;
+    for (size_t i : piece.running) steady[i] = false;
+  }
+  auto any = [](const std::vector<bool>& v) { return std::find(v.begin(), v.end(), true) != v.end(); };
+  out.fitted = any(steady) ? steady : any(steady_step) ? steady_step : out.nvme;
   return out;
 }
 
@@ -203,7 +231,9 @@ DriveFit nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m, const c
   p.host_lane_cores.reset();  // in bytes, as the drive sees them
   const sim::ModelContext c{.machine = m, .params = p, .ranks = ranks};  // sees the rates each round sets in p
   std::array<double, 2> bytes{};
-  for (const core::Op* op : spans.ops) bytes[direction_of(*op)] += op->bytes.as_double();
+  for (size_t i = 0; i < spans.ops.size(); ++i) {
+    if (spans.fitted[i]) bytes[direction_of(*spans.ops[i])] += spans.ops[i]->bytes.as_double();
+  }
   // Per drive, as the cost parameters hold it.
   const double per_drive = static_cast<double>(ranks) / std::max(1, m.nvme_count);
   DriveFit f{.rate = {sim::nvme_rank_rate(c, Lane::kNvmeRead) * per_drive,
@@ -217,12 +247,14 @@ DriveFit nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m, const c
     std::fill(moved.begin(), moved.end(), 0.0);
     for (const NvmeSpans::Piece& piece : spans.pieces) {
       demands.clear();
-      for (size_t i : piece.running) demands.push_back(sim::nvme_demand(*spans.ops[i], c));
+      for (size_t i : piece.running) demands.push_back(sim::demand_of(*spans.ops[i], c, cap));
       const std::vector<double> rates = sim::fair_rates(demands, cap);
       for (size_t k = 0; k < piece.running.size(); ++k) moved[piece.running[k]] += rates[k] * piece.seconds;
     }
     std::array<double, 2> total{};
-    for (size_t i = 0; i < spans.ops.size(); ++i) total[direction_of(*spans.ops[i])] += moved[i];
+    for (size_t i = 0; i < spans.ops.size(); ++i) {
+      if (spans.fitted[i]) total[direction_of(*spans.ops[i])] += moved[i];
+    }
     double change = 0;
     for (size_t d = 0; d < 2; ++d) {
       if (bytes[d] <= 0 || total[d] <= 0) continue;
@@ -235,7 +267,7 @@ DriveFit nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m, const c
     if (bytes[d] <= 0) f.rate[d] = 0;
   }
   for (size_t i = 0; i < spans.ops.size(); ++i) {
-    if (moved[i] <= 0 || spans.ops[i]->bytes.count() <= 0) continue;
+    if (!spans.fitted[i] || moved[i] <= 0 || spans.ops[i]->bytes.count() <= 0) continue;
     const double e = std::log(moved[i] / spans.ops[i]->bytes.as_double());
     f.misfit += e * e;
   }
@@ -268,14 +300,16 @@ Minimum golden_section(F f, double a, double b, double tolerance, int rounds) {
 // given what ran beside it: the duplex by golden section on the ops'
 // misfit, the rates by nvme_fit_at for each. Without a read beside a write
 // anywhere the duplex is not seen and keeps its value.
-void fit_nvme(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, FitReport& r) {
+void fit_nvme(const std::vector<MeasuredRun>& runs, const Durations& d, const core::MachineSpec& m, FitReport& r) {
   if (m.nvme_count <= 0 || runs.empty()) return;
-  const NvmeSpans spans = nvme_spans(runs, r.params.nvme_latency);
-  if (spans.ops.empty()) return;
+  core::CostParameters in_bytes = r.params;
+  in_bytes.host_lane_cores.reset();  // as nvme_fit_at prices the ops
   const int ranks = std::max(1, runs.front().schedule->ranks);
+  const NvmeSpans spans = nvme_spans(runs, d, {.machine = m, .params = in_bytes, .ranks = ranks});
+  if (std::none_of(spans.nvme.begin(), spans.nvme.end(), [](bool b) { return b; })) return;
   double duplex = r.params.nvme_duplex;
   if (spans.overlapped) {
-    auto misfit = [&](double d) { return nvme_fit_at(spans, m, r.params, ranks, d).misfit; };
+    auto misfit = [&](double at) { return nvme_fit_at(spans, m, r.params, ranks, at).misfit; };
     duplex = golden_section(misfit, core::kMinNvmeDuplex, core::kMaxNvmeDuplex, 1e-3, 40).at;
   }
   const DriveFit f = nvme_fit_at(spans, m, r.params, ranks, duplex);
@@ -284,7 +318,7 @@ void fit_nvme(const std::vector<MeasuredRun>& runs, const core::MachineSpec& m, 
   r.params.nvme_duplex = duplex;
   r.notes.push_back(note(spans.overlapped ? "nvme.read, nvme.write: nvme_read_rate, nvme_write_rate, nvme_duplex from the reads beside writes"
                                           : "nvme.read, nvme.write: nvme_read_rate, nvme_write_rate (no read beside a write: nvme_duplex kept)",
-                         static_cast<int>(spans.ops.size()), 0));
+                         static_cast<int>(std::count(spans.fitted.begin(), spans.fitted.end(), true)), 0));
 }
 
 // Gradient checks on either lane: bytes scanned over time, summed.
@@ -429,7 +463,7 @@ FitReport fit_at(const std::vector<MeasuredRun>& runs, const core::MachineSpec& 
   fit_compute(runs, d, machine, r);
   fit_pcie(runs, d, r);
   fit_optimizer(runs, d, machine, r);
-  fit_nvme(runs, machine, r);
+  fit_nvme(runs, d, machine, r);
   fit_grad_check(runs, d, r);
   return r;
 }

@@ -31,10 +31,12 @@
 namespace stowage::executor {
 
 inline constexpr size_t kHostPage = 4096;
+// A transparent huge page (x86-64's 2 MiB).
+inline constexpr size_t kHugePage = size_t{2} << 20;
 // From this size up, a block is a coloured mapping.
 inline constexpr size_t kColouredMinBytes = size_t{1} << 20;
 // The page offsets within 2 MiB a coloured block can start at.
-inline constexpr size_t kPageColours = (size_t{2} << 20) / kHostPage;
+inline constexpr size_t kPageColours = kHugePage / kHostPage;
 
 // `bytes` (> 0) rounded up to whole pages, page-aligned, its contents
 // unspecified; null when the system has no memory (or address space) for

@@ -70,7 +70,7 @@ class ScratchFile {
 };
 
 // One request: `buffer`'s first `block` bytes to or from byte `at`.
-bool move_block(const ScratchFile& f, const AlignedBuffer& buffer, int64_t block, int64_t at, bool write) {
+bool move_block(const ScratchFile& f, std::span<std::byte> buffer, int64_t block, int64_t at, bool write) {
   const auto n = static_cast<size_t>(block);
   const ssize_t moved = write ? ::pwrite(f.fd(), buffer.data(), n, static_cast<off_t>(at))
                               : ::pread(f.fd(), buffer.data(), n, static_cast<off_t>(at));
@@ -80,7 +80,7 @@ bool move_block(const ScratchFile& f, const AlignedBuffer& buffer, int64_t block
 // Seconds to move the whole file in `block` requests, `depth` at a time.
 double transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int depth, bool write) {
   const int64_t blocks = file_bytes / block;
-  const std::vector<AlignedBuffer> buffer = io_buffers(depth, block);
+  const IoBuffers buffer(depth, block);
   std::atomic<int64_t> next{0};
   std::atomic<bool> failed{false};
   const auto start = std::chrono::steady_clock::now();
@@ -103,7 +103,7 @@ double transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int dep
 DiskRate mixed_transfer(const ScratchFile& f, int64_t file_bytes, int64_t block, int depth) {
   const int64_t half = file_bytes / 2 / block;  // blocks per direction
   if (half <= 0) return {.block = block, .depth = depth};  // nothing to overlap: no rates
-  const std::vector<AlignedBuffer> buffer = io_buffers(2 * depth, block);
+  const IoBuffers buffer(2 * depth, block);
   std::atomic<int64_t> next_read{0}, next_write{0}, read_done{0}, write_done{0};
   std::atomic<bool> stop{false}, failed{false};
   std::atomic<std::chrono::steady_clock::rep> end_ns{0};
@@ -171,9 +171,9 @@ void probe_disk(const ProbeOptions& o, Measurements& m, const Tick& tick) {
   std::vector<double> quarters;
   for (int q = 0; q < 4; ++q) {
     const auto start = std::chrono::steady_clock::now();
-    const std::vector<AlignedBuffer> buffer = io_buffers(1, int64_t{1} << 20);
+    const IoBuffers buffer(1, int64_t{1} << 20);
     for (int64_t at = q * quarter; at < (q + 1) * quarter; at += int64_t{1} << 20) {
-      if (!move_block(f, buffer.front(), int64_t{1} << 20, at, true)) fail("O_DIRECT write failed in", f.path());
+      if (!move_block(f, buffer[0], int64_t{1} << 20, at, true)) fail("O_DIRECT write failed in", f.path());
     }
     quarters.push_back(static_cast<double>(quarter) /
                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -197,7 +197,7 @@ void probe_disk(const ProbeOptions& o, Measurements& m, const Tick& tick) {
   const AlignedBuffer small(static_cast<size_t>(kAlign));
   int64_t at = 0;
   m.disk_request_seconds = best_seconds(50, [&] {
-    if (!move_block(f, small, kAlign, at, false)) fail("O_DIRECT read failed in", f.path());
+    if (!move_block(f, small.span(), kAlign, at, false)) fail("O_DIRECT read failed in", f.path());
     at = (at + (int64_t{1} << 20)) % c.file_bytes;
   });
   tick("disk, one small read");

@@ -29,7 +29,6 @@
 namespace stowage::probe {
 namespace {
 
-using executor::AlignedBuffer;
 using executor::BlockStore;
 using executor::Extent;
 using Clock = std::chrono::steady_clock;
@@ -77,7 +76,7 @@ struct Rates {
 };
 Rates move(BlockStore& store, const std::vector<Extent>& reads, const std::vector<Extent>& writes, int callers) {
   const bool both = !reads.empty() && !writes.empty();
-  const std::vector<AlignedBuffer> buffer = io_buffers(2 * callers, kRegionBytes);  // one per caller and direction
+  const IoBuffers buffer(2 * callers, kRegionBytes);  // one per caller and direction
   struct Direction {
     std::atomic<size_t> next{0}, done{0};
     std::atomic<Clock::rep> last_ns{0};  // since start, of the last region completed in the overlap
@@ -91,7 +90,7 @@ Rates move(BlockStore& store, const std::vector<Extent>& reads, const std::vecto
     const bool write = t % 2 == 1;
     const std::vector<Extent>& mine = write ? writes : reads;
     if (mine.empty()) continue;
-    const std::span<std::byte> data = buffer[static_cast<size_t>(t)].span().first(static_cast<size_t>(kRegionBytes));
+    const std::span<std::byte> data = buffer[static_cast<size_t>(t)];
     pool.emplace_back([&, write, data] {
       Direction& side = write ? write_side : read_side;
       try {

@@ -71,9 +71,13 @@ TEST(Fit, RecoversTheParametersATimelineWasMadeWith) {
 }
 
 // Each direction's rate and how much of the drive reads and writes get
-// together, from the ops' spans and what ran beside them (the timeline has
-// reads beside writes, or the duplex would not be seen and the test would
-// say nothing about it).
+// together, from the steady steps' ops and what ran beside them (the
+// timeline has reads beside writes, or the duplex would not be seen and the
+// test would say nothing about it). Where the drive is one direction at a
+// time (duplex 1), a read and a write beside each other each move
+// 1 / (1/read + 1/write) bytes a second, and in the steady steps of this
+// schedule a read almost never runs alone: only that sum is seen, and it is
+// what the fit must find.
 TEST(Fit, FindsEachDirectionsRateAndHowMuchOfTheDriveTheyGetTogether) {
   for (double duplex : {1.0, 1.6}) {
     SCOPED_TRACE(duplex);
@@ -81,12 +85,18 @@ TEST(Fit, FindsEachDirectionsRateAndHowMuchOfTheDriveTheyGetTogether) {
     truth.nvme_read_rate = core::BytesPerSecond(3e9);
     truth.nvme_write_rate = core::BytesPerSecond(1.2e9);
     truth.nvme_duplex = duplex;
-    const testing::Simulated measured = testing::simulated(truth, 3);
+    const testing::Simulated measured = testing::simulated(truth, 6);
     const FitReport r = fit_cost_parameters({{&measured.schedule, &measured.timeline}}, measured.machine, {});
     ASSERT_TRUE(r.params.nvme_read_rate && r.params.nvme_write_rate);
-    EXPECT_NEAR(r.params.nvme_read_rate->value(), 3e9, 3e9 * 0.02);
-    EXPECT_NEAR(r.params.nvme_write_rate->value(), 1.2e9, 1.2e9 * 0.02);
     EXPECT_NEAR(r.params.nvme_duplex, duplex, duplex * 0.02);
+    const double read = r.params.nvme_read_rate->value(), write = r.params.nvme_write_rate->value();
+    if (duplex > 1) {
+      EXPECT_NEAR(read, 3e9, 3e9 * 0.02);
+      EXPECT_NEAR(write, 1.2e9, 1.2e9 * 0.02);
+    } else {
+      const double together = 1 / (1 / 3e9 + 1 / 1.2e9);
+      EXPECT_NEAR(1 / (1 / read + 1 / write), together, together * 0.01);
+    }
     bool noted = false;
     for (const std::string& n : r.notes) noted = noted || n.find("nvme_duplex from") != std::string::npos;
     EXPECT_TRUE(noted);
@@ -147,6 +157,34 @@ TEST(Fit, TheWarmUpStepIsLeftOutOfThePerOpFits) {
   EXPECT_DOUBLE_EQ(b.params.cpu_core_rate.value(), a.params.cpu_core_rate.value());
   ASSERT_TRUE(a.params.grad_check_rate && b.params.grad_check_rate);
   EXPECT_DOUBLE_EQ(b.params.grad_check_rate->value(), a.params.grad_check_rate->value());
+}
+
+// The first step's NVMe ops are left out of the drive's fit too: reads into
+// host pages touched for the first time pay the page faults (with huge
+// pages, compaction too), which are not the drive's. A timeline whose
+// first-step NVMe ops took 3x as long fits to the drive it was made with
+// (within 2 %: the stretched ops still share the drive with the steady ops
+// they now overlap); fitted over every step, the rates come out slower.
+TEST(Fit, TheWarmUpStepIsLeftOutOfTheDrivesFit) {
+  core::CostParameters truth;
+  truth.nvme_read_rate = core::BytesPerSecond(3e9);
+  truth.nvme_write_rate = core::BytesPerSecond(1.2e9);
+  const testing::Simulated steady = testing::simulated(truth, 3);
+  core::Timeline slow_start = steady.timeline;
+  int first = std::numeric_limits<int>::max();
+  for (const core::Op& op : steady.schedule.ops) first = std::min(first, op.step);
+  int stretched = 0;
+  for (const core::Op& op : steady.schedule.ops) {
+    if (op.step != first || (op.lane != core::Lane::kNvmeRead && op.lane != core::Lane::kNvmeWrite)) continue;
+    core::OpSpan& span = slow_start.spans[static_cast<size_t>(op.id)];
+    span.end = span.start + 3 * (span.end - span.start);
+    ++stretched;
+  }
+  ASSERT_GT(stretched, 0);
+  const FitReport r = fit_cost_parameters({{&steady.schedule, &slow_start}}, steady.machine, {});
+  ASSERT_TRUE(r.params.nvme_read_rate && r.params.nvme_write_rate);
+  EXPECT_NEAR(r.params.nvme_read_rate->value(), 3e9, 3e9 * 0.02);
+  EXPECT_NEAR(r.params.nvme_write_rate->value(), 1.2e9, 1.2e9 * 0.02);
 }
 
 // Timelines made where the lanes share 1.3 cores' worth of time: started,
