@@ -1,11 +1,40 @@
 #include "executor/piece_workers.h"
 
 #include <algorithm>
+#include <chrono>
 #include <system_error>
 
 #include <unistd.h>
 
 namespace stowage::executor {
+namespace {
+
+// How long a thread polls before it sleeps: a worker for the next job after
+// finishing one, the caller for the workers' last piece. About a tenth of
+// a 1M-parameter step on two threads (0.3 ms). Sleeping at once, both
+// handoffs went through the kernel: `cpu_adam_once --params=1048576
+// --threads=2`, 8 processes each, alternating, medians 266-367 us against
+// 232-305 with the poll (docs/performance.md).
+constexpr auto kPollFor = std::chrono::microseconds(30);
+
+void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Whether `ready` became true within kPollFor.
+template <class Ready>
+bool poll_briefly(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + kPollFor;
+  for (int spins = 0;; ++spins) {
+    if (ready()) return true;
+    if (spins % 64 == 63 && std::chrono::steady_clock::now() >= until) return false;
+    relax();
+  }
+}
+
+}  // namespace
 
 PieceWorkers& PieceWorkers::shared() {
   // Never destroyed: its sleeping threads end with the process, and no
@@ -42,10 +71,13 @@ bool PieceWorkers::try_run(int helpers, const std::function<void()>& take) {
     take_ = &take;
     wanted_ = std::min(helpers, static_cast<int>(threads_.size()));
     running_ = wanted_;
+    unfinished_.store(wanted_, std::memory_order_relaxed);
     ++generation_;
+    published_.store(generation_, std::memory_order_release);
   }
   start_.notify_all();
   take();
+  poll_briefly([this] { return unfinished_.load(std::memory_order_acquire) == 0; });
   std::unique_lock lock(mutex_);
   done_.wait(lock, [this] { return running_ == 0; });
   take_ = nullptr;
@@ -55,6 +87,11 @@ bool PieceWorkers::try_run(int helpers, const std::function<void()>& take) {
 void PieceWorkers::loop(int index, uint64_t seen) {
   std::unique_lock lock(mutex_);
   for (;;) {
+    if (generation_ == seen) {
+      lock.unlock();
+      poll_briefly([&] { return published_.load(std::memory_order_acquire) != seen; });
+      lock.lock();
+    }
     start_.wait(lock, [&] { return generation_ != seen; });
     seen = generation_;
     if (index >= wanted_) continue;  // not needed for this job
@@ -62,6 +99,7 @@ void PieceWorkers::loop(int index, uint64_t seen) {
     lock.unlock();
     (*take)();
     lock.lock();
+    unfinished_.fetch_sub(1, std::memory_order_release);
     if (--running_ == 0) done_.notify_one();
   }
 }

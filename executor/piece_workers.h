@@ -3,8 +3,9 @@
 // as much as the step itself at 1M parameters on two threads here: 1M/2
 // ran at 1.1x 1M/1, where DeepSpeed's OpenMP pool reached 2.1x.
 //
-// Idle workers sleep on a condition variable and never spin, so a core
-// busy with other work loses nothing to them. They run on the process's
+// Idle workers poll for the next job for 30 us (piece_workers.cpp), then
+// sleep on a condition variable, so a core busy with other work loses at
+// most that to them after each job. They run on the process's
 // CPUs other than the one the caller is on when the job starts
 // (away_from_caller.h): woken on the caller's CPU, a worker waited for the
 // caller to finish every piece, or took them all while the caller waited.
@@ -13,6 +14,7 @@
 // for the first; so does a child of fork(), which has none of the workers.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -55,6 +57,10 @@ class PieceWorkers {
   uint64_t generation_ = 0;  // one per job
   int wanted_ = 0;           // workers with index < wanted_ run the job
   int running_ = 0;          // of those, not yet returned
+  // Mirrors of generation_ and running_, read without the mutex by threads
+  // polling before they sleep.
+  std::atomic<uint64_t> published_{0};
+  std::atomic<int> unfinished_{0};
   AwayFromCaller placement_;  // under mutex_
 };
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <mutex>
 #include <set>
@@ -15,6 +16,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +42,37 @@ TEST(PieceWorkers, AJobRunsOnTheHelpersAskedForAndTheCaller) {
     EXPECT_TRUE(threads.contains(std::this_thread::get_id()));
   }
   EXPECT_GE(workers.started(), 3);
+}
+
+// Idle workers poll for the next job only briefly (30 us), then sleep:
+// over 200 ms after a job, each worker that ran it uses under 5 ms of CPU
+// time (a worker that kept polling would use most of the 200). Each
+// worker's own clock: the process's would count OpenBLAS's server thread,
+// which yields in a loop for its first ~0.1 s.
+TEST(PieceWorkers, IdleWorkersSleepAfterABriefPoll) {
+  PieceWorkers& workers = PieceWorkers::shared();
+  std::mutex mutex;
+  std::vector<clockid_t> clocks;
+  const pthread_t caller = pthread_self();
+  ASSERT_TRUE(workers.try_run(3, [&] {
+    if (pthread_equal(pthread_self(), caller)) return;
+    clockid_t clock{};
+    ASSERT_EQ(pthread_getcpuclockid(pthread_self(), &clock), 0);
+    std::lock_guard lock(mutex);
+    clocks.push_back(clock);
+  }));
+  ASSERT_EQ(clocks.size(), 3u);
+  auto cpu_time = [](clockid_t clock) {
+    timespec t{};
+    clock_gettime(clock, &t);
+    return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+  };
+  std::vector<std::chrono::nanoseconds> before;
+  for (clockid_t c : clocks) before.push_back(cpu_time(c));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (size_t k = 0; k < clocks.size(); ++k) {
+    EXPECT_LT(cpu_time(clocks[k]) - before[k], std::chrono::milliseconds(5)) << "worker " << k;
+  }
 }
 
 // Many short jobs in a row, the number of helpers changing: each returns
