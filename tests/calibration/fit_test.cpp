@@ -125,6 +125,24 @@ TEST(Fit, RecoversTheEfficiencyOfAMeasuredComputeCurve) {
   EXPECT_GT(std::abs(flat.params.matmul_efficiency - 0.3), 0.3 * 0.1);
 }
 
+// `s`'s timeline with the first step's ops of which `chosen(op)` is true
+// taking `times` as long (the warm-up step's first touches).
+template <class Chosen>
+core::Timeline first_step_stretched(const testing::Simulated& s, int times, Chosen chosen) {
+  core::Timeline out = s.timeline;
+  int first = std::numeric_limits<int>::max();
+  for (const core::Op& op : s.schedule.ops) first = std::min(first, op.step);
+  int stretched = 0;
+  for (const core::Op& op : s.schedule.ops) {
+    if (op.step != first || !chosen(op)) continue;
+    core::OpSpan& span = out.spans[static_cast<size_t>(op.id)];
+    span.end = span.start + times * (span.end - span.start);
+    ++stretched;
+  }
+  EXPECT_GT(stretched, 0);
+  return out;
+}
+
 // The first step of a measured run pays for first touches; its ops are left
 // out of the per-op fits: a timeline whose first-step ops took 3x as long
 // fits to the same compute, copy, optimizer and check rates.
@@ -136,17 +154,7 @@ TEST(Fit, TheWarmUpStepIsLeftOutOfThePerOpFits) {
   truth.cpu_core_rate = core::FlopsPerSecond(2e9);
   truth.grad_check_rate = core::BytesPerSecond(0.2e9);
   const testing::Simulated steady = testing::simulated(truth, 3);
-  core::Timeline slow_start = steady.timeline;
-  int first = std::numeric_limits<int>::max();
-  for (const core::Op& op : steady.schedule.ops) first = std::min(first, op.step);
-  int stretched = 0;
-  for (const core::Op& op : steady.schedule.ops) {
-    if (op.step != first) continue;
-    core::OpSpan& span = slow_start.spans[static_cast<size_t>(op.id)];
-    span.end = span.start + 3 * (span.end - span.start);
-    ++stretched;
-  }
-  ASSERT_GT(stretched, 0);
+  const core::Timeline slow_start = first_step_stretched(steady, 3, [](const core::Op&) { return true; });
   const FitReport a = fit_cost_parameters({{&steady.schedule, &steady.timeline}}, steady.machine, {});
   const FitReport b = fit_cost_parameters({{&steady.schedule, &slow_start}}, steady.machine, {});
   EXPECT_DOUBLE_EQ(b.params.matmul_efficiency, a.params.matmul_efficiency);
@@ -162,25 +170,17 @@ TEST(Fit, TheWarmUpStepIsLeftOutOfThePerOpFits) {
 // The first step's NVMe ops are left out of the drive's fit too: reads into
 // host pages touched for the first time pay the page faults (with huge
 // pages, compaction too), which are not the drive's. A timeline whose
-// first-step NVMe ops took 3x as long fits to the drive it was made with
-// (within 2 %: the stretched ops still share the drive with the steady ops
-// they now overlap); fitted over every step, the rates come out slower.
+// first-step NVMe ops took 3x as long fits to the drive it was made with,
+// within 2 % (from the steady ops that did not run beside a stretched one);
+// fitted over every step, as before, it fitted 1.29 and 0.94 GB/s.
 TEST(Fit, TheWarmUpStepIsLeftOutOfTheDrivesFit) {
   core::CostParameters truth;
   truth.nvme_read_rate = core::BytesPerSecond(3e9);
   truth.nvme_write_rate = core::BytesPerSecond(1.2e9);
   const testing::Simulated steady = testing::simulated(truth, 3);
-  core::Timeline slow_start = steady.timeline;
-  int first = std::numeric_limits<int>::max();
-  for (const core::Op& op : steady.schedule.ops) first = std::min(first, op.step);
-  int stretched = 0;
-  for (const core::Op& op : steady.schedule.ops) {
-    if (op.step != first || (op.lane != core::Lane::kNvmeRead && op.lane != core::Lane::kNvmeWrite)) continue;
-    core::OpSpan& span = slow_start.spans[static_cast<size_t>(op.id)];
-    span.end = span.start + 3 * (span.end - span.start);
-    ++stretched;
-  }
-  ASSERT_GT(stretched, 0);
+  const core::Timeline slow_start = first_step_stretched(steady, 3, [](const core::Op& op) {
+    return op.lane == core::Lane::kNvmeRead || op.lane == core::Lane::kNvmeWrite;
+  });
   const FitReport r = fit_cost_parameters({{&steady.schedule, &slow_start}}, steady.machine, {});
   ASSERT_TRUE(r.params.nvme_read_rate && r.params.nvme_write_rate);
   EXPECT_NEAR(r.params.nvme_read_rate->value(), 3e9, 3e9 * 0.02);
