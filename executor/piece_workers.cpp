@@ -86,15 +86,17 @@ bool PieceWorkers::try_run(int helpers, const std::function<void()>& take) {
 
 void PieceWorkers::loop(int index, uint64_t seen) {
   std::unique_lock lock(mutex_);
-  for (;;) {
-    if (generation_ == seen) {
+  for (bool worked = false;;) {
+    // After a job it ran: the next is likely to follow at once.
+    if (worked && generation_ == seen) {
       lock.unlock();
       poll_briefly([&] { return published_.load(std::memory_order_acquire) != seen; });
       lock.lock();
     }
     start_.wait(lock, [&] { return generation_ != seen; });
     seen = generation_;
-    if (index >= wanted_) continue;  // not needed for this job
+    worked = index < wanted_;
+    if (!worked) continue;  // not needed for this job
     const std::function<void()>* take = take_;
     lock.unlock();
     (*take)();
