@@ -3,8 +3,8 @@
 // as much as the step itself at 1M parameters on two threads here: 1M/2
 // ran at 1.1x 1M/1, where DeepSpeed's OpenMP pool reached 2.1x.
 //
-// Idle workers poll for the next job for 30 us (piece_workers.cpp), then
-// sleep on a condition variable, so a core busy with other work loses at
+// A worker that ran a job polls for the next for 30 us (piece_workers.cpp),
+// then sleeps on a condition variable, so a core busy with other work loses at
 // most that to them after each job. They run on the process's
 // CPUs other than the one the caller is on when the job starts
 // (away_from_caller.h): woken on the caller's CPU, a worker waited for the
