@@ -59,7 +59,7 @@ bool PieceWorkers::try_run(int helpers, const std::function<void()>& take) {
     while (static_cast<int>(threads_.size()) < helpers) {
       try {
         // A new worker has seen every job so far: it waits for the next.
-        threads_.emplace_back([this, index = static_cast<int>(threads_.size()), seen = generation_] {
+        threads_.emplace_back([this, index = static_cast<int>(threads_.size()), seen = generation_.load()] {
           loop(index, seen);
         });
         handles_.push_back(threads_.back().native_handle());
@@ -71,13 +71,11 @@ bool PieceWorkers::try_run(int helpers, const std::function<void()>& take) {
     take_ = &take;
     wanted_ = std::min(helpers, static_cast<int>(threads_.size()));
     running_ = wanted_;
-    unfinished_.store(wanted_, std::memory_order_relaxed);
     ++generation_;
-    published_.store(generation_, std::memory_order_release);
   }
   start_.notify_all();
   take();
-  poll_briefly([this] { return unfinished_.load(std::memory_order_acquire) == 0; });
+  poll_briefly([this] { return running_ == 0; });
   std::unique_lock lock(mutex_);
   done_.wait(lock, [this] { return running_ == 0; });
   take_ = nullptr;
@@ -90,7 +88,7 @@ void PieceWorkers::loop(int index, uint64_t seen) {
     // After a job it ran: the next is likely to follow at once.
     if (worked && generation_ == seen) {
       lock.unlock();
-      poll_briefly([&] { return published_.load(std::memory_order_acquire) != seen; });
+      poll_briefly([&] { return generation_ != seen; });
       lock.lock();
     }
     start_.wait(lock, [&] { return generation_ != seen; });
@@ -101,7 +99,6 @@ void PieceWorkers::loop(int index, uint64_t seen) {
     lock.unlock();
     (*take)();
     lock.lock();
-    unfinished_.fetch_sub(1, std::memory_order_release);
     if (--running_ == 0) done_.notify_one();
   }
 }

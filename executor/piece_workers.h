@@ -54,13 +54,11 @@ class PieceWorkers {
   std::vector<std::jthread> threads_;
   std::vector<pthread_t> handles_;  // threads_' native handles, for placement_
   const std::function<void()>* take_ = nullptr;
-  uint64_t generation_ = 0;  // one per job
-  int wanted_ = 0;           // workers with index < wanted_ run the job
-  int running_ = 0;          // of those, not yet returned
-  // Mirrors of generation_ and running_, read without the mutex by threads
-  // polling before they sleep.
-  std::atomic<uint64_t> published_{0};
-  std::atomic<int> unfinished_{0};
+  int wanted_ = 0;  // workers with index < wanted_ run the job
+  // Changed under mutex_ (so that no wake-up is lost), read without it by
+  // the threads polling before they sleep.
+  std::atomic<uint64_t> generation_{0};  // one per job
+  std::atomic<int> running_{0};          // of the job's workers, not yet returned
   AwayFromCaller placement_;  // under mutex_
 };
 
