@@ -219,8 +219,12 @@ struct DriveFit {
 size_t direction_of(const core::Op& op) { return op.lane == Lane::kNvmeRead ? 0 : 1; }
 
 // For a duplex: the rates per direction under which the NVMe model, sharing
-// the drive as the engine does (sim::fair_rates) among the ops that ran at
-// each moment, moves each direction's bytes in its ops' measured spans. A
+// the drive as the engine does (sim::fair_rates: each direction's ops one
+// at a time in the order they started, the pieces' running lists being in
+// that order; in the units the simulation prices them in, so, where the
+// device's lanes share the host's cores, in seconds of running alone) among
+// the ops that ran at each moment, moves each direction's bytes in its
+// ops' measured spans. A
 // fixed point: each round scales a direction's rate by its bytes over what
 // the model moved (exact for a direction running alone; beside the other
 // direction the share depends on both rates, so a few rounds).
@@ -228,7 +232,6 @@ DriveFit nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m, const c
                      int ranks, double duplex) {
   core::CostParameters p = start;
   p.nvme_duplex = duplex;
-  p.host_lane_cores.reset();  // in bytes, as the drive sees them
   const sim::ModelContext c{.machine = m, .params = p, .ranks = ranks};  // sees the rates each round sets in p
   std::array<double, 2> bytes{};
   for (size_t i = 0; i < spans.ops.size(); ++i) {
@@ -249,7 +252,13 @@ DriveFit nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m, const c
       demands.clear();
       for (size_t i : piece.running) demands.push_back(sim::demand_of(*spans.ops[i], c, cap));
       const std::vector<double> rates = sim::fair_rates(demands, cap);
-      for (size_t k = 0; k < piece.running.size(); ++k) moved[piece.running[k]] += rates[k] * piece.seconds;
+      for (size_t k = 0; k < piece.running.size(); ++k) {
+        // The rate is in the demand's units (where the device's lanes share
+        // the host's cores, seconds of running alone): back to bytes.
+        const double work = demands[k].work;
+        const double bytes_per_unit = work > 0 ? spans.ops[piece.running[k]]->bytes.as_double() / work : 0;
+        moved[piece.running[k]] += rates[k] * piece.seconds * bytes_per_unit;
+      }
     }
     std::array<double, 2> total{};
     for (size_t i = 0; i < spans.ops.size(); ++i) {
@@ -302,10 +311,8 @@ Minimum golden_section(F f, double a, double b, double tolerance, int rounds) {
 // anywhere the duplex is not seen and keeps its value.
 void fit_nvme(const std::vector<MeasuredRun>& runs, const Durations& d, const core::MachineSpec& m, FitReport& r) {
   if (m.nvme_count <= 0 || runs.empty()) return;
-  core::CostParameters in_bytes = r.params;
-  in_bytes.host_lane_cores.reset();  // as nvme_fit_at prices the ops
   const int ranks = std::max(1, runs.front().schedule->ranks);
-  const NvmeSpans spans = nvme_spans(runs, d, {.machine = m, .params = in_bytes, .ranks = ranks});
+  const NvmeSpans spans = nvme_spans(runs, d, {.machine = m, .params = r.params, .ranks = ranks});
   if (std::none_of(spans.nvme.begin(), spans.nvme.end(), [](bool b) { return b; })) return;
   double duplex = r.params.nvme_duplex;
   if (spans.overlapped) {

@@ -35,6 +35,12 @@ struct Demand {
   std::array<double, kResourceCount> per_unit{};  // resource use per unit of work
   core::SimTime latency = 0;  // added once the work has flowed
   double max_rate = 0;        // > 0: the flow never runs faster than this (units/s), however idle the resources
+  // > 0: flows of the same queue are served one at a time, in the order
+  // they started; the others wait at rate 0. The executor's NVMe store
+  // serves each direction's regions so, in the order they were asked for
+  // (executor/nvme/block_store.h), where even sharing would finish the
+  // first later and the last no sooner.
+  int queue = 0;
 };
 
 // The rate a flowing demand reaches with the resources to itself: its own

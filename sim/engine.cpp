@@ -32,6 +32,20 @@ void share_fairly(std::vector<Flow>& flows, std::span<const Demand> demands, con
   Capacities left = capacities;
   std::vector<char> frozen(flows.size(), 0);
   size_t unfrozen = flows.size();
+  // A flow behind an earlier one of its queue waits (flows are in the order
+  // they started).
+  std::vector<int> served;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const int queue = demands[static_cast<size_t>(flows[i].op)].queue;
+    if (queue <= 0) continue;
+    if (std::find(served.begin(), served.end(), queue) == served.end()) {
+      served.push_back(queue);
+      continue;
+    }
+    flows[i].rate = 0;
+    frozen[i] = 1;
+    --unfrozen;
+  }
   while (unfrozen > 0) {
     double best = std::numeric_limits<double>::infinity();
     int bottleneck = -1;
@@ -226,6 +240,10 @@ EngineResult Engine::run() {
     SimTime next = timed_.empty() ? kNever : timed_.top().first;
     std::vector<SimTime> finish(flows_.size());
     for (size_t i = 0; i < flows_.size(); ++i) {
+      if (flows_[i].rate <= 0) {  // waits in its queue
+        finish[i] = kNever;
+        continue;
+      }
       finish[i] = now_ + std::max<SimTime>(1, static_cast<SimTime>(std::ceil(flows_[i].remaining / flows_[i].rate * 1e9)));
       next = std::min(next, finish[i]);
     }

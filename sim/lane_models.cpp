@@ -16,13 +16,13 @@ Demand on_host_threads(const Demand& d, const Capacities& cap, bool uses_a_threa
   const auto threads = static_cast<size_t>(Resource::kHostThreads);
   if (d.work <= 0) {  // a fixed duration: that many seconds of one thread
     if (!uses_a_thread) return d;
-    Demand out{.work = std::max(1e-9, static_cast<double>(d.fixed) * 1e-9), .latency = 0, .max_rate = 1};
+    Demand out{.work = std::max(1e-9, static_cast<double>(d.fixed) * 1e-9), .latency = 0, .max_rate = 1, .queue = d.queue};
     out.per_unit[threads] = 1;
     return out;
   }
   // The rate the op reaches alone, bottlenecked by its own resources.
   const double alone = alone_rate(d, cap);
-  Demand out{.work = d.work / alone, .latency = d.latency, .max_rate = 1};
+  Demand out{.work = d.work / alone, .latency = d.latency, .max_rate = 1, .queue = d.queue};
   for (int r = 0; r < kResourceCount; ++r) out.per_unit[static_cast<size_t>(r)] = d.per_unit[static_cast<size_t>(r)] * alone;
   out.per_unit[threads] = uses_a_thread ? 1 : 0;
   return out;

@@ -23,6 +23,7 @@ Demand nvme_demand(const core::Op& op, const ModelContext& c) {
   d.per_unit[static_cast<size_t>(direction)] = seconds_per_byte;
   d.per_unit[static_cast<size_t>(Resource::kNvme)] = seconds_per_byte;
   d.per_unit[static_cast<size_t>(Resource::kDram)] = 1;
+  d.queue = op.lane == core::Lane::kNvmeRead ? 1 : 2;  // one queue per direction, as the store has
   return d;
 }
 
