@@ -1,7 +1,8 @@
 // The discrete-event engine: runs a schedule's ops on their lanes in issue
 // order once their dependencies are met, as CUDA streams do, on an integer
 // nanosecond clock. Ops that flow through shared resources share them fairly
-// (max-min fairness) and speed up when a neighbour finishes. It knows no
+// (max-min fairness) and speed up when a neighbour finishes; those whose
+// demands name one queue are served in turn (Demand::queue). It knows no
 // hardware: the demands come from the lane models (sim/lane_models.h).
 #pragma once
 
@@ -49,8 +50,9 @@ struct EngineResult {
 
 // The rates max-min fair sharing gives `flows` running together, in each
 // one's units per second: the engine's own rule, for callers that invert
-// it on a measured timeline (calibration/fit.cpp). Every demand must flow
-// (work > 0).
+// it on a measured timeline (calibration/fit.cpp). `flows` are in the
+// order they started: of those that share a queue, only the first flows,
+// the others get 0. Every demand must flow (work > 0).
 [[nodiscard]] std::vector<double> fair_rates(std::span<const Demand> flows, const Capacities& capacities);
 
 // `demands[i]` is op i's demand. Deterministic: the same inputs give the
