@@ -194,12 +194,13 @@ TEST(Fit, TheWarmUpStepIsLeftOutOfTheDrivesFit) {
 // Runs too short for many steady ops that never ran beside the warm-up
 // step still fit the drive. One step: every op, and the rates it was made
 // with. Two steps: the two second-step reads apart from the first step both
-// ran beside writes, so each direction's rate and the duplex are not told
-// apart (the fit finds 5.8 GB/s reads at duplex 1.31 for 3.0 at 1.6); what
-// it must do is come near what it saw: simulated with the fit, the run's
-// NVMe lanes within 10 % of their measured busy time (7.2 % for reads:
-// the price of leaving the warm-up step out, which fitting every op did
-// not pay on this run without page faults).
+// ran beside writes, so the read rate and the duplex are not told apart
+// (the fit finds 2.46 GB/s reads at duplex 1.73 for 3.0 at 1.6; 5.8 at
+// 1.31 before each direction's ops queued); what it must do is come near
+// what it saw: simulated with the fit, the run's NVMe lanes within 10 % of
+// their measured busy time (reads 2.1 % off, 7.2 % before the queues: the
+// price of leaving the warm-up step out, which fitting every op did not
+// pay on this run without page faults).
 TEST(Fit, RunsOfOneAndTwoStepsStillFitTheDrive) {
   core::CostParameters truth;
   truth.nvme_read_rate = core::BytesPerSecond(3e9);
