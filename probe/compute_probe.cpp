@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/workload.h"
+#include "executor/model/blas_kernels.h"
 #include "executor/model/gpt_model.h"
 #include "executor/model/linear.h"
 #include "probe/probes.h"
@@ -84,6 +85,7 @@ int compute_probe_steps(const ProbeOptions& o) {
 
 void probe_compute(const ProbeOptions& o, Measurements& m, const Tick& tick) {
   executor::model::set_blas_threads(1);
+  m.blas_kernels = executor::model::blas_kernels();
   const int repeats = o.depth == Depth::kQuick ? 2 : 3;
   for (GemmRate g : shapes(o.depth)) {
     const auto r = static_cast<size_t>(g.rows), i = static_cast<size_t>(g.in), n = static_cast<size_t>(g.out);

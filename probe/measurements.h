@@ -68,6 +68,7 @@ struct Measurements {
   std::vector<ThreadRate> adam_params;  // executor's CPU Adam, parameters/s, by threads
   double grad_check_bytes_per_s = 0;    // the gradient check's scan of 16-bit gradients, one thread
   std::vector<GemmRate> gemm;           // the executor's sgemm (one BLAS thread), by shape
+  std::string blas_kernels;             // the OpenBLAS kernels it ran on (executor/model/blas_kernels.h)
   double small_gemm_seconds = 0;        // a 1x64x64 product: the fixed cost of a compute op
   std::vector<BlockOpRate> block_ops;   // GPT block forward and backward by shape
   std::optional<std::string> disk_dir;

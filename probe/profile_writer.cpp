@@ -98,7 +98,8 @@ std::string measurement_comments(const Measurements& m) {
   s += "\n#   a 4 KiB copy: " + num(m.small_copy_seconds * 1e6) + " us\n#   CPU Adam (executor/cpu_adam):";
   for (const ThreadRate& r : m.adam_params) s += " " + std::to_string(r.threads) + "t " + num(r.rate / 1e6) + " Mparam/s;";
   s += "\n#   gradient check (executor/square_sum.h, one thread): " + gbs(m.grad_check_bytes_per_s);
-  s += "\n#   sgemm forward+backward, one BLAS thread:";
+  s += "\n#   sgemm forward+backward, one BLAS thread" +
+       (m.blas_kernels.empty() ? std::string() : " (OpenBLAS's " + m.blas_kernels + " kernels)") + ":";
   for (const GemmRate& g : m.gemm)
     s += " " + std::to_string(g.rows) + "x" + std::to_string(g.in) + "x" + std::to_string(g.out) + " " + num(g.rate / 1e9) + " GFLOP/s;";
   s += "\n#   a 1x64x64 product: " + num(m.small_gemm_seconds * 1e6) + " us\n";
