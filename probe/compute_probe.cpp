@@ -53,8 +53,9 @@ core::ModelSpec block_spec(int64_t d_model) {
 // Times one block's forward and backward as the executor's layer op runs
 // them (Interpreter::State::compute): the pass first widens the layer's
 // 16-bit parameters to fp32, and a backward zeroes its fp32 gradients and
-// narrows them to 16 bits after; streaming passes over the parameters that
-// on AVX-512 sgemm take a sixth of a backward of GPT-2 small's width.
+// narrows them to 16 bits after: streaming passes over the parameters that,
+// on AVX-512 sgemm at GPT-2 small's width and 128 tokens, take a sixth of
+// a forward and a quarter of a backward (docs/fidelity.md, session 43).
 void probe_block(const BlockCase& b, int repeats, Measurements& m) {
   const core::Workload workload(block_spec(b.d_model), b.seq);
   core::Result<executor::model::GptModel> created = executor::model::GptModel::create(workload);
