@@ -461,7 +461,7 @@ int run_run(const Context& context, const RunArgs& a) {
   if (!a.as_json) {
     // Which kernels the CPU backend's matrix products run on: 2.7x apart
     // between OpenBLAS's generic ones and AVX-512 (executor/model/blas_kernels.h).
-    const std::string kernels = std::string(backend->name()) == "cpu"
+    const std::string kernels = a.backend == "cpu"
                                     ? " (OpenBLAS's " + executor::model::blas_kernels() + " kernels)"
                                     : "";
     out << "Training " << in->model.label << " with plan " << a.plan << " on the " << backend->name() << " backend"

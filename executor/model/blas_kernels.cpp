@@ -22,21 +22,18 @@ std::optional<std::string> blas_kernels_to_request(std::string_view chosen, bool
   return std::nullopt;
 }
 
-std::optional<std::string> better_blas_kernels_for_this_cpu() {
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return std::nullopt;
+void restart_on_better_blas_kernels(char** argv) {
 #if defined(__x86_64__)
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-  return blas_kernels_to_request(blas_kernels(), avx512, isa_supported(Isa::kAvx2));
-#else
-  return std::nullopt;
-#endif
-}
-
-void restart_on_better_blas_kernels(char** argv) {
-  const std::optional<std::string> kernels = better_blas_kernels_for_this_cpu();
+  const std::optional<std::string> kernels =
+      blas_kernels_to_request(blas_kernels(), avx512, isa_supported(Isa::kAvx2));
   if (!kernels || setenv("OPENBLAS_CORETYPE", kernels->c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);
+#else
+  (void)argv;
+#endif
 }
 
 }  // namespace stowage::executor::model

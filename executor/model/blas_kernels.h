@@ -24,12 +24,9 @@ namespace stowage::executor::model {
 // the CPU, or the CPU has nothing wider.
 [[nodiscard]] std::optional<std::string> blas_kernels_to_request(std::string_view chosen, bool avx512, bool avx2);
 
-// blas_kernels_to_request for this process and CPU; nullopt where
-// OPENBLAS_CORETYPE is already set (the user's choice, or the request made).
-[[nodiscard]] std::optional<std::string> better_blas_kernels_for_this_cpu();
-
-// Where better_blas_kernels_for_this_cpu names kernels, sets
-// OPENBLAS_CORETYPE to them and starts this program again with `argv`
+// Where blas_kernels_to_request names kernels for this process and CPU and
+// OPENBLAS_CORETYPE is unset (set, it is the user's choice or the request
+// already made), sets it to them and starts this program again with `argv`
 // (exec keeps the pid); returns only where there is nothing to ask for or
 // exec failed, when the program runs on the library's own choice. Called
 // first thing in main() by the command and by the tests that compare its
