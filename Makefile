@@ -14,8 +14,12 @@ DEFAULT_MODEL ?= llama-2-13b
 
 .PHONY: run test deps configure build clean
 
+# Debian's simdjson source, for stowage-standalone (cmake/debian_libraries.cmake);
+# without it the build goes on without that program, except in CI.
 deps:
 	@scripts/install-deps
+	@scripts/fetch-debian-source libsimdjson-dev build/debian-source || \
+	  { test "$(WERROR)" = OFF && echo "make: building without stowage-standalone"; }
 
 configure: deps
 	@mkdir -p build

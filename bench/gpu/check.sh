@@ -5,7 +5,8 @@
 # the DeepSpeed runs and GPT-2 Medium on the CUDA backend take most of it).
 #
 #   bench/gpu/check.sh --stage            here: copy the GPU programs, stripped,
-#                                         into build/gpu-carry (27 MB with the executor's libraries), and
+#                                         into build/gpu-carry (stowage-standalone and the executor's
+#                                         tests with Debian's archives inside), and
 #                                         DeepSpeed's source package and wheels into .whl
 #   bench/gpu/check.sh [--carried DIR]    there, with DIR and .whl carried: run them
 #                                         (DIR default build/gpu-carry)
@@ -61,19 +62,21 @@ if [ "${1:-}" = "--stage" ]; then
   strip -o "$carried/stowage_cuda_tests" "$build/tests/executor/cuda/stowage_cuda_tests"
   strip -o "$carried/cuda_probe" "$build/bench/gpu/cuda_probe"
   bench/gpu/needed-libraries "$carried/stowage_cuda_tests" "$carried/cuda_probe" || exit 1
-  # The executor's programs (the stowage command and the CUDA backend's
-  # tests) need Debian's shared libraries, which the GPU machine lacks: they
-  # travel beside them, gzipped (OpenBLAS alone is 36 MB), for step 3c;
-  # the toolkit's own (cuBLASLt) are there already.
-  if [ -x "$build/cli/stowage" ] && [ -x "$build/tests/executor/cuda/stowage_cuda_backend_tests" ]; then
-    strip -o "$carried/stowage" "$build/cli/stowage"
+  # The executor's programs for step 3c: the stowage command as
+  # stowage-standalone and the CUDA backend's tests, both linked with
+  # Debian's static archives (cmake/debian_libraries.cmake), so that they
+  # too need only the C library and the toolkit's cuBLASLt there. Gzipped:
+  # OpenBLAS's kernels for every CPU make each 31-33 MB, and the carry is
+  # 64 MiB in all.
+  if [ -x "$build/cli/stowage-standalone" ] && [ -x "$build/tests/executor/cuda/stowage_cuda_backend_tests" ]; then
+    strip -o "$carried/stowage" "$build/cli/stowage-standalone"
     strip -o "$carried/stowage_cuda_backend_tests" "$build/tests/executor/cuda/stowage_cuda_backend_tests"
-    libs=$(mktemp -d)
-    ldd "$carried/stowage" "$carried/stowage_cuda_backend_tests" | awk '/=> \// {print $3}' | sort -u |
-      grep -v -E '/(libc|libm|libdl|libpthread|librt|libgcc_s|libcublas|libcublasLt|libcuda|libcudart)\.so' | xargs -I{} cp -L {} "$libs/"
-    tar -czf "$carried/debian-libs.tar.gz" -C "$libs" .
-    rm -rf "$libs"
+    bench/gpu/needed-libraries "$carried/stowage" "$carried/stowage_cuda_backend_tests" || exit 1
+    gzip -f "$carried/stowage" "$carried/stowage_cuda_backend_tests"
+  else
+    echo "no stowage-standalone in $build (make deps fetches simdjson's source; then cmake --build $build)"; exit 1
   fi
+  rm -f "$carried/debian-libs.tar.gz"  # an older --stage's shared libraries, no longer needed
   du -sh "$carried"
   echo "carry $carried and .whl, then run: bench/gpu/check.sh --carried $carried"
   exit 0
@@ -178,11 +181,14 @@ fi
 #     gpt2-medium-all-gpu:3 runs Adam on the device).
 log ""
 log "== Stowage's executor on the GPU (CUDA backend) =="
-if [ -x "$carried/stowage" ] && [ -f "$carried/debian-libs.tar.gz" ]; then
-  libs=/tmp/stowage-libs
-  mkdir -p "$libs" && tar -xzf "$carried/debian-libs.tar.gz" -C "$libs"
-  ours() { env LD_LIBRARY_PATH="$libs:$LD_LIBRARY_PATH" STOWAGE_PROFILES_DIR="$root/profiles" "$@"; }
-  backend_tests=$(cd "$carried" && pwd)/stowage_cuda_backend_tests
+executor=/tmp/stowage-executor  # the two programs, carried gzipped (--stage)
+mkdir -p "$executor"
+for program in stowage stowage_cuda_backend_tests; do
+  [ -f "$carried/$program.gz" ] && gunzip -c "$carried/$program.gz" > "$executor/$program" && chmod +x "$executor/$program"
+done
+if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; then
+  ours() { env STOWAGE_PROFILES="$root/profiles" "$@"; }  # the bundled profiles (profile_catalog.cpp)
+  backend_tests="$executor/stowage_cuda_backend_tests"
   (cd /tmp && ours timeout 240 "$backend_tests" \
      --gtest_output="xml:$out/stowage_cuda_backend_tests.xml") > "$out/stowage_cuda_backend_tests.txt" 2>&1
   rc=$?
@@ -193,7 +199,7 @@ if [ -x "$carried/stowage" ] && [ -f "$carried/debian-libs.tar.gz" ]; then
     for backend in cuda cpu; do
       [ "$backend" = cpu ] && [ "$name" != tiny-gpt-zero-offload ] && continue   # the CPU side of a big plan runs here
       log "-- stowage run $name.yaml --backend $backend --steps $steps"
-      ours timeout "${RUN_TIMEOUT:-150}" "$carried/stowage" run "bench/gpu/plans/$name.yaml" --backend "$backend" \
+      ours timeout "${RUN_TIMEOUT:-150}" "$executor/stowage" run "bench/gpu/plans/$name.yaml" --backend "$backend" \
         --steps "$steps" --threads 8 --device-memory '8 GiB' --trace "$out/$name.$backend.trace.json" \
         --predicted-trace "$out/$name.predicted.trace.json" > "$out/$name.$backend.txt" 2>&1
       rc=$?
@@ -201,7 +207,7 @@ if [ -x "$carried/stowage" ] && [ -f "$carried/debian-libs.tar.gz" ]; then
       [ "$rc" -eq 0 ] || { log "$name on $backend FAILED (exit $rc)"; status=1; }
       # Measured against predicted, lane by lane (the table item 6 asks for).
       if [ "$backend" = cuda ] && [ -f "$out/$name.$backend.trace.json" ]; then
-        ours "$carried/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
+        ours "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
           2>&1 | head -n 12 | tee -a "$out/check.txt"
       fi
       [ -f "$out/$name.$backend.trace.json" ] && gzip -f "$out/$name.$backend.trace.json"
@@ -219,7 +225,7 @@ if [ -x "$carried/stowage" ] && [ -f "$carried/debian-libs.tar.gz" ]; then
   fi
   gzip -f "$out"/*.predicted.trace.json 2>/dev/null
 else
-  log "executor on the GPU NOT RUN: stowage and its libraries not carried (bench/gpu/check.sh --stage)"; status=1
+  log "executor on the GPU NOT RUN: stowage and stowage_cuda_backend_tests not carried (bench/gpu/check.sh --stage)"; status=1
 fi
 
 # 4. Bandwidth and GEMM rate.
