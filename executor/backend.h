@@ -118,7 +118,9 @@ class Backend {
   [[nodiscard]] virtual core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset,
                                                 const Buffer& src, int64_t src_offset, int64_t bytes) = 0;
   // A compute op (a layer's forward, recompute or backward) on `lane`, over
-  // its device buffers. On the CPU the kernel runs on the calling thread; an
+  // its device buffers. The kernel (the model's sequence of primitives) runs
+  // on the calling thread with this backend's layer kernels installed
+  // (model/layer_kernels.h), which alone touch the workspace's memory; an
   // exception it throws is a diagnostic naming `what`.
   [[nodiscard]] virtual core::Result<void> compute(
       core::Lane lane, std::string_view what, const LayerBuffers& buffers,

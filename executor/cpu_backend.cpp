@@ -31,6 +31,13 @@ std::byte* flipped(std::byte* p) {
   return reinterpret_cast<std::byte*>(reinterpret_cast<uintptr_t>(p) ^ kOpaqueBits);
 }
 
+// For the layer kernels: an opaque device pointer's host address; any
+// other pointer (a host array such as the token ids) is one already.
+const void* host_address(const void* p) {
+  const auto bits = reinterpret_cast<uintptr_t>(p);
+  return (bits & kOpaqueBits) == kOpaqueBits ? reinterpret_cast<const void*>(bits ^ kOpaqueBits) : p;
+}
+
 void raise_to(std::atomic<int64_t>& peak, int64_t value) {
   int64_t seen = peak.load();
   while (value > seen && !peak.compare_exchange_weak(seen, value)) {
@@ -46,6 +53,9 @@ core::Result<void> size_mismatch(std::string_view op, const Buffer& a, const Buf
 }
 
 }  // namespace
+
+CpuBackend::CpuBackend(CpuBackendOptions options)
+    : options_(std::move(options)), kernels_(options_.opaque_device_memory ? &host_address : nullptr) {}
 
 std::byte* CpuBackend::host(const Buffer& b) const {
   if (b.data == nullptr || b.tier != core::Tier::kGpu || !options_.opaque_device_memory) return b.data;
@@ -181,7 +191,13 @@ core::Result<void> CpuBackend::copy(core::Lane lane, const Buffer& dst, int64_t 
 
 core::Result<void> CpuBackend::compute(core::Lane, std::string_view what, const LayerBuffers& buffers,
                                        const std::function<void(const LayerWorkspace&)>& kernel) {
-  auto of = [this](const Buffer* b) { return b != nullptr ? view<float>(*b) : std::span<float>(); };
+  // The layer gets the device buffers as they are and runs on this
+  // backend's kernels, which alone dereference them (layer_kernels.h).
+  auto of = [](const Buffer* b) {
+    return b != nullptr ? std::span<float>(reinterpret_cast<float*>(b->data), static_cast<size_t>(b->bytes) / 4)
+                        : std::span<float>();
+  };
+  const model::InstalledKernels installed(kernels_);
   try {
     kernel({.params32 = of(buffers.params32),
             .grads32 = of(buffers.grads32),

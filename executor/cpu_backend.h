@@ -17,6 +17,7 @@
 
 #include "executor/backend.h"
 #include "executor/buffer_pool.h"
+#include "executor/model/cpu_layer_kernels.h"
 #include "executor/nvme/block_store.h"
 
 namespace stowage::executor {
@@ -79,7 +80,7 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  explicit CpuBackend(CpuBackendOptions options) : options_(std::move(options)) {}
+  explicit CpuBackend(CpuBackendOptions options);
   // Where `b` really is in this process (undoes opaque_device_memory).
   [[nodiscard]] std::byte* host(const Buffer& b) const;
   template <class T>
@@ -91,6 +92,9 @@ class CpuBackend final : public Backend {
   void free_blocks(core::Tier tier, const std::vector<BufferPool::Block>& blocks);
 
   CpuBackendOptions options_;
+  // What a compute op's layer runs on: OpenBLAS and the model's loops, over
+  // the device buffers (mapped back to host addresses where they are opaque).
+  model::CpuLayerKernels kernels_;
   std::optional<BlockStore> store_;
   std::mutex regions_mutex_;
   std::map<std::string, Extent> regions_;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "executor/model/kernel_scratch.h"
+#include "executor/model/layer_kernels.h"
 
 namespace stowage::executor {
 
@@ -120,8 +121,9 @@ void GptCompute::backward(int64_t step, int micro, int layer, std::span<const fl
   const auto l = static_cast<size_t>(layer);
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kFinal: {
-      std::fill(m.flow.begin(), m.flow.end(), 0.0f);
-      std::fill(m.d_tied.begin(), m.d_tied.end(), 0.0f);
+      model::LayerKernels& k = model::layer_kernels();
+      k.fill(m.flow.data(), 0.0f, static_cast<int64_t>(m.flow.size()));
+      k.fill(m.d_tied.data(), 0.0f, static_cast<int64_t>(m.d_tied.size()));
       model_.final_backward(own_params(layer, params), tied_table(layer, params), m.x[l - 1], m.targets,
                             m.final_saved, loss_scale, m.flow, grads, m.d_tied);
       m.final_saved = {};
@@ -138,7 +140,7 @@ void GptCompute::backward(int64_t step, int micro, int layer, std::span<const fl
     case core::LayerKind::kEmbedding: {
       model_.embedding_backward(m.inputs, mb_, m.flow, grads);
       std::span<float> table = model_.token_embedding(grads);
-      for (size_t i = 0; i < table.size(); ++i) table[i] += m.d_tied[i];
+      model::layer_kernels().add_into(table.data(), m.d_tied.data(), static_cast<int64_t>(table.size()));
       std::lock_guard lock(mutex_);
       micros_.erase({step, micro});  // the micro-batch is done
       return;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "executor/model/kernel_scratch.h"
+#include "executor/model/layer_kernels.h"
 
 namespace stowage::executor {
 
@@ -108,7 +109,7 @@ void LlamaCompute::backward(int64_t step, int micro, int layer, std::span<const 
   const auto l = static_cast<size_t>(layer);
   switch (model_.layer_kind(layer)) {
     case core::LayerKind::kFinal:
-      std::fill(m.flow.begin(), m.flow.end(), 0.0f);
+      model::layer_kernels().fill(m.flow.data(), 0.0f, static_cast<int64_t>(m.flow.size()));
       model_.final_backward(params, m.x[l - 1], m.targets, m.final_saved, loss_scale, m.flow, grads);
       m.final_saved = {};
       return;

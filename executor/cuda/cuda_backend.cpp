@@ -270,6 +270,8 @@ core::Result<void> CudaBackend::compute(core::Lane lane, std::string_view what, 
     staged(buffers.scratch, w.scratch, false);
     STOWAGE_CUDA(cudaStreamSynchronize(stream));
     try {
+      // On the mirrors, with the CPU's layer kernels (none installed:
+      // model/layer_kernels.h's default), until the GPU has its own.
       kernel(w);
     } catch (const CudaError&) {
       throw;

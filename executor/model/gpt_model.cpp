@@ -1,7 +1,6 @@
 // GptModel: size checks, then each layer's forward and backward as a
-// sequence of the kernels in linear.h, layer_norm.h, gelu.h,
-// causal_attention.h and cross_entropy.h. Initialisation is in
-// parameter_init.cpp.
+// sequence of calls to the thread's layer kernels (layer_kernels.h), which
+// alone touch the tensors. Initialisation is in parameter_init.cpp.
 #include "executor/model/kernel_scratch.h"
 #include "executor/model/gpt_model.h"
 
@@ -9,11 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "executor/model/causal_attention.h"
-#include "executor/model/cross_entropy.h"
-#include "executor/model/gelu.h"
-#include "executor/model/layer_norm.h"
-#include "executor/model/linear.h"
+#include "executor/model/layer_kernels.h"
 
 namespace stowage::executor::model {
 namespace {
@@ -25,10 +20,6 @@ void require_size(size_t have, int64_t want, const char* what) {
     throw std::invalid_argument(std::string(what) + " holds " + std::to_string(have) + " floats, expected " +
                                 std::to_string(want));
   }
-}
-
-void add_into(float* y, const float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
 }  // namespace
@@ -115,13 +106,11 @@ void GptModel::embedding_forward(std::span<const float> params, std::span<const 
   require_size(params.size(), embedding_params_, "embedding_forward: params");
   require_size(out.size(), mb.tokens() * shape_.d_model, "embedding_forward: out");
   const int64_t d = shape_.d_model;
-  const float* positions = params.data() + shape_.vocab * d;
-  for (int64_t i = 0; i < mb.tokens(); ++i) {
-    const float* token_row = params.data() + tokens[static_cast<size_t>(i)] * d;
-    const float* position_row = positions + (shape_.position_offset + i % mb.seq) * d;
-    float* o = out.data() + i * d;
-    for (int64_t c = 0; c < d; ++c) o[c] = token_row[c] + position_row[c];
-  }
+  LayerKernels& k = layer_kernels();
+  k.gather_rows(params.data(), tokens.data(), mb.tokens(), d, out.data());
+  // + the position rows: token i of a sequence is at position_offset + i.
+  const float* positions = params.data() + (shape_.vocab + shape_.position_offset) * d;
+  for (int64_t b = 0; b < mb.batch; ++b) k.add_into(out.data() + b * mb.seq * d, positions, mb.seq * d);
 }
 
 void GptModel::embedding_backward(std::span<const int32_t> tokens, MicroBatch mb, std::span<const float> d_out,
@@ -131,12 +120,11 @@ void GptModel::embedding_backward(std::span<const int32_t> tokens, MicroBatch mb
   require_size(d_out.size(), mb.tokens() * shape_.d_model, "embedding_backward: d_out");
   require_size(d_params.size(), embedding_params_, "embedding_backward: d_params");
   const int64_t d = shape_.d_model;
-  float* d_positions = d_params.data() + shape_.vocab * d;
-  for (int64_t i = 0; i < mb.tokens(); ++i) {
-    const float* g = d_out.data() + i * d;
-    add_into(d_params.data() + tokens[static_cast<size_t>(i)] * d, g, d);
-    add_into(d_positions + (shape_.position_offset + i % mb.seq) * d, g, d);
-  }
+  LayerKernels& k = layer_kernels();
+  k.scatter_add_rows(tokens.data(), d_out.data(), mb.tokens(), d, d_params.data());
+  // Each position row gathers its tokens' gradients in token order, as before.
+  float* d_positions = d_params.data() + (shape_.vocab + shape_.position_offset) * d;
+  for (int64_t b = 0; b < mb.batch; ++b) k.add_into(d_positions, d_out.data() + b * mb.seq * d, mb.seq * d);
 }
 
 // ---- block ----
@@ -183,28 +171,29 @@ void GptModel::block_forward(std::span<const float> params, std::span<const floa
 
   const float* p = params.data();
   const BlockOffsets& o = block_;
-  layer_norm_forward(in.data(), p + o.attn_norm_weight, p + o.attn_norm_bias, s.attn_norm_out.data(),
+  LayerKernels& k = layer_kernels();
+  k.layer_norm_forward(in.data(), p + o.attn_norm_weight, p + o.attn_norm_bias, s.attn_norm_out.data(),
                      s.attn_norm_mean.data(), s.attn_norm_rstd.data(), n, d);
   const LinearShape qkv{.rows = n, .in = d, .out = a};
-  linear_forward(s.attn_norm_out.data(), p + o.q_weight, p + o.q_bias, s.q.data(), qkv);
-  linear_forward(s.attn_norm_out.data(), p + o.k_weight, p + o.k_bias, s.k.data(), qkv);
-  linear_forward(s.attn_norm_out.data(), p + o.v_weight, p + o.v_bias, s.v.data(), qkv);
+  k.linear_forward(s.attn_norm_out.data(), p + o.q_weight, p + o.q_bias, s.q.data(), qkv);
+  k.linear_forward(s.attn_norm_out.data(), p + o.k_weight, p + o.k_bias, s.k.data(), qkv);
+  k.linear_forward(s.attn_norm_out.data(), p + o.v_weight, p + o.v_bias, s.v.data(), qkv);
   const AttentionShape as{.batch = mb.batch,
                           .seq = mb.seq,
                           .heads = shape_.heads,
                           .head_dim = shape_.head_dim,
                           .kv_heads = shape_.heads};
-  causal_attention_forward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), s.attn_out.data(), as);
-  linear_forward(s.attn_out.data(), p + o.o_weight, p + o.o_bias, s.mid.data(), {.rows = n, .in = a, .out = d});
-  add_into(s.mid.data(), in.data(), n * d);
+  k.causal_attention_forward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), s.attn_out.data(), as);
+  k.linear_forward(s.attn_out.data(), p + o.o_weight, p + o.o_bias, s.mid.data(), {.rows = n, .in = a, .out = d});
+  k.add_into(s.mid.data(), in.data(), n * d);
 
-  layer_norm_forward(s.mid.data(), p + o.mlp_norm_weight, p + o.mlp_norm_bias, s.mlp_norm_out.data(),
+  k.layer_norm_forward(s.mid.data(), p + o.mlp_norm_weight, p + o.mlp_norm_bias, s.mlp_norm_out.data(),
                      s.mlp_norm_mean.data(), s.mlp_norm_rstd.data(), n, d);
-  linear_forward(s.mlp_norm_out.data(), p + o.up_weight, p + o.up_bias, s.hidden_pre.data(),
+  k.linear_forward(s.mlp_norm_out.data(), p + o.up_weight, p + o.up_bias, s.hidden_pre.data(),
                  {.rows = n, .in = d, .out = f});
-  gelu_forward(s.hidden_pre.data(), s.hidden.data(), n * f);
-  linear_forward(s.hidden.data(), p + o.down_weight, p + o.down_bias, out.data(), {.rows = n, .in = f, .out = d});
-  add_into(out.data(), s.mid.data(), n * d);
+  k.gelu_forward(s.hidden_pre.data(), s.hidden.data(), n * f);
+  k.linear_forward(s.hidden.data(), p + o.down_weight, p + o.down_bias, out.data(), {.rows = n, .in = f, .out = d});
+  k.add_into(out.data(), s.mid.data(), n * d);
 }
 
 // d_mid += the MLP branch's gradient with respect to mid, from d_out.
@@ -214,15 +203,16 @@ void GptModel::mlp_backward(const float* p, const BlockSaved& s, const float* d_
   const int64_t d = shape_.d_model;
   const int64_t f = shape_.ffn;
   const BlockOffsets& o = block_;
+  LayerKernels& k = layer_kernels();
   Temporary d_hidden(n * f);
-  linear_backward(s.hidden.data(), p + o.down_weight, d_out, d_hidden.data(), dp + o.down_weight, dp + o.down_bias,
+  k.linear_backward(s.hidden.data(), p + o.down_weight, d_out, d_hidden.data(), dp + o.down_weight, dp + o.down_bias,
                   {.rows = n, .in = f, .out = d});
   Temporary d_pre(static_cast<int64_t>(d_hidden.size()));
-  gelu_backward(s.hidden_pre.data(), d_hidden.data(), d_pre.data(), n * f);
+  k.gelu_backward(s.hidden_pre.data(), d_hidden.data(), d_pre.data(), n * f);
   Temporary d_norm(n * d);
-  linear_backward(s.mlp_norm_out.data(), p + o.up_weight, d_pre.data(), d_norm.data(), dp + o.up_weight,
+  k.linear_backward(s.mlp_norm_out.data(), p + o.up_weight, d_pre.data(), d_norm.data(), dp + o.up_weight,
                   dp + o.up_bias, {.rows = n, .in = d, .out = f});
-  layer_norm_backward(s.mid.data(), p + o.mlp_norm_weight, s.mlp_norm_mean.data(), s.mlp_norm_rstd.data(),
+  k.layer_norm_backward(s.mid.data(), p + o.mlp_norm_weight, s.mlp_norm_mean.data(), s.mlp_norm_rstd.data(),
                       d_norm.data(), d_mid, dp + o.mlp_norm_weight, dp + o.mlp_norm_bias, n, d);
 }
 
@@ -234,8 +224,9 @@ void GptModel::attention_backward(const float* p, const BlockSaved& s, const flo
   const int64_t d = shape_.d_model;
   const int64_t a = shape_.attention_width();
   const BlockOffsets& o = block_;
+  LayerKernels& k = layer_kernels();
   Temporary d_attn(n * a);
-  linear_backward(s.attn_out.data(), p + o.o_weight, d_mid, d_attn.data(), dp + o.o_weight, dp + o.o_bias,
+  k.linear_backward(s.attn_out.data(), p + o.o_weight, d_mid, d_attn.data(), dp + o.o_weight, dp + o.o_bias,
                   {.rows = n, .in = a, .out = d});
   Temporary dq(static_cast<int64_t>(d_attn.size()));
   Temporary dk(static_cast<int64_t>(d_attn.size()));
@@ -245,13 +236,13 @@ void GptModel::attention_backward(const float* p, const BlockSaved& s, const flo
                           .heads = shape_.heads,
                           .head_dim = shape_.head_dim,
                           .kv_heads = shape_.heads};
-  causal_attention_backward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), d_attn.data(), dq.data(), dk.data(),
+  k.causal_attention_backward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), d_attn.data(), dq.data(), dk.data(),
                             dv.data(), as);
   const LinearShape qkv{.rows = n, .in = d, .out = a};
   const float* x = s.attn_norm_out.data();
-  linear_backward(x, p + o.q_weight, dq.data(), d_norm, dp + o.q_weight, dp + o.q_bias, qkv);
-  linear_backward(x, p + o.k_weight, dk.data(), d_norm, dp + o.k_weight, dp + o.k_bias, qkv);
-  linear_backward(x, p + o.v_weight, dv.data(), d_norm, dp + o.v_weight, dp + o.v_bias, qkv);
+  k.linear_backward(x, p + o.q_weight, dq.data(), d_norm, dp + o.q_weight, dp + o.q_bias, qkv);
+  k.linear_backward(x, p + o.k_weight, dk.data(), d_norm, dp + o.k_weight, dp + o.k_bias, qkv);
+  k.linear_backward(x, p + o.v_weight, dv.data(), d_norm, dp + o.v_weight, dp + o.v_bias, qkv);
 }
 
 void GptModel::block_backward(std::span<const float> params, std::span<const float> in, const BlockSaved& s,
@@ -273,8 +264,9 @@ void GptModel::block_backward(std::span<const float> params, std::span<const flo
   mlp_backward(p, s, d_out.data(), d_mid.data(), dp);
   Temporary d_norm(n * d);
   attention_backward(p, s, d_mid.data(), d_norm.data(), dp);
-  std::copy(d_mid.begin(), d_mid.end(), d_in.begin());
-  layer_norm_backward(in.data(), p + block_.attn_norm_weight, s.attn_norm_mean.data(), s.attn_norm_rstd.data(),
+  LayerKernels& k = layer_kernels();
+  k.copy(d_in.data(), d_mid.data(), n * d);
+  k.layer_norm_backward(in.data(), p + block_.attn_norm_weight, s.attn_norm_mean.data(), s.attn_norm_rstd.data(),
                       d_norm.data(), d_in.data(), dp + block_.attn_norm_weight, dp + block_.attn_norm_bias, n, d);
 }
 
@@ -308,10 +300,11 @@ float GptModel::final_forward(std::span<const float> params, std::span<const flo
   require_size(token_embedding.size(), v * d, "final_forward: token_embedding");
   require_size(in.size(), n * d, "final_forward: in");
   size_saved(s, mb);
-  layer_norm_forward(in.data(), params.data(), params.data() + d, s.norm_out.data(), s.norm_mean.data(),
+  LayerKernels& k = layer_kernels();
+  k.layer_norm_forward(in.data(), params.data(), params.data() + d, s.norm_out.data(), s.norm_mean.data(),
                      s.norm_rstd.data(), n, d);
-  linear_forward(s.norm_out.data(), token_embedding.data(), nullptr, s.probs.data(), {.rows = n, .in = d, .out = v});
-  const double total = softmax_cross_entropy_forward(s.probs.data(), targets.data(), n, v);
+  k.linear_forward(s.norm_out.data(), token_embedding.data(), nullptr, s.probs.data(), {.rows = n, .in = d, .out = v});
+  const double total = k.softmax_cross_entropy_forward(s.probs.data(), targets.data(), n, v);
   return static_cast<float>(total / static_cast<double>(n));
 }
 
@@ -332,14 +325,15 @@ void GptModel::final_backward(std::span<const float> params, std::span<const flo
   require_size(d_in.size(), n * d, "final_backward: d_in");
   require_size(s.probs.size(), n * v, "final_backward: saved state");
   // The loss is a mean over n targets: each row's gradient carries 1 / n.
+  LayerKernels& k = layer_kernels();
   Temporary d_logits(static_cast<int64_t>(s.probs.size()));
   const float scale = static_cast<float>(static_cast<double>(loss_scale) / static_cast<double>(n));
-  softmax_cross_entropy_backward(s.probs.data(), targets.data(), scale, d_logits.data(), n, v);
+  k.softmax_cross_entropy_backward(s.probs.data(), targets.data(), scale, d_logits.data(), n, v);
   Temporary d_norm(n * d);
-  linear_backward(s.norm_out.data(), token_embedding.data(), d_logits.data(), d_norm.data(), d_token_embedding.data(),
+  k.linear_backward(s.norm_out.data(), token_embedding.data(), d_logits.data(), d_norm.data(), d_token_embedding.data(),
                   nullptr, {.rows = n, .in = d, .out = v});
-  std::fill(d_in.begin(), d_in.end(), 0.0f);
-  layer_norm_backward(in.data(), params.data(), s.norm_mean.data(), s.norm_rstd.data(), d_norm.data(), d_in.data(),
+  k.fill(d_in.data(), 0.0f, n * d);
+  k.layer_norm_backward(in.data(), params.data(), s.norm_mean.data(), s.norm_rstd.data(), d_norm.data(), d_in.data(),
                       d_params.data(), d_params.data() + d, n, d);
 }
 

@@ -1,5 +1,7 @@
 #include "executor/model/kernel_scratch.h"
 
+#include "executor/model/layer_kernels.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -10,6 +12,7 @@ namespace stowage::executor::model {
 namespace {
 
 thread_local ScratchRegion* installed = nullptr;
+thread_local HostAddresses::Map host_map = nullptr;
 
 }  // namespace
 
@@ -25,6 +28,14 @@ ScratchRegion::~ScratchRegion() {
   installed = outer_;
 }
 
+HostAddresses::HostAddresses(Map map) : outer_(host_map) {
+  host_map = map;
+}
+
+HostAddresses::~HostAddresses() {
+  host_map = outer_;
+}
+
 Temporary::Temporary(int64_t floats) : region_(installed) {
   const auto n = static_cast<size_t>(floats);
   if (region_ == nullptr) {
@@ -36,20 +47,23 @@ Temporary::Temporary(int64_t floats) : region_(installed) {
     throw std::length_error("the layer's kernels need more than the " + std::to_string(4 * region_->region_.size()) +
                             " B of scratch lowering declared (a bug: the model's scratch_floats and its kernels "
                             "disagree)");
-  view_ = region_->region_.subspan(region_->used_, n);
+  at_ = region_->used_;
+  view_ = region_->region_.subspan(at_, n);
+  if (host_map != nullptr) view_ = {static_cast<float*>(const_cast<void*>(host_map(view_.data()))), n};
   region_->used_ += n;
   region_->high_water_ = std::max(region_->high_water_, region_->used_);
-  std::fill(view_.begin(), view_.end(), 0.0f);
+  // The region is the device's: only its kernels write it.
+  layer_kernels().fill(view_.data(), 0.0f, floats);
 }
 
 Temporary::Temporary(std::span<const float> copy_of) : Temporary(static_cast<int64_t>(copy_of.size())) {
-  std::copy(copy_of.begin(), copy_of.end(), view_.begin());
+  layer_kernels().copy(view_.data(), copy_of.data(), static_cast<int64_t>(copy_of.size()));
 }
 
 Temporary::~Temporary() {
   if (region_ == nullptr) return;
   // Scoped temporaries end in the reverse order they began.
-  if (view_.data() + view_.size() != region_->region_.data() + region_->used_) {
+  if (at_ + view_.size() != region_->used_) {
     std::fputs("stowage: a kernel temporary outlived a later one (a bug)\n", stderr);
     std::terminate();
   }

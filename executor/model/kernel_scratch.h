@@ -38,7 +38,25 @@ class ScratchRegion {
 // executor, where every buffer must be one the schedule declares)?
 [[nodiscard]] bool scratch_region_installed();
 
-// One kernel temporary, zero-filled or a copy.
+// The region is the device's, and its addresses may not be host ones (the
+// CPU backend's opaque device memory). While a HostAddresses lives on this
+// thread, a temporary is handed out at the host address `map` gives: what a
+// CPU kernel that takes temporaries of its own (causal attention's
+// backward) installs around itself. A null map maps nothing.
+class HostAddresses {
+ public:
+  using Map = const void* (*)(const void* device);
+  explicit HostAddresses(Map map);
+  ~HostAddresses();
+  HostAddresses(const HostAddresses&) = delete;
+  HostAddresses& operator=(const HostAddresses&) = delete;
+
+ private:
+  Map outer_;
+};
+
+// One kernel temporary, zero-filled (or a copy) by the thread's layer
+// kernels (layer_kernels.h), which alone touch the region.
 class Temporary {
  public:
   explicit Temporary(int64_t floats);
@@ -54,6 +72,7 @@ class Temporary {
 
  private:
   ScratchRegion* region_;
+  size_t at_ = 0;  // where in the region it begins
   std::vector<float> owned_;
   std::span<float> view_;
 };

@@ -1,6 +1,6 @@
 // LlamaModel: size checks, then each layer's forward and backward as a
-// sequence of the kernels in linear.h, rms_norm.h, rotary.h,
-// causal_attention.h (grouped-query), swiglu.h and cross_entropy.h.
+// sequence of calls to the thread's layer kernels (layer_kernels.h; the
+// attention grouped-query), which alone touch the tensors.
 #include "executor/model/kernel_scratch.h"
 #include "executor/model/llama_model.h"
 
@@ -8,11 +8,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "executor/model/cross_entropy.h"
-#include "executor/model/linear.h"
+#include "executor/model/layer_kernels.h"
 #include "executor/model/rms_norm.h"
 #include "executor/model/rng.h"
-#include "executor/model/swiglu.h"
 
 namespace stowage::executor::model {
 namespace {
@@ -27,10 +25,6 @@ void require_size(size_t have, int64_t want, const char* what) {
     throw std::invalid_argument(std::string(what) + " holds " + std::to_string(have) + " floats, expected " +
                                 std::to_string(want));
   }
-}
-
-void add_into(float* y, const float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
 int64_t total(const std::vector<TensorSlot>& slots) {
@@ -144,11 +138,7 @@ void LlamaModel::embedding_forward(std::span<const float> params, std::span<cons
   check_tokens(tokens, mb);
   require_size(params.size(), embedding_params_, "embedding_forward: params");
   require_size(out.size(), mb.tokens() * shape_.d_model, "embedding_forward: out");
-  const int64_t d = shape_.d_model;
-  for (int64_t i = 0; i < mb.tokens(); ++i) {
-    const float* row = params.data() + tokens[static_cast<size_t>(i)] * d;
-    std::copy(row, row + d, out.data() + i * d);
-  }
+  layer_kernels().gather_rows(params.data(), tokens.data(), mb.tokens(), shape_.d_model, out.data());
 }
 
 void LlamaModel::embedding_backward(std::span<const int32_t> tokens, MicroBatch mb,
@@ -157,10 +147,7 @@ void LlamaModel::embedding_backward(std::span<const int32_t> tokens, MicroBatch 
   check_tokens(tokens, mb);
   require_size(d_out.size(), mb.tokens() * shape_.d_model, "embedding_backward: d_out");
   require_size(d_params.size(), embedding_params_, "embedding_backward: d_params");
-  const int64_t d = shape_.d_model;
-  for (int64_t i = 0; i < mb.tokens(); ++i) {
-    add_into(d_params.data() + tokens[static_cast<size_t>(i)] * d, d_out.data() + i * d, d);
-  }
+  layer_kernels().scatter_add_rows(tokens.data(), d_out.data(), mb.tokens(), shape_.d_model, d_params.data());
 }
 
 // ---- block ----
@@ -171,18 +158,19 @@ void LlamaModel::attention_forward(const float* p, const float* in, MicroBatch m
   const int64_t n = mb.tokens();
   const int64_t d = shape_.d_model;
   const BlockOffsets& o = block_;
-  rms_norm_forward(in, p + o.attn_norm, s.attn_norm_out.data(), s.attn_norm_rstd.data(), n, d);
+  LayerKernels& k = layer_kernels();
+  k.rms_norm_forward(in, p + o.attn_norm, s.attn_norm_out.data(), s.attn_norm_rstd.data(), n, d);
   const float* x = s.attn_norm_out.data();
-  linear_forward(x, p + o.q, nullptr, s.q.data(), {.rows = n, .in = d, .out = shape_.q_width()});
-  linear_forward(x, p + o.k, nullptr, s.k.data(), {.rows = n, .in = d, .out = shape_.kv_width()});
-  linear_forward(x, p + o.v, nullptr, s.v.data(), {.rows = n, .in = d, .out = shape_.kv_width()});
-  rotary_.rotate(s.q.data(), mb.batch, mb.seq, shape_.heads);
-  rotary_.rotate(s.k.data(), mb.batch, mb.seq, shape_.kv_heads);
-  causal_attention_forward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), s.attn_out.data(),
+  k.linear_forward(x, p + o.q, nullptr, s.q.data(), {.rows = n, .in = d, .out = shape_.q_width()});
+  k.linear_forward(x, p + o.k, nullptr, s.k.data(), {.rows = n, .in = d, .out = shape_.kv_width()});
+  k.linear_forward(x, p + o.v, nullptr, s.v.data(), {.rows = n, .in = d, .out = shape_.kv_width()});
+  k.rotate(rotary_, s.q.data(), mb.batch, mb.seq, shape_.heads);
+  k.rotate(rotary_, s.k.data(), mb.batch, mb.seq, shape_.kv_heads);
+  k.causal_attention_forward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), s.attn_out.data(),
                            attention_shape(mb));
-  linear_forward(s.attn_out.data(), p + o.o, nullptr, s.mid.data(),
+  k.linear_forward(s.attn_out.data(), p + o.o, nullptr, s.mid.data(),
                  {.rows = n, .in = shape_.q_width(), .out = d});
-  add_into(s.mid.data(), in, n * d);
+  k.add_into(s.mid.data(), in, n * d);
 }
 
 void LlamaModel::size_saved(LlamaBlockSaved& s, MicroBatch mb) const {
@@ -225,13 +213,14 @@ void LlamaModel::block_forward(std::span<const float> params, std::span<const fl
   const float* p = params.data();
   const BlockOffsets& o = block_;
   attention_forward(p, in.data(), mb, s);
-  rms_norm_forward(s.mid.data(), p + o.mlp_norm, s.mlp_norm_out.data(), s.mlp_norm_rstd.data(), n, d);
+  LayerKernels& k = layer_kernels();
+  k.rms_norm_forward(s.mid.data(), p + o.mlp_norm, s.mlp_norm_out.data(), s.mlp_norm_rstd.data(), n, d);
   const LinearShape up{.rows = n, .in = d, .out = f};
-  linear_forward(s.mlp_norm_out.data(), p + o.gate, nullptr, s.gate.data(), up);
-  linear_forward(s.mlp_norm_out.data(), p + o.up, nullptr, s.up.data(), up);
-  swiglu_forward(s.gate.data(), s.up.data(), s.hidden.data(), n * f);
-  linear_forward(s.hidden.data(), p + o.down, nullptr, out.data(), {.rows = n, .in = f, .out = d});
-  add_into(out.data(), s.mid.data(), n * d);
+  k.linear_forward(s.mlp_norm_out.data(), p + o.gate, nullptr, s.gate.data(), up);
+  k.linear_forward(s.mlp_norm_out.data(), p + o.up, nullptr, s.up.data(), up);
+  k.swiglu_forward(s.gate.data(), s.up.data(), s.hidden.data(), n * f);
+  k.linear_forward(s.hidden.data(), p + o.down, nullptr, out.data(), {.rows = n, .in = f, .out = d});
+  k.add_into(out.data(), s.mid.data(), n * d);
 }
 
 // d_mid += the MLP branch's gradient with respect to mid, from d_out.
@@ -241,17 +230,18 @@ void LlamaModel::mlp_backward(const float* p, const LlamaBlockSaved& s, const fl
   const int64_t d = shape_.d_model;
   const int64_t f = shape_.ffn;
   const BlockOffsets& o = block_;
+  LayerKernels& k = layer_kernels();
   Temporary d_hidden(n * f);
-  linear_backward(s.hidden.data(), p + o.down, d_out, d_hidden.data(), dp + o.down, nullptr,
+  k.linear_backward(s.hidden.data(), p + o.down, d_out, d_hidden.data(), dp + o.down, nullptr,
                   {.rows = n, .in = f, .out = d});
   Temporary d_gate(static_cast<int64_t>(d_hidden.size()));
   Temporary d_up(static_cast<int64_t>(d_hidden.size()));
-  swiglu_backward(s.gate.data(), s.up.data(), d_hidden.data(), d_gate.data(), d_up.data(), n * f);
+  k.swiglu_backward(s.gate.data(), s.up.data(), d_hidden.data(), d_gate.data(), d_up.data(), n * f);
   Temporary d_norm(n * d);
   const LinearShape up{.rows = n, .in = d, .out = f};
-  linear_backward(s.mlp_norm_out.data(), p + o.gate, d_gate.data(), d_norm.data(), dp + o.gate, nullptr, up);
-  linear_backward(s.mlp_norm_out.data(), p + o.up, d_up.data(), d_norm.data(), dp + o.up, nullptr, up);
-  rms_norm_backward(s.mid.data(), p + o.mlp_norm, s.mlp_norm_rstd.data(), d_norm.data(), d_mid,
+  k.linear_backward(s.mlp_norm_out.data(), p + o.gate, d_gate.data(), d_norm.data(), dp + o.gate, nullptr, up);
+  k.linear_backward(s.mlp_norm_out.data(), p + o.up, d_up.data(), d_norm.data(), dp + o.up, nullptr, up);
+  k.rms_norm_backward(s.mid.data(), p + o.mlp_norm, s.mlp_norm_rstd.data(), d_norm.data(), d_mid,
                     dp + o.mlp_norm, n, d);
 }
 
@@ -263,22 +253,23 @@ void LlamaModel::attention_backward(const float* p, const LlamaBlockSaved& s, co
   const int64_t n = s.batch.tokens();
   const int64_t d = shape_.d_model;
   const BlockOffsets& o = block_;
+  LayerKernels& k = layer_kernels();
   Temporary d_attn(n * shape_.q_width());
-  linear_backward(s.attn_out.data(), p + o.o, d_mid, d_attn.data(), dp + o.o, nullptr,
+  k.linear_backward(s.attn_out.data(), p + o.o, d_mid, d_attn.data(), dp + o.o, nullptr,
                   {.rows = n, .in = shape_.q_width(), .out = d});
   Temporary dq(static_cast<int64_t>(d_attn.size()));
   Temporary dk(n * shape_.kv_width());
   Temporary dv(static_cast<int64_t>(dk.size()));
-  causal_attention_backward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), d_attn.data(), dq.data(),
+  k.causal_attention_backward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), d_attn.data(), dq.data(),
                             dk.data(), dv.data(), attention_shape(s.batch));
-  rotary_.rotate_back(dq.data(), s.batch.batch, s.batch.seq, shape_.heads);
-  rotary_.rotate_back(dk.data(), s.batch.batch, s.batch.seq, shape_.kv_heads);
+  k.rotate_back(rotary_, dq.data(), s.batch.batch, s.batch.seq, shape_.heads);
+  k.rotate_back(rotary_, dk.data(), s.batch.batch, s.batch.seq, shape_.kv_heads);
   const float* x = s.attn_norm_out.data();
-  linear_backward(x, p + o.q, dq.data(), d_norm, dp + o.q, nullptr,
+  k.linear_backward(x, p + o.q, dq.data(), d_norm, dp + o.q, nullptr,
                   {.rows = n, .in = d, .out = shape_.q_width()});
   const LinearShape kv{.rows = n, .in = d, .out = shape_.kv_width()};
-  linear_backward(x, p + o.k, dk.data(), d_norm, dp + o.k, nullptr, kv);
-  linear_backward(x, p + o.v, dv.data(), d_norm, dp + o.v, nullptr, kv);
+  k.linear_backward(x, p + o.k, dk.data(), d_norm, dp + o.k, nullptr, kv);
+  k.linear_backward(x, p + o.v, dv.data(), d_norm, dp + o.v, nullptr, kv);
 }
 
 void LlamaModel::block_backward(std::span<const float> params, std::span<const float> in,
@@ -300,8 +291,9 @@ void LlamaModel::block_backward(std::span<const float> params, std::span<const f
   mlp_backward(p, s, d_out.data(), d_mid.data(), dp);
   Temporary d_norm(n * d);
   attention_backward(p, s, d_mid.data(), d_norm.data(), dp);
-  std::copy(d_mid.begin(), d_mid.end(), d_in.begin());
-  rms_norm_backward(in.data(), p + block_.attn_norm, s.attn_norm_rstd.data(), d_norm.data(), d_in.data(),
+  LayerKernels& k = layer_kernels();
+  k.copy(d_in.data(), d_mid.data(), n * d);
+  k.rms_norm_backward(in.data(), p + block_.attn_norm, s.attn_norm_rstd.data(), d_norm.data(), d_in.data(),
                     dp + block_.attn_norm, n, d);
 }
 
@@ -333,10 +325,11 @@ float LlamaModel::final_forward(std::span<const float> params, std::span<const f
   require_size(params.size(), final_params_, "final_forward: params");
   require_size(in.size(), n * d, "final_forward: in");
   size_saved(s, mb);
-  rms_norm_forward(in.data(), params.data(), s.norm_out.data(), s.norm_rstd.data(), n, d);
-  linear_forward(s.norm_out.data(), params.data() + head_offset_, nullptr, s.probs.data(),
+  LayerKernels& k = layer_kernels();
+  k.rms_norm_forward(in.data(), params.data(), s.norm_out.data(), s.norm_rstd.data(), n, d);
+  k.linear_forward(s.norm_out.data(), params.data() + head_offset_, nullptr, s.probs.data(),
                  {.rows = n, .in = d, .out = v});
-  const double sum = softmax_cross_entropy_forward(s.probs.data(), targets.data(), n, v);
+  const double sum = k.softmax_cross_entropy_forward(s.probs.data(), targets.data(), n, v);
   return static_cast<float>(sum / static_cast<double>(n));
 }
 
@@ -354,14 +347,15 @@ void LlamaModel::final_backward(std::span<const float> params, std::span<const f
   require_size(d_in.size(), n * d, "final_backward: d_in");
   require_size(s.probs.size(), n * v, "final_backward: saved state");
   // The loss is a mean over n targets: each row's gradient carries 1 / n.
+  LayerKernels& k = layer_kernels();
   Temporary d_logits(static_cast<int64_t>(s.probs.size()));
   const float scale = static_cast<float>(static_cast<double>(loss_scale) / static_cast<double>(n));
-  softmax_cross_entropy_backward(s.probs.data(), targets.data(), scale, d_logits.data(), n, v);
+  k.softmax_cross_entropy_backward(s.probs.data(), targets.data(), scale, d_logits.data(), n, v);
   Temporary d_norm(n * d);
-  linear_backward(s.norm_out.data(), params.data() + head_offset_, d_logits.data(), d_norm.data(),
+  k.linear_backward(s.norm_out.data(), params.data() + head_offset_, d_logits.data(), d_norm.data(),
                   d_params.data() + head_offset_, nullptr, {.rows = n, .in = d, .out = v});
-  std::fill(d_in.begin(), d_in.end(), 0.0f);
-  rms_norm_backward(in.data(), params.data(), s.norm_rstd.data(), d_norm.data(), d_in.data(), d_params.data(),
+  k.fill(d_in.data(), 0.0f, n * d);
+  k.rms_norm_backward(in.data(), params.data(), s.norm_rstd.data(), d_norm.data(), d_in.data(), d_params.data(),
                     n, d);
 }
 
