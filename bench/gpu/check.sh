@@ -213,15 +213,17 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
       [ -f "$out/$name.$backend.trace.json" ] && gzip -f "$out/$name.$backend.trace.json"
     done
   done
-  # The loss curve on the GPU against the CPU backend's on the same machine.
+  # The loss curve on the GPU against the CPU backend's on the same machine:
+  # the layers run cuBLASLt and CUDA kernels there, OpenBLAS here, so the
+  # two agree to rounding, not to the bit: within bf16's 2^-8 of each other
+  # at every step (the widest a bf16 model's loss may drift from rounding).
   losses() { sed -n 's/^ *step *\([0-9]*\)\/[0-9]* *loss *\([0-9.]*\).*/\1 \2/p' "$1"; }
   if [ -f "$out/tiny-gpt-zero-offload.cuda.txt" ] && [ -f "$out/tiny-gpt-zero-offload.cpu.txt" ]; then
-    if [ -n "$(losses "$out/tiny-gpt-zero-offload.cuda.txt")" ] &&
-       diff <(losses "$out/tiny-gpt-zero-offload.cuda.txt") <(losses "$out/tiny-gpt-zero-offload.cpu.txt") >/dev/null; then
-      log "tiny-gpt loss curve: cuda = cpu at every step ($(losses "$out/tiny-gpt-zero-offload.cuda.txt" | wc -l) steps, 4 decimals)"
-    else
-      log "tiny-gpt loss curve: cuda and cpu DIFFER"; status=1
-    fi
+    verdict=$(paste -d' ' <(losses "$out/tiny-gpt-zero-offload.cuda.txt") <(losses "$out/tiny-gpt-zero-offload.cpu.txt") |
+      awk '$1 == $3 { d = ($2 - $4) / $4; if (d < 0) d = -d; if (d > worst) worst = d; n++ }
+           END { if (n == 0) print "no steps"; else printf "%d steps, largest relative difference %.2g%s\n", n, worst, (worst <= 2^-8 ? "" : " (over 2^-8)") }')
+    log "tiny-gpt loss curve, cuda against cpu: $verdict"
+    case "$verdict" in "no steps"|*over*) status=1 ;; esac
   fi
   gzip -f "$out"/*.predicted.trace.json 2>/dev/null
 else
@@ -296,9 +298,8 @@ fi
 #    check as the whole of item 6.
 log ""
 log "== not yet implemented (issue 15) =="
-log "- the model's layers as CUDA kernels: the CUDA backend (3c) runs them on the host over"
-log "  mirrors of their device buffers (executor/cuda/cuda_backend.h), so its gpu.compute lane"
-log "  is the host's time plus the mirrors' copies, not the H200's"
+log "- the layers' products in bf16: the CUDA layer kernels (executor/cuda/cuda_layer_kernels.h)"
+log "  multiply the fp32 workspaces in fp32 (cuBLASLt, no TF32), the CPU model's arithmetic"
 log "- the host only enqueuing: every backend call synchronises its stream before it returns"
 log "- op times from CUDA events (item 5): the measured trace has host times of synchronous calls"
 log ""

@@ -100,6 +100,7 @@ core::Result<std::unique_ptr<CudaBackend>> CudaBackend::create(CudaBackendOption
 CudaBackend::CudaBackend(CudaBackendOptions options, std::unique_ptr<CpuBackend> host, int64_t arena_bytes)
     : options_(std::move(options)), host_(std::move(host)), device_(describe_device(0)), arena_(arena_bytes) {
   for (DeviceMemory& b : bins_) b = DeviceMemory(static_cast<int64_t>(sizeof(SquareSumBins)));
+  layer_kernels_ = std::make_unique<CudaLayerKernels>(streams_[core::Lane::kGpuCompute]);
 }
 
 CudaBackend::~CudaBackend() {
@@ -242,8 +243,35 @@ std::span<float> CudaBackend::mirror(const Buffer& device_buffer) {
   return {reinterpret_cast<float*>(block.data), n};
 }
 
+core::Result<void> CudaBackend::compute_on_device(std::string_view what, const LayerBuffers& buffers,
+                                                  const std::function<void(const LayerWorkspace&)>& kernel) {
+  auto of = [](const Buffer* b) {
+    return b != nullptr ? std::span<float>(reinterpret_cast<float*>(b->data), static_cast<size_t>(b->bytes) / 4)
+                        : std::span<float>();
+  };
+  return guarded("compute '" + std::string(what) + "'", [&]() -> core::Result<void> {
+    const model::InstalledKernels installed(*layer_kernels_);
+    try {
+      kernel({.params32 = of(buffers.params32),
+              .grads32 = of(buffers.grads32),
+              .kept = of(buffers.kept),
+              .scratch = of(buffers.scratch)});
+    } catch (const CudaError&) {
+      throw;
+    } catch (const std::exception& e) {
+      return core::fail({{}, "compute '" + std::string(what) + "' failed: " + e.what(), ""});
+    }
+    STOWAGE_CUDA(cudaStreamSynchronize(streams_[core::Lane::kGpuCompute]));
+    return {};
+  });
+}
+
 core::Result<void> CudaBackend::compute(core::Lane lane, std::string_view what, const LayerBuffers& buffers,
                                         const std::function<void(const LayerWorkspace&)>& kernel) {
+  if (options_.layers == LayersOn::kDevice) {
+    if (lane != core::Lane::kGpuCompute) return bug("compute '" + std::string(what) + "' off the compute lane");
+    return compute_on_device(what, buffers, kernel);
+  }
   LayerWorkspace w;
   const cudaStream_t stream = streams_[lane];
   auto staged = [&](const Buffer* b, std::span<float>& view, bool down) {
@@ -271,7 +299,7 @@ core::Result<void> CudaBackend::compute(core::Lane lane, std::string_view what, 
     STOWAGE_CUDA(cudaStreamSynchronize(stream));
     try {
       // On the mirrors, with the CPU's layer kernels (none installed:
-      // model/layer_kernels.h's default), until the GPU has its own.
+      // model/layer_kernels.h's default).
       kernel(w);
     } catch (const CudaError&) {
       throw;

@@ -9,14 +9,14 @@
 // CPU optimizer, NVMe, host-to-host copies) is the CPU backend's work, and
 // this backend hands it to one it owns.
 //
-// What is not yet on the GPU: the model's layers. A compute op runs the
-// model's host kernels (OpenBLAS) over page-locked host mirrors of its
-// device buffers:
-// the fp32 parameters and gradients are copied down before the kernel and
-// the gradients and kept activations copied back up after it, on the op's
-// lane. The device holds every byte the schedule puts there, so the
-// placement, the arena's cap and the transfers are real; the compute lane's
-// time is the host's plus those copies, not an H200's (docs/gpu.md).
+// The model's layers run on the GPU too: a compute op installs this
+// backend's layer kernels (cuda_layer_kernels.h: cuBLASLt fp32 products
+// and CUDA kernels, the CPU model's calls in its order) over the device
+// buffers themselves. LayersOn::kHostMirrors runs them instead with the
+// CPU's kernels (OpenBLAS) over page-locked host mirrors of the device
+// buffers, copied down before and up after, on the op's lane: the CPU
+// backend's losses bit for bit, a check of everything but the layer
+// kernels (docs/gpu.md).
 //
 // Each call finishes its work before it returns (a stream synchronise), so
 // lanes order each other by completion, as on the CPU backend, and the
@@ -38,11 +38,15 @@
 #include "executor/backend.h"
 #include "executor/buffer_pool.h"
 #include "executor/cpu_backend.h"
+#include "executor/cuda/cuda_layer_kernels.h"
 #include "executor/cuda/cuda_stream.h"
 #include "executor/cuda/device_arena.h"
 #include "executor/cuda/device_memory.h"
 
 namespace stowage::executor::cuda {
+
+// Where a compute op's layer kernels run (see above).
+enum class LayersOn : uint8_t { kDevice, kHostMirrors };
 
 struct CudaBackendOptions {
   // Bytes per tier (gpu, cpu, nvme). The GPU arena is one cudaMalloc of the
@@ -50,6 +54,7 @@ struct CudaBackendOptions {
   std::array<int64_t, 3> capacity{};
   int optimizer_threads = 1;              // threads of each CPU optimizer step
   std::optional<BlockStoreOptions> nvme;  // absent: no NVMe tier
+  LayersOn layers = LayersOn::kDevice;
 };
 
 // What the device keeps back from an uncapped arena: the context's own
@@ -98,6 +103,8 @@ class CudaBackend final : public Backend {
   // A host mirror of a device buffer, for the model's host kernels; made at
   // its first compute op, freed with the buffer.
   std::span<float> mirror(const Buffer& device_buffer);
+  core::Result<void> compute_on_device(std::string_view what, const LayerBuffers& buffers,
+                                       const std::function<void(const LayerWorkspace&)>& kernel);
   void free_pinned(const std::vector<BufferPool::Block>& blocks);
 
   CudaBackendOptions options_;
@@ -105,6 +112,7 @@ class CudaBackend final : public Backend {
   std::string device_;
   LaneStreams streams_;
   DeviceArena arena_;
+  std::unique_ptr<CudaLayerKernels> layer_kernels_;  // on the compute lane's stream
   std::array<DeviceMemory, core::kLaneCount> bins_;  // each lane's gradient-verdict accumulator
   std::array<std::atomic<int64_t>, 2> in_use_{};      // gpu, cpu
   std::atomic<int64_t> cpu_peak_{0};

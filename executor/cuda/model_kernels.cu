@@ -3,6 +3,7 @@
 // column for dw and db.
 #include "executor/cuda/model_kernels.h"
 
+#include "executor/cuda/block_reduce.cuh"
 #include "executor/cuda/cuda_error.h"
 #include "executor/cuda/launch_shape.h"
 #include "executor/model/gelu_math.h"
@@ -21,20 +22,6 @@ __global__ void gelu_backward_kernel(const float* x, const float* dy, float* dx,
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     dx[i] = model::gelu_input_grad(x[i], dy[i]);
-}
-
-// The block's sum of `value` (every thread's), returned to every thread.
-// blockDim.x == kThreadsPerBlock, a power of two.
-__device__ double block_sum(double value, double* shared) {
-  shared[threadIdx.x] = value;
-  __syncthreads();
-  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
-    __syncthreads();
-  }
-  const double total = shared[0];
-  __syncthreads();  // shared[] is free again for the next sum
-  return total;
 }
 
 __global__ void layer_norm_forward_kernel(const float* x, const float* w, const float* b, float* y,

@@ -23,5 +23,8 @@ void matmul(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, float a
 
 // The FLOPs matmul() has computed on the calling thread since it started.
 [[nodiscard]] int64_t matmul_flops_on_this_thread();
+// Adds a product's 2·m·n·k to that count: for another backend's matmul
+// (executor/cuda/row_major_gemm.h), which counts as this one does.
+void count_matmul_flops(int64_t m, int64_t n, int64_t k);
 
 }  // namespace stowage::executor::model

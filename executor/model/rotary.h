@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace stowage::executor::model {
@@ -20,6 +21,9 @@ class RotaryTable {
 
   [[nodiscard]] int64_t head_dim() const { return head_dim_; }
   [[nodiscard]] int64_t positions() const { return positions_; }
+  // [positions, head_dim / 2]: what a GPU's kernels upload.
+  [[nodiscard]] std::span<const float> cos_table() const { return cos_; }
+  [[nodiscard]] std::span<const float> sin_table() const { return sin_; }
 
   // x [batch * seq, heads * head_dim], token-major, token i at position
   // i % seq (seq <= positions): every head rotated in place.

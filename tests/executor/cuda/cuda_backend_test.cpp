@@ -1,15 +1,23 @@
-// The CUDA backend trains the tiny GPT with the CPU backend's losses, bit
-// for bit, under every placement (device, CPU and NVMe states, a three-tier
-// mix, parameters on NVMe), in bf16 and fp16, with and without gradient
-// accumulation and activation checkpointing: the element-wise kernels and
-// the device Adam give the CPU twins' bits, and the layers still run the
-// host kernels (cuda_backend.h), so any difference is a byte the backend
-// moved wrongly or a gradient it lost. The device pointers it hands out are
-// real device addresses, so a run finishing also shows that the
-// interpreter never dereferences device memory. Runs where a GPU is
-// present (label gpu); without one, only the refusal is checked.
+// The CUDA backend trains the tiny GPT under every placement (device, CPU
+// and NVMe states, a three-tier mix, parameters on NVMe), in bf16 and
+// fp16, with and without gradient accumulation and activation
+// checkpointing. With the layers on host mirrors (LayersOn::kHostMirrors,
+// the CPU's layer kernels) its losses are the CPU backend's bit for bit:
+// the element-wise kernels and the device Adam give the CPU twins' bits,
+// so any difference is a byte the backend moved wrongly or a gradient it
+// lost. With the layers on the device (cuBLASLt and CUDA kernels, the
+// default) they are the CPU's to within the layer kernels' rounding
+// (cuda_layer_kernels_test.cpp): each loss within 1e-3 of the CPU's,
+// relative, over 3 steps (a gradient's fp32 difference of ~1e-6 may move
+// a bf16 parameter by one ulp, 2^-8, which moves the loss far less). The
+// device pointers are real device addresses, so a run finishing also
+// shows that neither the interpreter nor the layers' own code dereference
+// device memory. Runs where a GPU is present (label gpu); without one,
+// only the refusal is checked.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -28,8 +36,9 @@ using namespace executor::testing;
     if (!presence_.present()) GTEST_SKIP() << "no CUDA device: " << presence_.absent_because; \
   } while (0)
 
-std::unique_ptr<CudaBackend> cuda_backend(const std::string& name, int64_t device_cap = int64_t{1} << 30) {
-  CudaBackendOptions o;
+std::unique_ptr<CudaBackend> cuda_backend(const std::string& name, int64_t device_cap = int64_t{1} << 30,
+                                          LayersOn layers = LayersOn::kHostMirrors) {
+  CudaBackendOptions o{.layers = layers};
   o.capacity[0] = device_cap;
   o.nvme = BlockStoreOptions{.directories = {scratch(name) / "nvme"},
                              .block_bytes = core::Bytes(64 << 10),
@@ -79,27 +88,49 @@ core::Result<TrainingRun> run_on(Backend& b, const Case& c) {
                {.steps = 3, .seed = 7, .watchdog = std::chrono::seconds(60)});
 }
 
-// The same case on the CPU backend and the CUDA backend: their losses, and
-// every op of the CUDA run having run.
-void expect_the_cpu_backends_losses(const Case& c, const std::string& tag) {
+// The same case on the CPU backend and the CUDA backend: their losses (the
+// same bits with the layers on host mirrors, within 1e-3 relative with
+// them on the device), and every op of the CUDA run having run.
+void expect_the_cpu_backends_losses(const Case& c, const std::string& tag,
+                                    LayersOn layers = LayersOn::kHostMirrors) {
   SCOPED_TRACE(c.placement);
   auto cpu = backend(tag + "-cpu");
-  auto gpu = cuda_backend(tag + "-cuda");
+  auto gpu = cuda_backend(tag + "-cuda", int64_t{1} << 30, layers);
   ASSERT_NE(gpu, nullptr);
   auto expected = run_on(*cpu, c);
   auto got = run_on(*gpu, c);
   ASSERT_TRUE(expected) << core::to_string(expected.error());
   ASSERT_TRUE(got) << core::to_string(got.error());
-  EXPECT_EQ(got->losses, expected->losses);
+  ASSERT_EQ(got->losses.size(), expected->losses.size());
+  double worst = 0;
+  for (size_t i = 0; i < got->losses.size(); ++i) {
+    const double relative = std::fabs(got->losses[i] - expected->losses[i]) / std::fabs(expected->losses[i]);
+    worst = std::max(worst, relative);
+    if (layers == LayersOn::kHostMirrors) {
+      EXPECT_EQ(got->losses[i], expected->losses[i]) << "step " << i + 1;
+    } else {
+      EXPECT_LE(relative, 1e-3) << "step " << i + 1 << ": " << got->losses[i] << " against " << expected->losses[i];
+    }
+  }
   for (const core::Op& op : got->schedule.ops) EXPECT_GT(got->timeline.spans[static_cast<size_t>(op.id)].end, 0);
-  std::printf("| %s | %.6f | %.6f | %s |\n", c.placement.c_str(), got->losses.back(), expected->losses.back(),
-              got->losses == expected->losses ? "bit-identical" : "DIFFERENT");
+  std::printf("| %s | %s | %.6f | %.6f | %s |\n", c.placement.c_str(),
+              layers == LayersOn::kDevice ? "device" : "host mirrors", got->losses.back(), expected->losses.back(),
+              got->losses == expected->losses ? "bit-identical"
+                                              : ("largest relative difference " + std::to_string(worst)).c_str());
 }
 
 TEST(CudaBackend, TrainsWithTheCpuBackendsLossesUnderEveryPlacement) {
   STOWAGE_REQUIRE_CUDA_DEVICE();
   int index = 0;
   for (const Case& c : cases()) expect_the_cpu_backends_losses(c, "placement-" + std::to_string(index++));
+}
+
+TEST(CudaBackend, TrainsCloseToTheCpuBackendWithTheLayersOnTheDevice) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  int index = 0;
+  for (const Case& c : cases()) {
+    expect_the_cpu_backends_losses(c, "device-layers-" + std::to_string(index++), LayersOn::kDevice);
+  }
 }
 
 TEST(CudaBackend, BfloatStatesOnTheDeviceTrainAsOnTheCpu) {

@@ -1,0 +1,104 @@
+#include "executor/cuda/row_major_gemm.h"
+
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+
+#include "executor/cuda/cuda_error.h"
+
+namespace stowage::executor::cuda {
+namespace {
+
+// cuBLASLt's own workspace: what its heuristics are allowed for fp32 products.
+constexpr int64_t kWorkspaceBytes = int64_t{32} << 20;
+
+template <class T, cublasStatus_t (*kDestroy)(T)>
+struct LtDeleter {
+  void operator()(T handle) const { (void)kDestroy(handle); }
+};
+template <class T, cublasStatus_t (*kDestroy)(T)>
+using LtOwner = std::unique_ptr<std::remove_pointer_t<T>, LtDeleter<T, kDestroy>>;
+using Layout = LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+
+// A column-major fp32 matrix of `rows` x `cols` as stored (before any transpose).
+Layout layout(int64_t rows, int64_t cols, int64_t ld) {
+  cublasLtMatrixLayout_t raw = nullptr;
+  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&raw, CUDA_R_32F, static_cast<uint64_t>(rows),
+                                            static_cast<uint64_t>(cols), ld));
+  return Layout(raw);
+}
+
+cublasOperation_t op(model::Transpose t) {
+  return t == model::Transpose::kYes ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+// The alignment a pointer guarantees, up to 256 bytes: a layer's products
+// read heads at offsets of a few floats, and cuBLASLt's heuristic otherwise
+// assumes 256-byte alignment (its default preference) and may pick an
+// algorithm that needs more than the pointer has.
+uint32_t alignment_of(const void* p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  uint32_t a = 256;
+  while (a > 4 && address % a != 0) a /= 2;
+  return a;
+}
+
+using Preference = LtOwner<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+
+Preference preference(uint64_t workspace_bytes, const void* a, const void* b, const void* c) {
+  cublasLtMatmulPreference_t raw = nullptr;
+  STOWAGE_CUBLAS(cublasLtMatmulPreferenceCreate(&raw));
+  Preference p(raw);
+  STOWAGE_CUBLAS(cublasLtMatmulPreferenceSetAttribute(p.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                      &workspace_bytes, sizeof workspace_bytes));
+  const uint32_t alignments[] = {alignment_of(a), alignment_of(b), alignment_of(c), alignment_of(c)};
+  const cublasLtMatmulPreferenceAttributes_t attributes[] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; i < 4; ++i) {
+    STOWAGE_CUBLAS(cublasLtMatmulPreferenceSetAttribute(p.get(), attributes[i], &alignments[i], sizeof(uint32_t)));
+  }
+  return p;
+}
+
+}  // namespace
+
+RowMajorGemm::RowMajorGemm() : workspace_(kWorkspaceBytes) {
+  STOWAGE_CUBLAS(cublasLtCreate(&handle_));
+}
+
+RowMajorGemm::~RowMajorGemm() {
+  (void)cublasLtDestroy(handle_);
+}
+
+void RowMajorGemm::matmul(model::Transpose ta, model::Transpose tb, int64_t m, int64_t n, int64_t k, float alpha,
+                          const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                          int64_t ldc, cudaStream_t stream) {
+  model::count_matmul_flops(m, n, k);
+  if (m == 0 || n == 0) return;
+  // Column-major C^T [n, m] = op(B)^T [n, k] op(A)^T [k, m]. A row-major X
+  // [r, c] with leading dimension ld is the column-major X^T [c, r], ld.
+  cublasLtMatmulDesc_t desc_raw = nullptr;
+  STOWAGE_CUBLAS(cublasLtMatmulDescCreate(&desc_raw, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> desc(desc_raw);
+  const cublasOperation_t first = op(tb), second = op(ta);
+  STOWAGE_CUBLAS(cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_TRANSA, &first, sizeof first));
+  STOWAGE_CUBLAS(cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_TRANSB, &second, sizeof second));
+  // As stored, column-major: B is [k, n]^T-or-not, i.e. its row-major shape transposed.
+  const bool b_t = tb == model::Transpose::kYes, a_t = ta == model::Transpose::kYes;
+  const Layout lb = layout(b_t ? k : n, b_t ? n : k, ldb);  // row-major B is [k, n], or [n, k] when transposed
+  const Layout la = layout(a_t ? m : k, a_t ? k : m, lda);  // row-major A is [m, k], or [k, m] when transposed
+  const Layout lc = layout(n, m, ldc);
+  const Preference pref = preference(static_cast<uint64_t>(workspace_.bytes()), b, a, c);
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  STOWAGE_CUBLAS(cublasLtMatmulAlgoGetHeuristic(handle_, desc.get(), lb.get(), la.get(), lc.get(), lc.get(),
+                                                pref.get(), 1, &heuristic, &found));
+  if (found == 0)
+    throw CudaError(CudaErrorSource::kCublasLt, 0, "cublasLtMatmulAlgoGetHeuristic", "no fp32 GEMM algorithm");
+  STOWAGE_CUBLAS(cublasLtMatmul(handle_, desc.get(), &alpha, b, lb.get(), a, la.get(), &beta, c, lc.get(), c,
+                                lc.get(), &heuristic.algo, workspace_.data(), static_cast<size_t>(workspace_.bytes()),
+                                stream));
+}
+
+}  // namespace stowage::executor::cuda

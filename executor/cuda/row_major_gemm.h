@@ -1,0 +1,39 @@
+// fp32 matrix products on the GPU with cblas_sgemm's row-major contract
+// (model/matmul.h), through cuBLASLt with fp32 accumulation (no TF32), so
+// that the CUDA layer kernels compute the CPU model's products in the
+// CPU model's order of calls. cuBLASLt is column-major: a row-major
+// C [m, n] = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T, so the
+// call swaps the operands and the m and n dimensions.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "executor/cuda/device_memory.h"
+#include "executor/model/matmul.h"
+
+namespace stowage::executor::cuda {
+
+class RowMajorGemm {
+ public:
+  // Throws CudaError when cuBLASLt cannot start.
+  RowMajorGemm();
+  ~RowMajorGemm();
+  RowMajorGemm(const RowMajorGemm&) = delete;
+  RowMajorGemm& operator=(const RowMajorGemm&) = delete;
+
+  // C [m, n] = alpha op(A) op(B) + beta C, row-major with leading
+  // dimensions, device pointers, enqueued on `stream`; counts 2·m·n·k
+  // FLOPs on the calling thread as model::matmul does. Throws CudaError.
+  void matmul(model::Transpose ta, model::Transpose tb, int64_t m, int64_t n, int64_t k, float alpha,
+              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+              cudaStream_t stream);
+
+ private:
+  cublasLtHandle_t handle_ = nullptr;
+  DeviceMemory workspace_;
+};
+
+}  // namespace stowage::executor::cuda
