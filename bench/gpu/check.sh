@@ -173,11 +173,15 @@ if [ "${STOWAGE_GPU_SANITIZE:-0}" = 1 ] && [ -x "$tests" ]; then
 fi
 
 # 3c. Stowage's executor on the GPU (executor/cuda/cuda_backend.h): the
-#     backend's tests (the tiny GPT under every placement, losses against the
-#     CPU backend's), then `stowage run --backend cuda` beside `--backend cpu`
-#     on the same plans, with the measured and predicted traces returned for
-#     `stowage compare` here. The plans are bench/gpu/plans/*.yaml for the
-#     lent machine's profile (STOWAGE_GPU_RUNS='NAME:STEPS ...' picks them;
+#     backend's tests (its layer kernels against the CPU's; the tiny GPT
+#     under every placement, losses against the CPU backend's), then
+#     `stowage run --backend cuda` on the plans below under an 8 GiB device
+#     cap, the tiny one beside `--backend cpu`, with the measured and
+#     predicted traces returned for `stowage compare` here. The plans are
+#     bench/gpu/plans/*.yaml for the lent machine's profile: GPT-2 XL (1.5B,
+#     four 512-token sequences, checkpointed) with the optimizer on the CPU
+#     (zero-offload) and with the parameters offloaded too
+#     (zero-3-params-cpu) (STOWAGE_GPU_RUNS='NAME:STEPS ...' picks others;
 #     gpt2-medium-all-gpu:3 runs Adam on the device).
 log ""
 log "== Stowage's executor on the GPU (CUDA backend) =="
@@ -194,7 +198,7 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
   rc=$?
   grep -E "^\| |^\[  (FAILED|PASSED|SKIPPED) |Failure|error" "$out/stowage_cuda_backend_tests.txt" | head -n 60 | tee -a "$out/check.txt"
   [ "$rc" -eq 0 ] || { log "stowage_cuda_backend_tests FAILED (exit $rc)"; status=1; }
-  for run in ${STOWAGE_GPU_RUNS:-tiny-gpt-zero-offload:10 gpt2-medium-zero-offload:3}; do
+  for run in ${STOWAGE_GPU_RUNS:-tiny-gpt-zero-offload:10 gpt2-medium-zero-offload:3 gpt2-xl-zero-offload:3 gpt2-xl-zero-3-params-cpu:3}; do
     name=${run%%:*}; steps=${run##*:}
     for backend in cuda cpu; do
       [ "$backend" = cpu ] && [ "$name" != tiny-gpt-zero-offload ] && continue   # the CPU side of a big plan runs here

@@ -89,15 +89,20 @@ void RowMajorGemm::matmul(model::Transpose ta, model::Transpose tb, int64_t m, i
   const Layout lb = layout(b_t ? k : n, b_t ? n : k, ldb);  // row-major B is [k, n], or [n, k] when transposed
   const Layout la = layout(a_t ? m : k, a_t ? k : m, lda);  // row-major A is [m, k], or [k, m] when transposed
   const Layout lc = layout(n, m, ldc);
-  const Preference pref = preference(static_cast<uint64_t>(workspace_.bytes()), b, a, c);
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  STOWAGE_CUBLAS(cublasLtMatmulAlgoGetHeuristic(handle_, desc.get(), lb.get(), la.get(), lc.get(), lc.get(),
-                                                pref.get(), 1, &heuristic, &found));
-  if (found == 0)
-    throw CudaError(CudaErrorSource::kCublasLt, 0, "cublasLtMatmulAlgoGetHeuristic", "no fp32 GEMM algorithm");
+  const ShapeKey key{a_t, b_t, m, n, k, lda, ldb, ldc, alignment_of(a), alignment_of(b), alignment_of(c)};
+  auto known = algorithms_.find(key);
+  if (known == algorithms_.end()) {
+    const Preference pref = preference(static_cast<uint64_t>(workspace_.bytes()), b, a, c);
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    int found = 0;
+    STOWAGE_CUBLAS(cublasLtMatmulAlgoGetHeuristic(handle_, desc.get(), lb.get(), la.get(), lc.get(), lc.get(),
+                                                  pref.get(), 1, &heuristic, &found));
+    if (found == 0)
+      throw CudaError(CudaErrorSource::kCublasLt, 0, "cublasLtMatmulAlgoGetHeuristic", "no fp32 GEMM algorithm");
+    known = algorithms_.emplace(key, heuristic.algo).first;
+  }
   STOWAGE_CUBLAS(cublasLtMatmul(handle_, desc.get(), &alpha, b, lb.get(), a, la.get(), &beta, c, lc.get(), c,
-                                lc.get(), &heuristic.algo, workspace_.data(), static_cast<size_t>(workspace_.bytes()),
+                                lc.get(), &known->second, workspace_.data(), static_cast<size_t>(workspace_.bytes()),
                                 stream));
 }
 

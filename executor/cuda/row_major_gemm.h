@@ -9,7 +9,9 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
+#include <map>
 
 #include "executor/cuda/device_memory.h"
 #include "executor/model/matmul.h"
@@ -32,6 +34,11 @@ class RowMajorGemm {
               cudaStream_t stream);
 
  private:
+  // The heuristic's choice for each shape (transposes, dimensions, leading
+  // dimensions, alignments): a layer's products recur every micro-batch,
+  // and asking again costs more host time than a small product.
+  using ShapeKey = std::array<int64_t, 11>;
+  std::map<ShapeKey, cublasLtMatmulAlgo_t> algorithms_;
   cublasLtHandle_t handle_ = nullptr;
   DeviceMemory workspace_;
 };
