@@ -29,6 +29,7 @@
 #include "executor/model/byte_corpus.h"
 #include "executor/model/half_convert.h"
 #include "executor/model/hf_weights.h"
+#include "executor/model/linear.h"
 #include "executor/model/synthetic_text.h"
 #include "executor/partition_homes.h"
 #include "executor/resident_buffers.h"
@@ -554,6 +555,14 @@ core::Result<std::vector<std::vector<float>>> Trainer::master_weights() {
 }
 
 core::Result<double> Trainer::held_out_loss(std::vector<std::vector<float>> layers) {
+  // It runs after training, alone, so on every core: on OpenBLAS's one
+  // training thread a billion-parameter model's eight batches take minutes.
+  // A thread count gives the same bits every run (linear.h).
+  struct AllCores {
+    int before = model::blas_threads();
+    AllCores() { model::set_blas_threads(std::max(1, static_cast<int>(std::thread::hardware_concurrency()))); }
+    ~AllCores() { model::set_blas_threads(before); }
+  } const all_cores;
   // The master weights, rounded as the device would see them.
   for (std::vector<float>& layer : layers) {
     std::vector<uint16_t> half(layer.size());

@@ -24,6 +24,10 @@ void set_blas_threads(int threads) {
   openblas_set_num_threads(threads);
 }
 
+int blas_threads() {
+  return openblas_get_num_threads();
+}
+
 void linear_forward(const float* x, const float* w, const float* b, float* y, const LinearShape& s) {
   matmul(Transpose::kNo, Transpose::kYes, s.rows, s.out, s.in, 1.0f, x, s.in, w, s.in, 0.0f, y, s.out);
   if (b == nullptr) return;

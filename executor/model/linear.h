@@ -28,6 +28,7 @@ void linear_backward(const float* x, const float* w, const float* dy, float* dx,
 // over the summed dimension, so for a fixed count and shape the result is
 // the same bits every run; different counts may differ in the last bits.
 void set_blas_threads(int threads);
+[[nodiscard]] int blas_threads();
 
 // cblas takes int dimensions; throws std::length_error beyond INT_MAX.
 [[nodiscard]] int blas_int(int64_t n);
