@@ -1,12 +1,12 @@
 #include "executor/model/kernel_scratch.h"
 
-#include "executor/model/layer_kernels.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
 #include <string>
+
+#include "executor/model/layer_kernels.h"
 
 namespace stowage::executor::model {
 namespace {

@@ -124,7 +124,8 @@ TEST(CudaLayerKernels, NormsMatchTheCpu) {
   const auto x = random_floats(rows * d, -2, 2, 21), w = random_floats(d, 0.5f, 1.5f, 22),
              b = random_floats(d, -1, 1, 23), dy = random_floats(rows * d, -1, 1, 24);
   {
-    std::vector<float> y(x.size()), rstd(rows), dx = random_floats(rows * d, -1, 1, 25), dw = random_floats(d, -1, 1, 26);
+    std::vector<float> y(x.size()), rstd(rows), dx = random_floats(rows * d, -1, 1, 25),
+                       dw = random_floats(d, -1, 1, 26);
     DeviceArray<float> gx(x), gw(w), gdy(dy), gy(y), grstd(rstd), gdx(dx), gdw(dw);
     k.cpu.rms_norm_forward(x.data(), w.data(), y.data(), rstd.data(), rows, d);
     k.cpu.rms_norm_backward(x.data(), w.data(), rstd.data(), dy.data(), dx.data(), dw.data(), rows, d);
