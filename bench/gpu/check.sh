@@ -27,6 +27,8 @@
 #      (bench/gpu/plans; STOWAGE_GPU_PLANS='GLOB...' picks some, e.g. 'tiny-*')
 #      and returns a PyTorch profiler trace of each, which
 #      `stowage compare` lays beside Stowage's prediction here;
+#   6b. prints Stowage's executor's step beside DeepSpeed's on the plans both
+#      ran (tiny-gpt, GPT-2 XL with the optimizer on the CPU);
 #   7. prints what the check does NOT do yet (below), rather than pretend.
 # Results also go to $OUT (the device machine's return folder) when set.
 set -uo pipefail
@@ -297,6 +299,22 @@ elif [ -n "$(ls .whl/deepspeed-*.tar.gz 2>/dev/null)" ] && python3 -c 'import to
 else
   log "DeepSpeed NOT RUN: no .whl/deepspeed-*.tar.gz carried, or no torch"
 fi
+
+# 6b. Stowage's executor beside DeepSpeed on the plans both ran (the same
+#     model shape, batch, placement and device cap): each one's steady step.
+log ""
+log "== the same plan, Stowage's executor and DeepSpeed =="
+log "| plan | Stowage (cuda), measured step | predicted (h200-vm) | DeepSpeed ZeRO-Offload, median step |"
+log "|---|---|---|---|"
+for ours_out in "$out"/*.cuda.txt; do
+  [ -f "$ours_out" ] || continue
+  name=$(basename "$ours_out" .cuda.txt)
+  [ -f "$out/$name.log" ] || continue
+  measured=$(sed -n 's/^ *measured *\([0-9.]* m\{0,1\}s\) per step.*/\1/p' "$ours_out")
+  predicted=$(sed -n 's/^ *predicted *\([0-9.]* m\{0,1\}s\) per step.*/\1/p' "$ours_out")
+  theirs=$(sed -n 's/^deepspeed step: median \([0-9.]* s\).*/\1/p' "$out/$name.log")
+  log "| $name | ${measured:-failed} | ${predicted:-?} | ${theirs:-failed} |"
+done
 
 # 7. Not implemented yet (issue 15); listed so that nobody reads this
 #    check as the whole of item 6.
