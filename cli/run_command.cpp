@@ -57,6 +57,7 @@ struct RunArgs {
   int queue_depth = 0;     // 0: the plan's
   int threads = 1;
   std::string backend = "cpu";  // or "cuda", where this stowage was built with CUDA
+  std::string layers = "device";  // the cuda backend's layers: "device" kernels, or "host" (OpenBLAS on mirrors)
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   std::string resume;  // a checkpoint directory, or "latest" under --checkpoint-dir
@@ -274,14 +275,18 @@ struct MadeBackend {
   const executor::CpuBackend* cpu = nullptr;  // the CPU backend, for its note on locked memory
 };
 
-MadeBackend make_backend(const Context& context, const std::string& kind, executor::CpuBackendOptions options) {
+MadeBackend make_backend(const Context& context, const RunArgs& a, executor::CpuBackendOptions options) {
   MadeBackend made;
+  const std::string& kind = a.backend;
   try {
     if (kind == "cuda") {
 #ifdef STOWAGE_HAVE_CUDA_BACKEND
+      using executor::cuda::LayersOn;
       auto b = executor::cuda::CudaBackend::create({.capacity = options.capacity,
                                                     .optimizer_threads = options.optimizer_threads,
-                                                    .nvme = std::move(options.nvme)});
+                                                    .nvme = std::move(options.nvme),
+                                                    .layers = a.layers == "host" ? LayersOn::kHostMirrors
+                                                                                 : LayersOn::kDevice});
       if (!b) {
         report(context, b.error());
         made.exit_code = kExitIoError;  // no usable device: the run cannot happen here
@@ -321,6 +326,11 @@ int run_run(const Context& context, const RunArgs& a) {
   // say) is then a request to stop, not the default action, which would end
   // the process with those files left behind for the next run to refuse.
   const StopSignals signals;
+  if (a.layers != "device" && a.backend != "cuda") {
+    *context.err << "error: --layers " << a.layers << ": only the cuda backend runs the layers elsewhere than "
+                 << "on the host (--backend cuda)\n";
+    return kExitUsage;
+  }
   const core::ProfileCatalog catalog = context.catalog();
   auto plan = core::load_plan(a.plan, catalog.root());
   if (!plan) return report(context, plan.error());
@@ -448,7 +458,7 @@ int run_run(const Context& context, const RunArgs& a) {
     fault = *parsed;
   }
   if (const int n = StopSignals::received().load(); n != 0) return stopped_before_training(context, n);
-  MadeBackend made = make_backend(context, a.backend, std::move(backend_options));
+  MadeBackend made = make_backend(context, a, std::move(backend_options));
   if (!made.backend) return made.exit_code;
   if (const int n = StopSignals::received().load(); n != 0) return stopped_before_training(context, n);
   executor::Backend* backend = made.backend.get();
@@ -514,9 +524,14 @@ int run_run(const Context& context, const RunArgs& a) {
     out << "  note: host memory could not be locked (RLIMIT_MEMLOCK); host tiers ran pageable\n";
   }
   if (a.backend == "cuda" && !a.as_json) {
-    // Said beside every CUDA run, so that nobody reads its step against the GPU's prediction.
-    out << "  note: the cuda backend runs the model's layers on the host (docs/gpu.md): gpu.compute and\n"
-           "        the step time are the host's, not the GPU's\n";
+    // Said beside every CUDA run, so that nobody reads its step against the GPU's prediction unawares.
+    if (a.layers == "host") {
+      out << "  note: --layers host ran the model's layers on the host (docs/gpu.md): gpu.compute and\n"
+             "        the step time are the host's, not the GPU's\n";
+    } else {
+      out << "  note: the layers' products ran in fp32 on the GPU (cuBLASLt), where the prediction\n"
+             "        prices bf16 tensor-core products (docs/backend.md)\n";
+    }
   }
 
   const auto busy = lane_busy(run->schedule, run->timeline, run->seconds);
@@ -643,6 +658,11 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
   sub->add_option("--backend", a->backend, "Where the run happens: cpu, or cuda (one GPU; a build with CUDA)")
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  sub->add_option("--layers", a->layers,
+                  "Where the cuda backend runs the model's layers: device (CUDA kernels), or host (OpenBLAS over "
+                  "copies of their device buffers: the cpu backend's losses, bit for bit)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"device", "host"}));
   sub->add_option("--threads", a->threads, "Threads of each CPU optimizer step")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));

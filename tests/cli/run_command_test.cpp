@@ -519,6 +519,20 @@ TEST(RunCommand, TheCudaBackendWhereItCannotRunSaysWhyAndMakesNothing) {
   EXPECT_FALSE(fs::exists(dir / "nvme" / "stowage-0.blocks"));
 }
 
+// --layers chooses where the cuda backend runs the layers; the cpu backend
+// has no choice, and saying otherwise is a usage error, not ignored.
+TEST(RunCommand, LayersOffTheDeviceAreTheCudaBackendsChoiceOnly) {
+  const fs::path dir = scratch("layers-host");
+  std::vector<std::string> args = run_args(small_plan(dir), dir, 2);
+  args.insert(args.end(), {"--layers", "host"});
+  const Outcome o = stowage(args);
+  EXPECT_EQ(o.code, kExitUsage) << o.err;
+  EXPECT_NE(o.err.find("--layers host: only the cuda backend"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "nvme" / "stowage-0.blocks"));
+  args.back() = "elsewhere";
+  EXPECT_EQ(stowage(args).code, kExitUsage);
+}
+
 // Issue 12: re-running a finished job with --resume latest segfaulted.
 TEST(RunCommand, ResumingAtOrAfterTheLastStepHasNothingToDo) {
   const fs::path dir = scratch("finished");
