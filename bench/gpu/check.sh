@@ -181,7 +181,7 @@ fi
 #     cap, the tiny one beside `--backend cpu`, with the measured and
 #     predicted traces returned for `stowage compare` here. The plans are
 #     bench/gpu/plans/*.yaml for the lent machine's profile: GPT-2 XL (1.5B,
-#     four 512-token sequences, checkpointed) with the optimizer on the CPU
+#     one 512-token sequence, checkpointed) with the optimizer on the CPU
 #     (zero-offload) and with the parameters offloaded too
 #     (zero-3-params-cpu) (STOWAGE_GPU_RUNS='NAME:STEPS ...' picks others;
 #     gpt2-medium-all-gpu:3 runs Adam on the device).
