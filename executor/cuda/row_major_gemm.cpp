@@ -28,10 +28,6 @@ Layout layout(int64_t rows, int64_t cols, int64_t ld) {
   return Layout(raw);
 }
 
-cublasOperation_t op(model::Transpose t) {
-  return t == model::Transpose::kYes ? CUBLAS_OP_T : CUBLAS_OP_N;
-}
-
 // The alignment a pointer guarantees, up to 256 bytes: a layer's products
 // read heads at offsets of a few floats, and cuBLASLt's heuristic otherwise
 // assumes 256-byte alignment (its default preference) and may pick an
@@ -63,6 +59,19 @@ Preference preference(uint64_t workspace_bytes, const void* a, const void* b, co
 
 }  // namespace
 
+ColumnMajorProduct column_major_product(model::Transpose ta, model::Transpose tb, int64_t m, int64_t n, int64_t k,
+                                        int64_t lda, int64_t ldb, int64_t ldc) {
+  // A row-major X [r, c] with leading dimension ld is the column-major X^T
+  // [c, r], ld. B is [k, n] row-major ([n, k] stored when transposed); A is
+  // [m, k] ([k, m]).
+  const bool a_t = ta == model::Transpose::kYes, b_t = tb == model::Transpose::kYes;
+  return {.first = {.transposed = b_t, .rows = b_t ? k : n, .cols = b_t ? n : k, .ld = ldb},
+          .second = {.transposed = a_t, .rows = a_t ? m : k, .cols = a_t ? k : m, .ld = lda},
+          .c_rows = n,
+          .c_cols = m,
+          .ldc = ldc};
+}
+
 RowMajorGemm::RowMajorGemm() : workspace_(kWorkspaceBytes) {
   STOWAGE_CUBLAS(cublasLtCreate(&handle_));
 }
@@ -76,20 +85,19 @@ void RowMajorGemm::matmul(model::Transpose ta, model::Transpose tb, int64_t m, i
                           int64_t ldc, cudaStream_t stream) {
   model::count_matmul_flops(m, n, k);
   if (m == 0 || n == 0) return;
-  // Column-major C^T [n, m] = op(B)^T [n, k] op(A)^T [k, m]. A row-major X
-  // [r, c] with leading dimension ld is the column-major X^T [c, r], ld.
+  const ColumnMajorProduct call = column_major_product(ta, tb, m, n, k, lda, ldb, ldc);
   cublasLtMatmulDesc_t desc_raw = nullptr;
   STOWAGE_CUBLAS(cublasLtMatmulDescCreate(&desc_raw, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> desc(desc_raw);
-  const cublasOperation_t first = op(tb), second = op(ta);
+  const cublasOperation_t first = call.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t second = call.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   STOWAGE_CUBLAS(cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_TRANSA, &first, sizeof first));
   STOWAGE_CUBLAS(cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_TRANSB, &second, sizeof second));
-  // As stored, column-major: B is [k, n]^T-or-not, i.e. its row-major shape transposed.
-  const bool b_t = tb == model::Transpose::kYes, a_t = ta == model::Transpose::kYes;
-  const Layout lb = layout(b_t ? k : n, b_t ? n : k, ldb);  // row-major B is [k, n], or [n, k] when transposed
-  const Layout la = layout(a_t ? m : k, a_t ? k : m, lda);  // row-major A is [m, k], or [k, m] when transposed
-  const Layout lc = layout(n, m, ldc);
-  const ShapeKey key{a_t, b_t, m, n, k, lda, ldb, ldc, alignment_of(a), alignment_of(b), alignment_of(c)};
+  const Layout lb = layout(call.first.rows, call.first.cols, call.first.ld);
+  const Layout la = layout(call.second.rows, call.second.cols, call.second.ld);
+  const Layout lc = layout(call.c_rows, call.c_cols, call.ldc);
+  const ShapeKey key{call.second.transposed, call.first.transposed, m, n, k, lda, ldb, ldc,
+                     alignment_of(a),         alignment_of(b),        alignment_of(c)};
   auto known = algorithms_.find(key);
   if (known == algorithms_.end()) {
     const Preference pref = preference(static_cast<uint64_t>(workspace_.bytes()), b, a, c);

@@ -18,6 +18,22 @@
 
 namespace stowage::executor::cuda {
 
+// The column-major call that computes a row-major C [m, n] = op(A) op(B):
+// column-major C^T [n, m] = op(B)^T op(A)^T, so `first` describes B and
+// `second` A, each as stored (rows, columns and leading dimension before
+// its transpose, as cuBLASLt's layouts take them). Pure, so that a test
+// checks it against a row-major reference without a GPU.
+struct ColumnMajorOperand {
+  bool transposed = false;
+  int64_t rows = 0, cols = 0, ld = 0;
+};
+struct ColumnMajorProduct {
+  ColumnMajorOperand first, second;
+  int64_t c_rows = 0, c_cols = 0, ldc = 0;
+};
+[[nodiscard]] ColumnMajorProduct column_major_product(model::Transpose ta, model::Transpose tb, int64_t m, int64_t n,
+                                                      int64_t k, int64_t lda, int64_t ldb, int64_t ldc);
+
 class RowMajorGemm {
  public:
   // Throws CudaError when cuBLASLt cannot start.
