@@ -205,8 +205,9 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
     for backend in cuda cpu; do
       [ "$backend" = cpu ] && [ "$name" != tiny-gpt-zero-offload ] && continue   # the CPU side of a big plan runs here
       log "-- stowage run $name.yaml --backend $backend --steps $steps"
+      layers=(); [ "$backend" = cuda ] && layers=(--layers "${STOWAGE_GPU_LAYERS:-device}")
       ours timeout "${RUN_TIMEOUT:-150}" "$executor/stowage" run "bench/gpu/plans/$name.yaml" --backend "$backend" \
-        --steps "$steps" --threads 8 --device-memory '8 GiB' --trace "$out/$name.$backend.trace.json" \
+        "${layers[@]}" --steps "$steps" --threads 8 --device-memory '8 GiB' --trace "$out/$name.$backend.trace.json" \
         --predicted-trace "$out/$name.predicted.trace.json" > "$out/$name.$backend.txt" 2>&1
       rc=$?
       grep -v -E '^\s*$' "$out/$name.$backend.txt" | tail -n 30 | tee -a "$out/check.txt"
