@@ -50,7 +50,7 @@ if(EXISTS "${_stowage_simdjson_cpp}")
   file(SHA256 "${_installed_simdjson_h}" _installed_header)
   if(NOT _source_header STREQUAL _installed_header)
     message(WARNING "${_stowage_simdjson_h} is not the installed simdjson.h: fetch the source package "
-                    "of the installed version (scripts/fetch-debian-source simdjson build/debian-source)")
+                    "of the installed version (scripts/fetch-debian-source libsimdjson-dev build/debian-source)")
     list(APPEND STOWAGE_STANDALONE_MISSING "simdjson's source of the installed version")
   else()
     # Built only when a standalone program needs it.
