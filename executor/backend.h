@@ -87,6 +87,12 @@ struct LayerWorkspace {
   std::span<float> kept;
   std::span<float> scratch;
 };
+// The buffers' own addresses as views: what a backend whose layer kernels
+// reach its device memory hands the kernel.
+[[nodiscard]] inline LayerWorkspace device_views(const LayerBuffers& b) {
+  auto of = [](const Buffer* x) { return x != nullptr ? x->as<float>() : std::span<float>(); };
+  return {.params32 = of(b.params32), .grads32 = of(b.grads32), .kept = of(b.kept), .scratch = of(b.scratch)};
+}
 
 // A step's verdict from one tier's gradients: are all finite, and the sum
 // of their squares (for the global norm; square_sum.h).

@@ -193,16 +193,9 @@ core::Result<void> CpuBackend::compute(core::Lane, std::string_view what, const 
                                        const std::function<void(const LayerWorkspace&)>& kernel) {
   // The layer gets the device buffers as they are and runs on this
   // backend's kernels, which alone dereference them (layer_kernels.h).
-  auto of = [](const Buffer* b) {
-    return b != nullptr ? std::span<float>(reinterpret_cast<float*>(b->data), static_cast<size_t>(b->bytes) / 4)
-                        : std::span<float>();
-  };
   const model::InstalledKernels installed(kernels_);
   try {
-    kernel({.params32 = of(buffers.params32),
-            .grads32 = of(buffers.grads32),
-            .kept = of(buffers.kept),
-            .scratch = of(buffers.scratch)});
+    kernel(device_views(buffers));
   } catch (const std::exception& e) {
     return core::fail({{}, "compute '" + std::string(what) + "' failed: " + e.what(), ""});
   }

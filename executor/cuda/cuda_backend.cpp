@@ -245,17 +245,10 @@ std::span<float> CudaBackend::mirror(const Buffer& device_buffer) {
 
 core::Result<void> CudaBackend::compute_on_device(std::string_view what, const LayerBuffers& buffers,
                                                   const std::function<void(const LayerWorkspace&)>& kernel) {
-  auto of = [](const Buffer* b) {
-    return b != nullptr ? std::span<float>(reinterpret_cast<float*>(b->data), static_cast<size_t>(b->bytes) / 4)
-                        : std::span<float>();
-  };
   return guarded("compute '" + std::string(what) + "'", [&]() -> core::Result<void> {
     const model::InstalledKernels installed(*layer_kernels_);
     try {
-      kernel({.params32 = of(buffers.params32),
-              .grads32 = of(buffers.grads32),
-              .kept = of(buffers.kept),
-              .scratch = of(buffers.scratch)});
+      kernel(device_views(buffers));
     } catch (const CudaError&) {
       throw;
     } catch (const std::exception& e) {

@@ -1,8 +1,6 @@
 #include "executor/cuda/cuda_layer_kernels.h"
 
-#include <cmath>
 #include <stdexcept>
-#include <string>
 
 #include "executor/cuda/cuda_error.h"
 #include "executor/cuda/layer_primitives.h"
@@ -17,13 +15,6 @@ using model::Transpose;
 // Grows `memory` to at least `bytes` (contents dropped).
 void reserve(DeviceMemory& memory, int64_t bytes) {
   if (memory.bytes() < bytes) memory = DeviceMemory(bytes);
-}
-
-int64_t groups_of(const model::AttentionShape& s) {
-  if (s.kv_heads < 1 || s.heads % s.kv_heads != 0)
-    throw std::invalid_argument("attention: kv_heads " + std::to_string(s.kv_heads) + " does not divide heads " +
-                                std::to_string(s.heads));
-  return s.heads / s.kv_heads;
 }
 
 }  // namespace
@@ -124,8 +115,8 @@ void CudaLayerKernels::rotate_back(const model::RotaryTable& table, float* dx, i
 // (sequence, head) in one launch between them.
 void CudaLayerKernels::causal_attention_forward(const float* q, const float* k, const float* v, float* probs,
                                                 float* y, const model::AttentionShape& s) {
-  const int64_t group = groups_of(s);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+  const int64_t group = s.group();
+  const float scale = s.scale();
   auto each = [&](auto&& body) {
     for (int64_t b = 0; b < s.batch; ++b) {
       for (int64_t h = 0; h < s.heads; ++h) {
@@ -152,8 +143,8 @@ void CudaLayerKernels::causal_attention_backward(const float* q, const float* k,
   const int64_t dh = s.head_dim;
   const int64_t width = s.width();
   const int64_t kv_width = s.kv_width();
-  const int64_t group = groups_of(s);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const int64_t group = s.group();
+  const float scale = s.scale();
   model::Temporary ds(seq * seq);  // the model's declared scratch, on the device
   for (int64_t b = 0; b < s.batch; ++b) {
     for (int64_t h = 0; h < s.heads; ++h) {

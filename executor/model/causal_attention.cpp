@@ -50,17 +50,19 @@ void softmax_backward(const float* p, float* dp, int64_t seq) {
   }
 }
 
-// Query heads per kv head; throws std::invalid_argument when kv_heads does
-// not divide heads (a caller bug: model_shape_of checks the profile).
-int64_t check_groups(const AttentionShape& s) {
-  if (s.kv_heads < 1 || s.heads % s.kv_heads != 0) {
-    throw std::invalid_argument("attention: kv_heads " + std::to_string(s.kv_heads) +
-                                " does not divide heads " + std::to_string(s.heads));
+}  // namespace
+
+int64_t AttentionShape::group() const {
+  if (kv_heads < 1 || heads % kv_heads != 0) {
+    throw std::invalid_argument("attention: kv_heads " + std::to_string(kv_heads) + " does not divide heads " +
+                                std::to_string(heads));
   }
-  return s.heads / s.kv_heads;
+  return heads / kv_heads;
 }
 
-}  // namespace
+float AttentionShape::scale() const {
+  return 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
 
 void causal_attention_forward(const float* q, const float* k, const float* v, float* probs, float* y,
                               const AttentionShape& s) {
@@ -68,8 +70,8 @@ void causal_attention_forward(const float* q, const float* k, const float* v, fl
   const int64_t dh = s.head_dim;
   const int64_t width = s.width();
   const int64_t kv_width = s.kv_width();
-  const int64_t group = check_groups(s);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+  const int64_t group = s.group();
+  const float scale = s.scale();
   for (int64_t b = 0; b < s.batch; ++b) {
     for (int64_t h = 0; h < s.heads; ++h) {
       const int64_t at = b * s.seq * s.width() + h * s.head_dim;
@@ -92,8 +94,8 @@ void causal_attention_backward(const float* q, const float* k, const float* v, c
   const int64_t dh = s.head_dim;
   const int64_t width = s.width();
   const int64_t kv_width = s.kv_width();
-  const int64_t group = check_groups(s);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+  const int64_t group = s.group();
+  const float scale = s.scale();
   Temporary ds(s.seq * s.seq);
   for (int64_t b = 0; b < s.batch; ++b) {
     for (int64_t h = 0; h < s.heads; ++h) {

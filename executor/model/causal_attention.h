@@ -22,6 +22,11 @@ struct AttentionShape {
   int64_t kv_heads = 0;  // divides heads
   [[nodiscard]] int64_t width() const { return heads * head_dim; }
   [[nodiscard]] int64_t kv_width() const { return kv_heads * head_dim; }
+  // Query heads per kv head; throws std::invalid_argument when kv_heads
+  // does not divide heads (a caller bug: model_shape_of checks the profile).
+  [[nodiscard]] int64_t group() const;
+  // The scores' factor, 1 / sqrt(head_dim).
+  [[nodiscard]] float scale() const;
 };
 
 // q, y [batch * seq, heads * head_dim] (head h is columns h*head_dim ...,

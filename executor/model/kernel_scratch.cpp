@@ -36,7 +36,9 @@ HostAddresses::~HostAddresses() {
   host_map = outer_;
 }
 
-Temporary::Temporary(int64_t floats) : region_(installed) {
+Temporary::Temporary(int64_t floats) : Temporary(floats, true) {}
+
+Temporary::Temporary(int64_t floats, bool zeroed) : region_(installed) {
   const auto n = static_cast<size_t>(floats);
   if (region_ == nullptr) {
     owned_.assign(n, 0.0f);
@@ -53,10 +55,10 @@ Temporary::Temporary(int64_t floats) : region_(installed) {
   region_->used_ += n;
   region_->high_water_ = std::max(region_->high_water_, region_->used_);
   // The region is the device's: only its kernels write it.
-  layer_kernels().fill(view_.data(), 0.0f, floats);
+  if (zeroed) layer_kernels().fill(view_.data(), 0.0f, floats);
 }
 
-Temporary::Temporary(std::span<const float> copy_of) : Temporary(static_cast<int64_t>(copy_of.size())) {
+Temporary::Temporary(std::span<const float> copy_of) : Temporary(static_cast<int64_t>(copy_of.size()), false) {
   layer_kernels().copy(view_.data(), copy_of.data(), static_cast<int64_t>(copy_of.size()));
 }
 

@@ -71,6 +71,9 @@ class Temporary {
   [[nodiscard]] float* end() { return view_.data() + view_.size(); }
 
  private:
+  // Takes the floats; zeroes them when asked (a copy overwrites them all).
+  Temporary(int64_t floats, bool zeroed);
+
   ScratchRegion* region_;
   size_t at_ = 0;  // where in the region it begins
   std::vector<float> owned_;
