@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -102,9 +103,12 @@ struct GradientStats {
 };
 
 // Completes when everything a lane had issued before `record` has finished.
+// `handle` is the backend's own (a CUDA event); copies share it, and it
+// lives as long as one of them does.
 struct Event {
   core::Lane lane = core::Lane::kGpuCompute;
-  uint64_t sequence = 0;
+  uint64_t sequence = 0;  // the backend's numbering of its records
+  std::shared_ptr<const void> handle;
 };
 
 class Backend {
@@ -149,10 +153,15 @@ class Backend {
   [[nodiscard]] virtual core::Result<GradientStats> gradient_stats(core::Lane lane, const Buffer& grad16,
                                                                    core::Precision precision) = 0;
 
-  // Ordering between lanes. The executor's lanes already run in order, so
-  // the CPU backend's events complete at record time; a GPU's do not.
-  [[nodiscard]] virtual Event record(core::Lane lane) = 0;
-  virtual void wait(const Event& event) = 0;
+  // Ordering between lanes: every edge of the schedule from an op on one
+  // lane to an op on another is an event the producer's lane records after
+  // the op and the consumer's lane waits on before its own (the
+  // interpreter's rule; tests/executor/stream_order_checker.h holds it to
+  // every buffer the lanes share). `wait` orders the work `lane` issues
+  // after it behind the event; where that work is the host's own (the CPU
+  // backend's every call), the event has completed when the call returns.
+  [[nodiscard]] virtual core::Result<Event> record(core::Lane lane) = 0;
+  [[nodiscard]] virtual core::Result<void> wait(core::Lane lane, const Event& event) = 0;
 
   // Bytes this backend has moved on `lane` so far (copies, block reads and
   // writes), counted as it moves them: what the progress line reports.

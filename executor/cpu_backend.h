@@ -59,8 +59,8 @@ class CpuBackend final : public Backend {
   [[nodiscard]] core::Result<void> zero(core::Lane lane, const Buffer& buffer) override;
   [[nodiscard]] core::Result<GradientStats> gradient_stats(core::Lane lane, const Buffer& grad16,
                                                            core::Precision precision) override;
-  [[nodiscard]] Event record(core::Lane lane) override;
-  void wait(const Event& event) override;
+  [[nodiscard]] core::Result<Event> record(core::Lane lane) override;
+  [[nodiscard]] core::Result<void> wait(core::Lane lane, const Event& event) override;
   [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override;
   [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override;
   [[nodiscard]] core::Result<core::QueueDepth> block_write(core::Lane lane, const BlockIo& io) override;
@@ -105,6 +105,7 @@ class CpuBackend final : public Backend {
   std::array<BufferPool, 2> pools_;  // gpu and cpu; nvme has no blocks
   std::array<std::atomic<int64_t>, core::kLaneCount> moved_{};
   std::atomic<bool> locked_{true};
+  std::atomic<uint64_t> events_recorded_{0};
 };
 
 }  // namespace stowage::executor

@@ -49,8 +49,10 @@ class ForwardingBackend : public Backend {
                                                            core::Precision precision) override {
     return inner_.gradient_stats(lane, grad16, precision);
   }
-  [[nodiscard]] Event record(core::Lane lane) override { return inner_.record(lane); }
-  void wait(const Event& event) override { inner_.wait(event); }
+  [[nodiscard]] core::Result<Event> record(core::Lane lane) override { return inner_.record(lane); }
+  [[nodiscard]] core::Result<void> wait(core::Lane lane, const Event& event) override {
+    return inner_.wait(lane, event);
+  }
   [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override { return inner_.bytes_moved(lane); }
   void cancel() override { inner_.cancel(); }
   [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override {

@@ -171,6 +171,12 @@ struct Interpreter::State {
   std::mutex speculation_mutex;
 
   std::vector<uint8_t> done;
+  // The schedule's edges across lanes, as the backend's events (backend.h):
+  // an op that ops on other lanes depend on records one on its lane when it
+  // ends, before it counts as done; each of those dependents has its own
+  // lane wait on it before it starts, and the last of them lets it go.
+  std::vector<Event> events;                 // by op
+  std::vector<std::atomic<int>> waiting_on;  // by op: dependents on other lanes yet to wait
   // Per lane: its ops in issue order and the next to issue; per op: the
   // lane slot running it (for the watchdog's report).
   std::array<std::vector<core::OpId>, core::kLaneCount> lane_ops;
@@ -205,6 +211,8 @@ struct Interpreter::State {
         options(std::move(o)),
         flight(h.all().size()),
         done(s.ops.size(), 0),
+        events(s.ops.size()),
+        waiting_on(s.ops.size()),
         started_ns(s.ops.size(), 0),
         queue_depths(s.ops.size()),
         remaining_in_step(static_cast<size_t>(s.steps)),
@@ -285,6 +293,15 @@ struct Interpreter::State {
   }
 
   core::Result<void> execute(const Op& op);
+  core::Result<void> wait_for_other_lanes(const Op& op);
+  // Work one op issues on another lane than its own: that lane waits for
+  // what the op's lane has issued so far.
+  core::Result<void> issue_after(Lane from, Lane to) {
+    auto event = backend.record(from);
+    if (!event) return std::unexpected(event.error());
+    return backend.wait(to, *event);
+  }
+  core::Result<void> record_for_other_lanes(const Op& op);
   // An NVMe op's own block I/O: keeps the depth it achieved for the trace.
   core::Result<void> moved(const Op& op, core::Result<core::QueueDepth> io) {
     if (!io) return std::unexpected(io.error());
@@ -832,6 +849,10 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
     as_update.partition = static_cast<int>(x.partition);
     r = backend.optimizer_step(op.lane, adam_work(as_update, *states, x.grads, fresh, divisor));
   }
+  // The write-backs go out on the NVMe write lane, behind what this op's
+  // lane has written into the buffers they take.
+  const bool writes_back = h.policy.optimizer_states == Tier::kNvme || h.policy.param16 == Tier::kNvme;
+  if (r && writes_back) r = issue_after(op.lane, Lane::kNvmeWrite);
   if (r && h.policy.optimizer_states == Tier::kNvme)
     r = moved_aside(
         backend.block_write(Lane::kNvmeWrite, {.region = h.states_region, .data = staged.as<std::byte>()}));
@@ -1009,9 +1030,11 @@ void Interpreter::State::run_lane(Lane lane, int slot) {
     const Op& op = schedule.op(id);
     OpTally tally;
     current_tally = &tally;
-    auto result = execute(op);
+    auto result = wait_for_other_lanes(op);
+    if (result) result = execute(op);
     current_tally = nullptr;
     if (result) result = check_tally(op, tally);
+    if (result) result = record_for_other_lanes(op);
     {
       std::lock_guard lock(mutex);
       op_boundary(op, false, slot);
@@ -1034,6 +1057,27 @@ void Interpreter::State::run_lane(Lane lane, int slot) {
   std::lock_guard lock(mutex);
   --running_threads;
   changed.notify_all();
+}
+
+// Before `op` starts: its lane waits on the events of the ops on other
+// lanes it depends on (which are done, so their events are recorded).
+core::Result<void> Interpreter::State::wait_for_other_lanes(const Op& op) {
+  for (core::OpId d : op.deps) {
+    const auto i = static_cast<size_t>(d);
+    if (schedule.op(d).lane == op.lane) continue;  // a lane runs in order
+    if (auto r = backend.wait(op.lane, events[i]); !r) return r;
+    if (waiting_on[i].fetch_sub(1) == 1) events[i] = {};  // nobody else will wait on it
+  }
+  return {};
+}
+
+// After `op` ends: the event its dependents on other lanes wait on.
+core::Result<void> Interpreter::State::record_for_other_lanes(const Op& op) {
+  if (waiting_on[static_cast<size_t>(op.id)].load() == 0) return {};
+  auto event = backend.record(op.lane);
+  if (!event) return std::unexpected(event.error());
+  events[static_cast<size_t>(op.id)] = std::move(*event);
+  return {};
 }
 
 core::Result<void> Interpreter::State::check_tally(const Op& op, const OpTally& tally) const {
@@ -1117,6 +1161,11 @@ Interpreter::Interpreter(const core::Schedule& schedule, Backend& backend, Parti
   // clipping) is an op of its own that both interpreters see.
   for (const Op& op : schedule.ops) s.lane_ops[static_cast<size_t>(op.lane)].push_back(op.id);
   for (const Op& op : schedule.ops) ++s.remaining_in_step[static_cast<size_t>(op.step)];
+  for (const Op& op : schedule.ops) {
+    for (core::OpId d : op.deps) {
+      if (schedule.op(d).lane != op.lane) ++s.waiting_on[static_cast<size_t>(d)];
+    }
+  }
 }
 
 Interpreter::~Interpreter() {

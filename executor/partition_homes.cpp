@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "executor/lane_order.h"
+
 namespace stowage::executor {
 
 core::Result<PartitionHomes> PartitionHomes::allocate(Backend& backend, const std::vector<core::Partition>& partitions,
@@ -47,25 +49,31 @@ PartitionHomes::~PartitionHomes() {
 }
 
 core::Result<void> PartitionHomes::load(const Buffer& home, const std::string& region, std::span<std::byte> out) {
+  const core::Lane lane = region.empty() ? core::Lane::kPcieD2h : core::Lane::kNvmeRead;
+  if (auto r = wait_for_every_lane(*backend_, lane); !r) return r;
   if (!region.empty()) {
-    auto r = backend_->block_read(core::Lane::kNvmeRead, {.region = region, .data = out});
+    auto r = backend_->block_read(lane, {.region = region, .data = out});
     if (!r) return std::unexpected(r.error());
-    return {};
+  } else {
+    Buffer host{.data = out.data(), .bytes = static_cast<int64_t>(out.size()), .tier = core::Tier::kCpu, .what = "host copy"};
+    if (auto r = backend_->copy(lane, host, 0, home, 0, host.bytes); !r) return r;
   }
-  Buffer host{.data = out.data(), .bytes = static_cast<int64_t>(out.size()), .tier = core::Tier::kCpu, .what = "host copy"};
-  return backend_->copy(core::Lane::kPcieD2h, host, 0, home, 0, host.bytes);
+  return every_lane_waits_for(*backend_, lane);  // the next write of the home comes after this read
 }
 
 core::Result<void> PartitionHomes::store(const Buffer& home, const std::string& region, std::span<const std::byte> in) {
   // NVMe and copies take mutable spans; neither writes through the source.
   std::span<std::byte> bytes(const_cast<std::byte*>(in.data()), in.size());
+  const core::Lane lane = region.empty() ? core::Lane::kPcieH2d : core::Lane::kNvmeWrite;
+  if (auto r = wait_for_every_lane(*backend_, lane); !r) return r;
   if (!region.empty()) {
-    auto r = backend_->block_write(core::Lane::kNvmeWrite, {.region = region, .data = bytes});
+    auto r = backend_->block_write(lane, {.region = region, .data = bytes});
     if (!r) return std::unexpected(r.error());
-    return {};
+  } else {
+    Buffer host{.data = bytes.data(), .bytes = static_cast<int64_t>(bytes.size()), .tier = core::Tier::kCpu, .what = "host copy"};
+    if (auto r = backend_->copy(lane, home, 0, host, 0, host.bytes); !r) return r;
   }
-  Buffer host{.data = bytes.data(), .bytes = static_cast<int64_t>(bytes.size()), .tier = core::Tier::kCpu, .what = "host copy"};
-  return backend_->copy(core::Lane::kPcieH2d, home, 0, host, 0, host.bytes);
+  return every_lane_waits_for(*backend_, lane);
 }
 
 core::Result<std::vector<std::byte>> PartitionHomes::read_param16(size_t j, size_t slot) {

@@ -50,6 +50,8 @@ class PartitionHomes {
 
   // The whole state of partition j as host bytes, wherever it rests: param16
   // versions then master32, adam_m, adam_v. For checkpoints and evaluation.
+  // No op orders these transfers, so each goes behind every lane's work and
+  // every lane's next work behind it (lane_order.h).
   [[nodiscard]] core::Result<std::vector<std::byte>> read_param16(size_t j, size_t slot);
   [[nodiscard]] core::Result<std::vector<std::byte>> read_states(size_t j);
   [[nodiscard]] core::Result<void> write_param16(size_t j, size_t slot, std::span<const std::byte> bytes);

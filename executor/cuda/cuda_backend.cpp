@@ -11,6 +11,7 @@
 #include "executor/cuda/adam_kernel.h"
 #include "executor/cuda/cuda_device.h"
 #include "executor/cuda/cuda_error.h"
+#include "executor/cuda/cuda_event.h"
 #include "executor/cuda/gradient_stats_kernel.h"
 #include "executor/cuda/half_kernels.h"
 #include "executor/memory_exhausted.h"
@@ -98,7 +99,12 @@ core::Result<std::unique_ptr<CudaBackend>> CudaBackend::create(CudaBackendOption
 }
 
 CudaBackend::CudaBackend(CudaBackendOptions options, std::unique_ptr<CpuBackend> host, int64_t arena_bytes)
-    : options_(std::move(options)), host_(std::move(host)), device_(describe_device(0)), arena_(arena_bytes) {
+    : options_(std::move(options)),
+      host_(std::move(host)),
+      device_(describe_device(0)),
+      arena_(arena_bytes),
+      events_(std::make_shared<EventPool>()),
+      released_(streams_, events_) {
   for (DeviceMemory& b : bins_) b = DeviceMemory(static_cast<int64_t>(sizeof(SquareSumBins)));
   layer_kernels_ = std::make_unique<CudaLayerKernels>(streams_[core::Lane::kGpuCompute]);
 }
@@ -106,6 +112,7 @@ CudaBackend::CudaBackend(CudaBackendOptions options, std::unique_ptr<CpuBackend>
 CudaBackend::~CudaBackend() {
   try {
     streams_.synchronize_all();
+    released_.collect(StreamOrderedRelease::Until::kAll);
   } catch (const CudaError&) {
     // A fault already reported by the call that met it; the owners free the rest.
   }
@@ -118,6 +125,44 @@ void CudaBackend::free_pinned(const std::vector<BufferPool::Block>& blocks) {
   for (const BufferPool::Block& b : blocks) cudaFreeHost(b.data);  // a failure here has no one to tell
 }
 
+void CudaBackend::finish(core::Lane lane) {
+  if (!options_.enqueue_only) STOWAGE_CUDA(cudaStreamSynchronize(streams_[lane]));
+}
+
+core::Result<void> CudaBackend::drain(core::Lane lane) {
+  if (!options_.enqueue_only) return {};
+  return guarded("waiting for " + std::string(core::to_string(lane)), [&]() -> core::Result<void> {
+    STOWAGE_CUDA(cudaStreamSynchronize(streams_[lane]));
+    return {};
+  });
+}
+
+bool CudaBackend::pageable(const std::byte* host) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, host) != cudaSuccess) {
+    (void)cudaGetLastError();  // not an error of the stream's: take it off the thread
+    return true;
+  }
+  return attributes.type == cudaMemoryTypeUnregistered;
+}
+
+void CudaBackend::give_back(std::function<void()> to_owner) {
+  if (!options_.enqueue_only) return to_owner();
+  try {
+    released_.park(to_owner);
+  } catch (const CudaError&) {
+    to_owner();  // the device has failed: nothing enqueued will run
+  }
+}
+
+core::Result<void> CudaBackend::collect_released(bool wait) {
+  if (!options_.enqueue_only) return {};
+  return guarded("reusing released memory", [&]() -> core::Result<void> {
+    released_.collect(wait ? StreamOrderedRelease::Until::kAll : StreamOrderedRelease::Until::kCompleted);
+    return {};
+  });
+}
+
 core::Result<Buffer> CudaBackend::allocate(core::Tier tier, int64_t bytes, std::string what) {
   if (tier == Tier::kNvme)
     return core::fail({{}, "cannot allocate '" + what + "' on nvme", "nvme holds regions (reserve_region)"});
@@ -125,7 +170,13 @@ core::Result<Buffer> CudaBackend::allocate(core::Tier tier, int64_t bytes, std::
   const size_t t = static_cast<size_t>(tier);
   if (tier == Tier::kGpu) {
     if (bytes == 0) return b;
+    if (auto r = collect_released(false); !r) return std::unexpected(r.error());
     auto range = arena_.allocate(bytes);
+    if (!range && options_.enqueue_only) {
+      // What is short may be parked behind work still running: wait for it.
+      if (auto r = collect_released(true); !r) return std::unexpected(r.error());
+      range = arena_.allocate(bytes);
+    }
     if (!range) return core::fail(memory_exhausted(tier, b.what, range.error()));
     b.data = range->data;
     in_use_[t] += bytes;
@@ -144,6 +195,10 @@ core::Result<Buffer> CudaBackend::allocate(core::Tier tier, int64_t bytes, std::
   if (bytes == 0) return b;
   raise_to(cpu_peak_, before + bytes);
   const int64_t rounded = round_up(bytes, kPage);
+  if (auto r = collect_released(false); !r) {
+    in_use_[t].fetch_sub(bytes);
+    return std::unexpected(r.error());
+  }
   b.data = pinned_.take(rounded);
   if (b.data == nullptr) {
     free_pinned(pinned_.trim(cpu_peak_.load() - in_use_[t].load()));
@@ -179,9 +234,11 @@ void CudaBackend::release(Buffer& buffer) {
         ranges_.erase(it);
       }
     }
-    if (range) arena_.release(*range);
+    if (range) give_back([this, r = *range] { arena_.release(r); });
   } else if (buffer.data != nullptr) {
-    pinned_.keep({.data = buffer.data, .bytes = round_up(buffer.bytes, kPage)});
+    give_back([this, block = BufferPool::Block{.data = buffer.data, .bytes = round_up(buffer.bytes, kPage)}] {
+      pinned_.keep(block);
+    });
   }
   if ((buffer.data != nullptr || buffer.bytes > 0) && buffer.tier != Tier::kNvme)
     in_use_[static_cast<size_t>(buffer.tier)].fetch_sub(buffer.bytes);
@@ -206,6 +263,7 @@ core::Result<void> CudaBackend::copy(core::Lane lane, const Buffer& dst, int64_t
   }
   if (bytes == 0) return {};
   if (!on_device(dst) && !on_device(src)) {
+    if (auto r = drain(lane); !r) return r;
     std::memcpy(dst.data + dst_offset, src.data + src_offset, static_cast<size_t>(bytes));
   } else {
     auto moved = guarded("copy to '" + dst.what + "'", [&]() -> core::Result<void> {
@@ -213,7 +271,12 @@ core::Result<void> CudaBackend::copy(core::Lane lane, const Buffer& dst, int64_t
       // Unified addressing tells the direction from the pointers.
       STOWAGE_CUDA(cudaMemcpyAsync(dst.data + dst_offset, src.data + src_offset, static_cast<size_t>(bytes),
                                    cudaMemcpyDefault, stream));
-      STOWAGE_CUDA(cudaStreamSynchronize(stream));
+      const std::byte* host = !on_device(dst) ? dst.data : !on_device(src) ? src.data : nullptr;
+      if (host != nullptr && pageable(host)) {
+        STOWAGE_CUDA(cudaStreamSynchronize(stream));
+      } else {
+        finish(lane);
+      }
       return {};
     });
     if (!moved) return moved;
@@ -254,7 +317,7 @@ core::Result<void> CudaBackend::compute_on_device(std::string_view what, const L
     } catch (const std::exception& e) {
       return core::fail({{}, "compute '" + std::string(what) + "' failed: " + e.what(), ""});
     }
-    STOWAGE_CUDA(cudaStreamSynchronize(streams_[core::Lane::kGpuCompute]));
+    finish(core::Lane::kGpuCompute);
     return {};
   });
 }
@@ -308,7 +371,10 @@ core::Result<void> CudaBackend::compute(core::Lane lane, std::string_view what, 
 
 core::Result<void> CudaBackend::optimizer_step(core::Lane lane, const OptimizerWork& work) {
   const Side side = side_of({work.states, work.grad16, work.param16_out});
-  if (side == Side::kHost) return host_->optimizer_step(lane, work);
+  if (side == Side::kHost) {
+    if (auto r = drain(lane); !r) return r;
+    return host_->optimizer_step(lane, work);
+  }
   if (side == Side::kMixed) return mixed("optimizer step", *work.states, *work.grad16);
   const int64_t n = work.grad16->bytes / 2;
   if (work.states->bytes != n * core::state_bytes_per_param(work.state_precision) ||
@@ -333,7 +399,7 @@ core::Result<void> CudaBackend::optimizer_step(core::Lane lane, const OptimizerW
       launch_adam(AdamPartitionOf<float>{master, m, m + n, grad, param16, n}, c, work.hyper.optimizer,
                   work.precision, stream);
     }
-    STOWAGE_CUDA(cudaStreamSynchronize(stream));
+    finish(lane);
     return {};
   });
 }
@@ -341,7 +407,10 @@ core::Result<void> CudaBackend::optimizer_step(core::Lane lane, const OptimizerW
 core::Result<void> CudaBackend::widen(core::Lane lane, const Buffer& src16, const Buffer& dst32,
                                       int64_t dst_offset, core::Precision precision) {
   const Side side = side_of({&src16, &dst32});
-  if (side == Side::kHost) return host_->widen(lane, src16, dst32, dst_offset, precision);
+  if (side == Side::kHost) {
+    if (auto r = drain(lane); !r) return r;
+    return host_->widen(lane, src16, dst32, dst_offset, precision);
+  }
   if (side == Side::kMixed) return mixed("widening", src16, dst32);
   const int64_t n = src16.bytes / 2;
   if (dst_offset < 0 || 4 * (dst_offset + n) > dst32.bytes)
@@ -349,7 +418,7 @@ core::Result<void> CudaBackend::widen(core::Lane lane, const Buffer& src16, cons
   return guarded("widening '" + src16.what + "'", [&]() -> core::Result<void> {
     launch_widen(reinterpret_cast<const uint16_t*>(src16.data), reinterpret_cast<float*>(dst32.data) + dst_offset,
                  n, precision, streams_[lane]);
-    STOWAGE_CUDA(cudaStreamSynchronize(streams_[lane]));
+    finish(lane);
     return {};
   });
 }
@@ -357,7 +426,10 @@ core::Result<void> CudaBackend::widen(core::Lane lane, const Buffer& src16, cons
 core::Result<void> CudaBackend::narrow(core::Lane lane, const Buffer& src32, int64_t src_offset,
                                        const Buffer& dst16, core::Precision precision) {
   const Side side = side_of({&src32, &dst16});
-  if (side == Side::kHost) return host_->narrow(lane, src32, src_offset, dst16, precision);
+  if (side == Side::kHost) {
+    if (auto r = drain(lane); !r) return r;
+    return host_->narrow(lane, src32, src_offset, dst16, precision);
+  }
   if (side == Side::kMixed) return mixed("narrowing", src32, dst16);
   const int64_t n = dst16.bytes / 2;
   if (src_offset < 0 || 4 * (src_offset + n) > src32.bytes)
@@ -365,7 +437,7 @@ core::Result<void> CudaBackend::narrow(core::Lane lane, const Buffer& src32, int
   return guarded("narrowing into '" + dst16.what + "'", [&]() -> core::Result<void> {
     launch_narrow(reinterpret_cast<const float*>(src32.data) + src_offset,
                   reinterpret_cast<uint16_t*>(dst16.data), n, precision, streams_[lane]);
-    STOWAGE_CUDA(cudaStreamSynchronize(streams_[lane]));
+    finish(lane);
     return {};
   });
 }
@@ -373,30 +445,39 @@ core::Result<void> CudaBackend::narrow(core::Lane lane, const Buffer& src32, int
 core::Result<void> CudaBackend::accumulate(core::Lane lane, const Buffer& acc16, const Buffer& add16,
                                            core::Precision precision) {
   const Side side = side_of({&acc16, &add16});
-  if (side == Side::kHost) return host_->accumulate(lane, acc16, add16, precision);
+  if (side == Side::kHost) {
+    if (auto r = drain(lane); !r) return r;
+    return host_->accumulate(lane, acc16, add16, precision);
+  }
   if (side == Side::kMixed) return mixed("accumulation", acc16, add16);
   if (acc16.bytes != add16.bytes)
     return bug("accumulation of '" + add16.what + "' into '" + acc16.what + "': the sizes do not match");
   return guarded("accumulating into '" + acc16.what + "'", [&]() -> core::Result<void> {
     launch_accumulate(reinterpret_cast<uint16_t*>(acc16.data), reinterpret_cast<const uint16_t*>(add16.data),
                       acc16.bytes / 2, precision, streams_[lane]);
-    STOWAGE_CUDA(cudaStreamSynchronize(streams_[lane]));
+    finish(lane);
     return {};
   });
 }
 
 core::Result<void> CudaBackend::zero(core::Lane lane, const Buffer& buffer) {
-  if (!on_device(buffer)) return host_->zero(lane, buffer);
+  if (!on_device(buffer)) {
+    if (auto r = drain(lane); !r) return r;
+    return host_->zero(lane, buffer);
+  }
   return guarded("zeroing '" + buffer.what + "'", [&]() -> core::Result<void> {
     zero_async(buffer.data, buffer.bytes, streams_[lane]);
-    STOWAGE_CUDA(cudaStreamSynchronize(streams_[lane]));
+    finish(lane);
     return {};
   });
 }
 
 core::Result<GradientStats> CudaBackend::gradient_stats(core::Lane lane, const Buffer& grad16,
                                                         core::Precision precision) {
-  if (!on_device(grad16)) return host_->gradient_stats(lane, grad16, precision);
+  if (!on_device(grad16)) {
+    if (auto r = drain(lane); !r) return std::unexpected(r.error());
+    return host_->gradient_stats(lane, grad16, precision);
+  }
   return guarded("gradient statistics of '" + grad16.what + "'", [&]() -> core::Result<GradientStats> {
     const cudaStream_t stream = streams_[lane];
     auto* bins = reinterpret_cast<SquareSumBins*>(bins_[static_cast<size_t>(lane)].data());
@@ -412,12 +493,25 @@ core::Result<GradientStats> CudaBackend::gradient_stats(core::Lane lane, const B
   });
 }
 
-// Every call above has finished on its stream when it returns, so an
-// event completes at record time, as on the CPU backend.
-Event CudaBackend::record(core::Lane lane) {
-  return {.lane = lane};
+// A CUDA event on the lane's stream, waited on by the other lane's stream
+// (the host does not block). Every call above still synchronises its
+// stream before it returns, so today the event has completed when it is
+// recorded; the events are what lets a call stop doing that (docs/backend.md).
+core::Result<Event> CudaBackend::record(core::Lane lane) {
+  return guarded("recording an event on " + std::string(core::to_string(lane)), [&]() -> core::Result<Event> {
+    std::shared_ptr<const CudaEvent> event = events_->take();
+    event->record(streams_[lane]);
+    return Event{.lane = lane, .sequence = ++events_recorded_, .handle = std::move(event)};
+  });
 }
-void CudaBackend::wait(const Event&) {}
+
+core::Result<void> CudaBackend::wait(core::Lane lane, const Event& event) {
+  if (event.handle == nullptr) return bug("an event recorded by another backend");
+  return guarded("waiting on " + std::string(core::to_string(lane)), [&]() -> core::Result<void> {
+    static_cast<const CudaEvent*>(event.handle.get())->wait_on(streams_[lane]);
+    return {};
+  });
+}
 
 int64_t CudaBackend::bytes_moved(core::Lane lane) const {
   return moved_[static_cast<size_t>(lane)].load() + host_->bytes_moved(lane);
@@ -427,9 +521,11 @@ core::Result<void> CudaBackend::reserve_region(const std::string& region, int64_
   return host_->reserve_region(region, bytes);
 }
 core::Result<core::QueueDepth> CudaBackend::block_write(core::Lane lane, const BlockIo& io) {
+  if (auto r = drain(lane); !r) return std::unexpected(r.error());
   return host_->block_write(lane, io);
 }
 core::Result<core::QueueDepth> CudaBackend::block_read(core::Lane lane, const BlockIo& io) {
+  if (auto r = drain(lane); !r) return std::unexpected(r.error());
   return host_->block_read(lane, io);
 }
 

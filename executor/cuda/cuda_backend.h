@@ -18,11 +18,13 @@
 // backend's losses bit for bit, a check of everything but the layer
 // kernels (docs/gpu.md).
 //
-// Each call finishes its work before it returns (a stream synchronise), so
-// lanes order each other by completion, as on the CPU backend, and the
+// Lanes order each other by events: the interpreter records one on the
+// producer's stream for every edge of the schedule that crosses lanes and
+// has the consumer's stream wait on it. By default each call still
+// finishes its work before it returns (a stream synchronise), so the
 // host-side op times the executor records are the device's to within a
-// launch. Events on each stream, which would let the host only enqueue,
-// are the next step.
+// launch; with enqueue_only the host only enqueues (below), and op times
+// from events on the streams are what is missing (docs/backend.md).
 #pragma once
 
 #include <array>
@@ -38,10 +40,12 @@
 #include "executor/backend.h"
 #include "executor/buffer_pool.h"
 #include "executor/cpu_backend.h"
+#include "executor/cuda/cuda_event.h"
 #include "executor/cuda/cuda_layer_kernels.h"
 #include "executor/cuda/cuda_stream.h"
 #include "executor/cuda/device_arena.h"
 #include "executor/cuda/device_memory.h"
+#include "executor/cuda/stream_ordered_release.h"
 
 namespace stowage::executor::cuda {
 
@@ -55,6 +59,15 @@ struct CudaBackendOptions {
   int optimizer_threads = 1;              // threads of each CPU optimizer step
   std::optional<BlockStoreOptions> nvme;  // absent: no NVMe tier
   LayersOn layers = LayersOn::kDevice;
+  // The host only enqueues: a call on device memory returns once its work
+  // is on its lane's stream, work the host does itself (CPU Adam, NVMe,
+  // host-tier element-wise calls) first waits for its lane's stream (and so
+  // for the events it waits on), and released memory is reused only after
+  // the work enqueued before the release (stream_ordered_release.h). The
+  // host-side op times the executor records are then when ops were issued,
+  // not when they ran: off by default. Not yet run on a GPU
+  // (CudaBackend.EnqueuingOnlyTrainsAsSynchronisingDoes).
+  bool enqueue_only = false;
 };
 
 // What the device keeps back from an uncapped arena: the context's own
@@ -88,8 +101,8 @@ class CudaBackend final : public Backend {
   [[nodiscard]] core::Result<void> zero(core::Lane lane, const Buffer& buffer) override;
   [[nodiscard]] core::Result<GradientStats> gradient_stats(core::Lane lane, const Buffer& grad16,
                                                            core::Precision precision) override;
-  [[nodiscard]] Event record(core::Lane lane) override;
-  void wait(const Event& event) override;
+  [[nodiscard]] core::Result<Event> record(core::Lane lane) override;
+  [[nodiscard]] core::Result<void> wait(core::Lane lane, const Event& event) override;
   [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override;
   [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override;
   [[nodiscard]] core::Result<core::QueueDepth> block_write(core::Lane lane, const BlockIo& io) override;
@@ -106,6 +119,21 @@ class CudaBackend final : public Backend {
   core::Result<void> compute_on_device(std::string_view what, const LayerBuffers& buffers,
                                        const std::function<void(const LayerWorkspace&)>& kernel);
   void free_pinned(const std::vector<BufferPool::Block>& blocks);
+  // After device work was enqueued on `lane`: unless enqueue_only, the host
+  // waits for it. Throws CudaError.
+  void finish(core::Lane lane);
+  // Before work the host does itself for `lane`: with enqueue_only, what
+  // the lane's stream holds (the events it waits on included) has finished.
+  [[nodiscard]] core::Result<void> drain(core::Lane lane);
+  // A copy's host side that is not page-locked: the copy finishes before
+  // the call returns, as the caller may reuse or read it at once.
+  [[nodiscard]] static bool pageable(const std::byte* host);
+  // Memory a release gives back to its owner (the arena, the pinned pool):
+  // at once, or with enqueue_only behind the work enqueued before it.
+  void give_back(std::function<void()> to_owner);
+  // enqueue_only: takes back what released memory no stream still uses
+  // (`wait`: all of it, the host waiting for the streams).
+  [[nodiscard]] core::Result<void> collect_released(bool wait);
 
   CudaBackendOptions options_;
   std::unique_ptr<CpuBackend> host_;  // the host-only work: CPU Adam, NVMe, host copies
@@ -127,6 +155,9 @@ class CudaBackend final : public Backend {
   std::unordered_map<const std::byte*, BufferPool::Block> mirrors_;
   std::unordered_map<const std::byte*, DeviceRange> ranges_;  // a device buffer's arena range
   std::array<std::atomic<int64_t>, core::kLaneCount> moved_{};
+  std::shared_ptr<EventPool> events_;  // the cross-lane edges' events
+  std::atomic<uint64_t> events_recorded_{0};
+  StreamOrderedRelease released_;  // enqueue_only: memory given back behind the work before it
 };
 
 }  // namespace stowage::executor::cuda

@@ -36,6 +36,24 @@ void CudaEvent::synchronize() const {
   STOWAGE_CUDA(cudaEventSynchronize(event_));
 }
 
+std::shared_ptr<const CudaEvent> EventPool::take() {
+  std::unique_ptr<CudaEvent> event;
+  {
+    std::lock_guard lock(mutex_);
+    if (!free_.empty()) {
+      event = std::move(free_.back());
+      free_.pop_back();
+    }
+  }
+  if (!event) event = std::make_unique<CudaEvent>(EventTiming::kUntimed);
+  // A wait already enqueued on an event is not moved by recording it again,
+  // so an event may go back as soon as nobody will wait on it any more.
+  return {event.release(), [pool = shared_from_this()](const CudaEvent* e) {
+            std::lock_guard lock(pool->mutex_);
+            pool->free_.emplace_back(const_cast<CudaEvent*>(e));
+          }};
+}
+
 float elapsed_ms(const CudaEvent& start, const CudaEvent& end) {
   float ms = 0;
   STOWAGE_CUDA(cudaEventElapsedTime(&ms, start.get(), end.get()));

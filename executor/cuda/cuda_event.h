@@ -7,6 +7,9 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 namespace stowage::executor::cuda {
 
@@ -34,6 +37,21 @@ class CudaEvent {
 
  private:
   cudaEvent_t event_ = nullptr;
+};
+
+// Untimed events for the schedule's cross-lane edges, reused: a run
+// records one per edge that crosses lanes, hundreds a step, and creating
+// each anew would cost a driver call apiece.
+class EventPool : public std::enable_shared_from_this<EventPool> {
+ public:
+  // Make pools with std::make_shared: each event handed out keeps its pool.
+  // An event from the pool; it goes back when its last copy is dropped.
+  // Throws CudaError naming cudaEventCreateWithFlags.
+  [[nodiscard]] std::shared_ptr<const CudaEvent> take();
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<CudaEvent>> free_;
 };
 
 // Milliseconds from `start` to `end`, both timed, recorded and complete

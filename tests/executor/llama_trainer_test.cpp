@@ -30,7 +30,7 @@ using testing::kNvmeOffload;
 
 const testing::Fixture& llama() {
   static const testing::Fixture f = [] {
-    const core::ProfileCatalog catalog(STOWAGE_PROFILES_DIR);
+    const core::ProfileCatalog catalog(core::ProfileCatalog::default_root());
     testing::Fixture x{.machine = *catalog.machine("workstation-24gb-1nvme"),
                        .model = *catalog.model("tiny-llama"),
                        .training = *catalog.training("tiny")};

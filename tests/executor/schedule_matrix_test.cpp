@@ -8,7 +8,9 @@
 // the predicted one to the byte: every op allocates exactly what it
 // declares (the interpreter checks it) and the run applies the memory
 // effects in the order of its prediction (core/memory_gate.h), which leaves
-// that prediction as it was.
+// that prediction as it was; and every buffer two lanes share is ordered
+// between them by the backend's events, as a GPU's streams need
+// (stream_order_checker.h).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -24,6 +26,7 @@
 #include "core/chrome_trace.h"
 #include "core/memory_replay.h"
 #include "sim/simulator.h"
+#include "tests/executor/stream_order_checker.h"
 #include "tests/executor/tiny_gpt_fixture.h"
 
 namespace stowage::executor {
@@ -92,14 +95,17 @@ Outcome run_case(const Case& c, const std::string& tag) {
   training.precision = c.precision;
   training.loss_scaling.window = 2;  // fp16: the scale moves within a few steps
   auto b = backend(tag);
+  StreamOrderChecker checked(*b);  // every edge across lanes is an event
   const core::PlanFile plan = plan_for(c);
-  auto run = train(plan, f.machine, f.model, training, *b,
+  auto run = train(plan, f.machine, f.model, training, checked,
                    {.steps = 3,
                     .seed = 7,
                     .predict = [&](const core::Schedule& s) { return sim::simulate(s, f.machine).timeline; },
                     .watchdog = std::chrono::seconds(30)});
   EXPECT_TRUE(run) << c.name() << ": " << (run ? "" : core::to_string(run.error()));
   if (!run) return {};
+  EXPECT_EQ(checked.violations(), "") << c.name();
+  EXPECT_GT(checked.waits(), 0) << c.name();  // the setup's, at least
   for (double loss : run->losses) EXPECT_TRUE(std::isfinite(loss)) << c.name();
   // Every op ran once and kept to its lane's slots.
   for (const core::Op& op : run->schedule.ops) {
@@ -206,11 +212,13 @@ TEST(ScheduleMatrix, CheckpointsDoNotChangeThePredictedStep) {
     plan.policy.delayed_update = delayed;
     auto plain = backend("predict-plain");
     auto with = backend("predict-ckpt");
+    StreamOrderChecker checked(*with);  // snapshots read homes behind every lane
     auto a = train_plan(plan, *plain, {.steps = 8, .seed = 7});
     auto b = train_plan(
-        plan, *with,
+        plan, checked,
         {.steps = 8, .seed = 7, .checkpoint_root = scratch("predict") / "c", .checkpoint_every = 1});
     ASSERT_TRUE(a && b);
+    EXPECT_EQ(checked.violations(), "");
     EXPECT_EQ(b->checkpoints.size(), 8u);
     EXPECT_EQ(a->losses, b->losses);
     const double without = sim::simulate(a->schedule, f.machine).summary.step_time.value();

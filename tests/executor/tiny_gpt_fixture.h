@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -26,11 +25,11 @@ struct Fixture {
   core::TrainingSpec training;
 };
 
-// The bundled profiles; STOWAGE_PROFILES_DIR in the environment wins, for
-// tests built here and run on the GPU machine (bench/gpu/check.sh).
+// The bundled profiles where the command finds them ($STOWAGE_PROFILES
+// wins): tests built here run on the GPU machine, whose copy of the tree
+// is elsewhere (bench/gpu/check.sh sets it).
 inline std::filesystem::path profiles_dir() {
-  const char* moved = std::getenv("STOWAGE_PROFILES_DIR");
-  return moved != nullptr ? moved : STOWAGE_PROFILES_DIR;
+  return core::ProfileCatalog::default_root();
 }
 
 inline const Fixture& fixture() {

@@ -20,6 +20,7 @@
 #include "executor/faulty_backend.h"
 #include "executor/trained_model.h"
 #include "executor/trainer.h"
+#include "tests/executor/stream_order_checker.h"
 #include "tests/executor/tiny_gpt_fixture.h"
 
 namespace stowage::executor {
@@ -382,10 +383,12 @@ TEST(Trainer, SpeculativeUpdatesGiveTheSameLossesWhetherKeptOrReplayed) {
       speculative.policy.speculative_update = true;
       auto a = backend("spec-a");
       auto b = backend("spec-b");
+      StreamOrderChecker checked(*b);  // a replay's write-backs are ordered too
       auto plain = train(waiting, f.machine, f.model, training, *a, {.steps = 6, .seed = 7});
-      auto spec = train(speculative, f.machine, f.model, training, *b, {.steps = 6, .seed = 7});
+      auto spec = train(speculative, f.machine, f.model, training, checked, {.steps = 6, .seed = 7});
       ASSERT_TRUE(plain) << x.what << ": " << core::to_string(plain.error());
       ASSERT_TRUE(spec) << x.what << ": " << core::to_string(spec.error());
+      EXPECT_EQ(checked.violations(), "") << x.what;
       EXPECT_EQ(spec->losses, plain->losses) << x.what;
       EXPECT_EQ(spec->held_out_loss, plain->held_out_loss) << x.what;
       int accepts = 0;

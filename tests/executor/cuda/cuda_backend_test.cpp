@@ -23,6 +23,7 @@
 
 #include "executor/cuda/cuda_backend.h"
 #include "executor/cuda/cuda_device.h"
+#include "tests/executor/stream_order_checker.h"
 #include "tests/executor/tiny_gpt_fixture.h"
 
 namespace stowage::executor::cuda {
@@ -37,8 +38,8 @@ using namespace executor::testing;
   } while (0)
 
 std::unique_ptr<CudaBackend> cuda_backend(const std::string& name, int64_t device_cap = int64_t{1} << 30,
-                                          LayersOn layers = LayersOn::kHostMirrors) {
-  CudaBackendOptions o{.layers = layers};
+                                          LayersOn layers = LayersOn::kHostMirrors, bool enqueue_only = false) {
+  CudaBackendOptions o{.layers = layers, .enqueue_only = enqueue_only};
   o.capacity[0] = device_cap;
   o.nvme = BlockStoreOptions{.directories = {scratch(name) / "nvme"},
                              .block_bytes = core::Bytes(64 << 10),
@@ -130,6 +131,33 @@ TEST(CudaBackend, TrainsCloseToTheCpuBackendWithTheLayersOnTheDevice) {
   int index = 0;
   for (const Case& c : cases()) {
     expect_the_cpu_backends_losses(c, "device-layers-" + std::to_string(index++), LayersOn::kDevice);
+  }
+}
+
+// The host only enqueuing (CudaBackendOptions::enqueue_only): the same
+// kernels in the same order on each stream, ordered across streams by the
+// schedule's events alone and with released memory reused only behind the
+// work before it, give the bits of the run in which every call waits for
+// its stream. A missing event or an early reuse is a race that changes
+// them (or a number). The run goes through the stream-order checker too.
+TEST(CudaBackend, EnqueuingOnlyTrainsAsSynchronisingDoes) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  int index = 0;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.placement);
+    const std::string tag = "enqueue-only-" + std::to_string(index++);
+    auto waiting = cuda_backend(tag + "-sync", int64_t{1} << 30, LayersOn::kDevice, false);
+    auto enqueuing = cuda_backend(tag + "-async", int64_t{1} << 30, LayersOn::kDevice, true);
+    ASSERT_TRUE(waiting && enqueuing);
+    StreamOrderChecker checked(*enqueuing);
+    auto expected = run_on(*waiting, c);
+    auto got = run_on(checked, c);
+    ASSERT_TRUE(expected) << core::to_string(expected.error());
+    ASSERT_TRUE(got) << core::to_string(got.error());
+    EXPECT_EQ(got->losses, expected->losses);
+    EXPECT_EQ(got->held_out_loss, expected->held_out_loss);
+    EXPECT_EQ(checked.violations(), "");
+    EXPECT_EQ(enqueuing->in_use(core::Tier::kGpu), waiting->in_use(core::Tier::kGpu));
   }
 }
 

@@ -1,15 +1,19 @@
 // The RAII owners on a device: the arena caps and fails as the CPU backend
 // does, pinned buffers round-trip, an event recorded on one lane's stream
-// orders another's.
+// orders another's, released memory waits for the work before it.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "executor/cuda/cuda_event.h"
 #include "executor/cuda/cuda_stream.h"
 #include "executor/cuda/device_arena.h"
 #include "executor/cuda/pinned_buffer.h"
+#include "executor/cuda/stream_ordered_release.h"
 #include "tests/executor/cuda/cuda_test_support.h"
 
 namespace stowage::executor::cuda {
@@ -52,6 +56,30 @@ TEST(PinnedBuffer, RoundTripsThroughTheDeviceOnALaneStream) {
   lanes.synchronize_all();
   EXPECT_EQ(std::memcmp(in.data(), out.data(), kBytes), 0);
   EXPECT_GE(elapsed_ms(start, uploaded), 0.0f);
+}
+
+// Memory released behind work still on a stream is not given back until
+// that work has run: a host function holding one lane's stream for 200 ms
+// keeps the release parked however often the host asks, and waiting for
+// everything gives it back only after the hold.
+TEST(StreamOrderedRelease, GivesMemoryBackOnlyAfterTheWorkEnqueuedBeforeIt) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  LaneStreams lanes;
+  StreamOrderedRelease released(lanes, std::make_shared<EventPool>());
+  std::atomic<bool> held{true};
+  auto hold = [](void* flag) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    static_cast<std::atomic<bool>*>(flag)->store(false);
+  };
+  STOWAGE_CUDA(cudaLaunchHostFunc(lanes[core::Lane::kPcieD2h], hold, &held));
+  bool given_back = false;
+  released.park([&] { given_back = true; });
+  EXPECT_FALSE(released.collect(StreamOrderedRelease::Until::kCompleted));
+  EXPECT_FALSE(given_back);
+  EXPECT_TRUE(released.collect(StreamOrderedRelease::Until::kAll));
+  EXPECT_TRUE(given_back);
+  EXPECT_FALSE(held.load());  // the hold had ended when the memory came back
+  EXPECT_FALSE(released.collect(StreamOrderedRelease::Until::kAll));  // nothing left
 }
 
 TEST(DeviceMemory, AskingForMoreThanTheDeviceHasNamesCudaMalloc) {

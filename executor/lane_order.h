@@ -1,0 +1,38 @@
+// Ordering work that no op of the schedule orders: the transfers between a
+// partition's home and the host that set a run up, snapshot it for a
+// checkpoint or read the trained state back. They are issued on one lane
+// but touch what any lane may have written or will read, so each is put
+// behind every lane's work and every lane's next work behind it
+// (backend.h's events; on the CPU backend these complete as they are
+// recorded).
+#pragma once
+
+#include "core/diagnostic.h"
+#include "core/schedule.h"
+#include "executor/backend.h"
+
+namespace stowage::executor {
+
+// Work `lane` issues next starts after everything every lane has issued.
+[[nodiscard]] inline core::Result<void> wait_for_every_lane(Backend& backend, core::Lane lane) {
+  for (core::Lane other : core::kAllLanes) {
+    if (other == lane) continue;
+    auto event = backend.record(other);
+    if (!event) return std::unexpected(event.error());
+    if (auto r = backend.wait(lane, *event); !r) return r;
+  }
+  return {};
+}
+
+// Work every lane issues next starts after everything `lane` has issued.
+[[nodiscard]] inline core::Result<void> every_lane_waits_for(Backend& backend, core::Lane lane) {
+  auto event = backend.record(lane);
+  if (!event) return std::unexpected(event.error());
+  for (core::Lane other : core::kAllLanes) {
+    if (other == lane) continue;
+    if (auto r = backend.wait(other, *event); !r) return r;
+  }
+  return {};
+}
+
+}  // namespace stowage::executor
