@@ -58,6 +58,7 @@ struct RunArgs {
   int threads = 1;
   std::string backend = "cpu";  // or "cuda", where this stowage was built with CUDA
   std::string layers = "device";  // the cuda backend's layers: "device" kernels, or "host" (OpenBLAS on mirrors)
+  bool enqueue_only = false;      // the cuda backend: the host only enqueues, ops timed by CUDA events
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   std::string resume;  // a checkpoint directory, or "latest" under --checkpoint-dir
@@ -286,7 +287,8 @@ MadeBackend make_backend(const Context& context, const RunArgs& a, executor::Cpu
                                                     .optimizer_threads = options.optimizer_threads,
                                                     .nvme = std::move(options.nvme),
                                                     .layers = a.layers == "host" ? LayersOn::kHostMirrors
-                                                                                 : LayersOn::kDevice});
+                                                                                 : LayersOn::kDevice,
+                                                    .enqueue_only = a.enqueue_only});
       if (!b) {
         report(context, b.error());
         made.exit_code = kExitIoError;  // no usable device: the run cannot happen here
@@ -329,6 +331,11 @@ int run_run(const Context& context, const RunArgs& a) {
   if (a.layers != "device" && a.backend != "cuda") {
     *context.err << "error: --layers " << a.layers << ": only the cuda backend runs the layers elsewhere than "
                  << "on the host (--backend cuda)\n";
+    return kExitUsage;
+  }
+  if (a.enqueue_only && a.backend != "cuda") {
+    *context.err << "error: --enqueue-only: only the cuda backend's calls can return before their work has run "
+                 << "(--backend cuda)\n";
     return kExitUsage;
   }
   const core::ProfileCatalog catalog = context.catalog();
@@ -663,6 +670,9 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
                   "copies of their device buffers: the cpu backend's losses, bit for bit)")
       ->capture_default_str()
       ->check(CLI::IsMember({"device", "host"}));
+  sub->add_flag("--enqueue-only", a->enqueue_only,
+                "The cuda backend's host only enqueues: lanes order each other by CUDA events alone, released "
+                "memory is reused behind the work before it, and ops are timed by events on their streams");
   sub->add_option("--threads", a->threads, "Threads of each CPU optimizer step")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));

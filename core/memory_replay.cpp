@@ -65,4 +65,24 @@ std::array<Bytes, 3> replay_peak(const Schedule& schedule, const Timeline& timel
   return peak;
 }
 
+std::vector<MemorySample> memory_samples(const Schedule& schedule, const Timeline& timeline,
+                                         const std::array<Bytes, 3>& at_start, SimTime from) {
+  std::vector<MemorySample> out;
+  std::array<Bytes, 3> in_use = at_start;
+  for (Tier tier : kAllTiers) out.push_back({from, tier, in_use[static_cast<size_t>(tier)]});
+  for (const MemoryEvent& event : memory_events(schedule, timeline)) {
+    const Op& op = schedule.op(event.op);
+    std::array<bool, 3> touched{};
+    for (const MemoryEffect& e : event.start ? op.allocs : op.frees) {
+      Bytes& tier = in_use[static_cast<size_t>(e.tier)];
+      tier = event.start ? tier + e.bytes : tier - e.bytes;
+      touched[static_cast<size_t>(e.tier)] = true;
+    }
+    for (Tier tier : kAllTiers) {
+      if (touched[static_cast<size_t>(tier)]) out.push_back({event.time, tier, in_use[static_cast<size_t>(tier)]});
+    }
+  }
+  return out;
+}
+
 }  // namespace stowage::core

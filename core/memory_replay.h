@@ -44,4 +44,12 @@ struct MemoryEvent {
 // memory_events order.
 [[nodiscard]] std::array<Bytes, 3> replay_peak(const Schedule& schedule, const Timeline& timeline);
 
+// The memory samples of a run over `timeline`: each tier's bytes at
+// `from` (`at_start`, what rested as the run began), then each tier's bytes
+// after every memory event that changes it: what a sink is told as an
+// interpreter applies the effects, rebuilt from the spans (for a run whose
+// spans were retimed after it was told).
+[[nodiscard]] std::vector<MemorySample> memory_samples(const Schedule& schedule, const Timeline& timeline,
+                                                       const std::array<Bytes, 3>& at_start, SimTime from);
+
 }  // namespace stowage::core

@@ -3,6 +3,7 @@
 // both report through a TimelineSink (STYLE.md §14).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -50,6 +51,9 @@ class TimelineSink {
   virtual void memory_changed(Tier tier, SimTime at, Bytes in_use) = 0;
   // Between an NVMe op's start and finish, what its I/O kept in flight.
   virtual void op_queue_depth(OpId /*op*/, QueueDepth /*depth*/) {}
+  // An op's span as the device's clock measured it, after the host's
+  // op_started and op_finished (a backend that only enqueues).
+  virtual void op_retimed(OpId /*op*/, SimTime /*start*/, SimTime /*end*/) {}
 };
 
 // Collects everything into a Timeline.
@@ -63,6 +67,15 @@ class TimelineRecorder final : public TimelineSink {
     timeline_.spans[static_cast<size_t>(op)].slot = slot;
   }
   void op_finished(OpId op, SimTime at) override { timeline_.spans[static_cast<size_t>(op)].end = at; }
+  void op_retimed(OpId op, SimTime start, SimTime end) override {
+    timeline_.spans[static_cast<size_t>(op)].start = start;
+    timeline_.spans[static_cast<size_t>(op)].end = end;
+  }
+  // The memory samples from `first` on, replaced (a run's retimed segment's).
+  void replace_memory_from(size_t first, std::vector<MemorySample> samples) {
+    timeline_.memory.resize(std::min(first, timeline_.memory.size()));
+    timeline_.memory.insert(timeline_.memory.end(), samples.begin(), samples.end());
+  }
   void op_queue_depth(OpId op, QueueDepth depth) override {
     timeline_.spans[static_cast<size_t>(op)].queue_depth = depth;
   }

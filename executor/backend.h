@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -111,6 +112,13 @@ struct Event {
   std::shared_ptr<const void> handle;
 };
 
+// A point in one lane's work, timed by the backend's device clock: when
+// everything the lane issued before it has run. `handle` is the backend's.
+struct TimeMark {
+  core::Lane lane = core::Lane::kGpuCompute;
+  std::shared_ptr<const void> handle;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -162,6 +170,17 @@ class Backend {
   // backend's every call), the event has completed when the call returns.
   [[nodiscard]] virtual core::Result<Event> record(core::Lane lane) = 0;
   [[nodiscard]] virtual core::Result<void> wait(core::Lane lane, const Event& event) = 0;
+
+  // Op times from the device's clock, for a backend whose calls return
+  // before their work has run (so that when the host issued an op is not
+  // when it ran): `mark` enqueues a timed point on `lane`; `marked_at`
+  // waits until that point is reached and gives its time on the host's
+  // steady clock (ns). A backend whose calls finish before they return
+  // gives no marks, and the host's own times are the ops' times.
+  [[nodiscard]] virtual core::Result<std::optional<TimeMark>> mark(core::Lane /*lane*/) { return std::nullopt; }
+  [[nodiscard]] virtual core::Result<int64_t> marked_at(const TimeMark& /*mark*/) {
+    return core::fail({{}, "this backend gives no time marks (a bug in stowage)", ""});
+  }
 
   // Bytes this backend has moved on `lane` so far (copies, block reads and
   // writes), counted as it moves them: what the progress line reports.

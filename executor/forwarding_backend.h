@@ -53,6 +53,8 @@ class ForwardingBackend : public Backend {
   [[nodiscard]] core::Result<void> wait(core::Lane lane, const Event& event) override {
     return inner_.wait(lane, event);
   }
+  [[nodiscard]] core::Result<std::optional<TimeMark>> mark(core::Lane lane) override { return inner_.mark(lane); }
+  [[nodiscard]] core::Result<int64_t> marked_at(const TimeMark& mark) override { return inner_.marked_at(mark); }
   [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override { return inner_.bytes_moved(lane); }
   void cancel() override { inner_.cancel(); }
   [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override {

@@ -177,6 +177,12 @@ struct Interpreter::State {
   // lane wait on it before it starts, and the last of them lets it go.
   std::vector<Event> events;                 // by op
   std::vector<std::atomic<int>> waiting_on;  // by op: dependents on other lanes yet to wait
+  // Where the backend only enqueues, each op's start and end as marks in
+  // its lane's work (Backend::mark), resolved to the device's times when
+  // the op's step has been issued, and reported as the op's span.
+  std::vector<std::optional<TimeMark>> start_marks, end_marks;  // by op
+  std::vector<std::vector<core::OpId>> ops_of_step;
+  std::atomic<bool> retimed{false};
   // Per lane: its ops in issue order and the next to issue; per op: the
   // lane slot running it (for the watchdog's report).
   std::array<std::vector<core::OpId>, core::kLaneCount> lane_ops;
@@ -213,6 +219,9 @@ struct Interpreter::State {
         done(s.ops.size(), 0),
         events(s.ops.size()),
         waiting_on(s.ops.size()),
+        start_marks(s.ops.size()),
+        end_marks(s.ops.size()),
+        ops_of_step(static_cast<size_t>(s.steps)),
         started_ns(s.ops.size(), 0),
         queue_depths(s.ops.size()),
         remaining_in_step(static_cast<size_t>(s.steps)),
@@ -294,6 +303,16 @@ struct Interpreter::State {
 
   core::Result<void> execute(const Op& op);
   core::Result<void> wait_for_other_lanes(const Op& op);
+  // A mark of `op`'s start or end in its lane's work, where the backend gives marks.
+  core::Result<void> mark(const Op& op, std::vector<std::optional<TimeMark>>& marks) {
+    auto m = backend.mark(op.lane);
+    if (!m) return std::unexpected(m.error());
+    marks[static_cast<size_t>(op.id)] = std::move(*m);
+    return {};
+  }
+  // Once step `step`'s ops have all been issued: their spans from the
+  // device's clock (waiting for them to run), then the marks let go.
+  core::Result<void> retime_step(int step);
   // Work one op issues on another lane than its own: that lane waits for
   // what the op's lane has issued so far.
   core::Result<void> issue_after(Lane from, Lane to) {
@@ -1031,9 +1050,11 @@ void Interpreter::State::run_lane(Lane lane, int slot) {
     OpTally tally;
     current_tally = &tally;
     auto result = wait_for_other_lanes(op);
+    if (result) result = mark(op, start_marks);
     if (result) result = execute(op);
     current_tally = nullptr;
     if (result) result = check_tally(op, tally);
+    if (result) result = mark(op, end_marks);
     if (result) result = record_for_other_lanes(op);
     {
       std::lock_guard lock(mutex);
@@ -1051,8 +1072,13 @@ void Interpreter::State::run_lane(Lane lane, int slot) {
     // A stop asked for (SIGINT) is acted on by the watchdog: wake it now
     // rather than at its next timeout (up to 250 ms of lanes starting ops).
     if (options.stop != nullptr && options.stop->load() != 0) changed.notify_all();
-    if (--remaining_in_step[static_cast<size_t>(op.step)] == 0 && options.step_done)
-      options.step_done(global(op.step));
+    if (--remaining_in_step[static_cast<size_t>(op.step)] == 0) {
+      if (auto r = retime_step(op.step); !r) {
+        fail_with(op, r.error());
+        break;
+      }
+      if (options.step_done) options.step_done(global(op.step));
+    }
   }
   std::lock_guard lock(mutex);
   --running_threads;
@@ -1067,6 +1093,25 @@ core::Result<void> Interpreter::State::wait_for_other_lanes(const Op& op) {
     if (schedule.op(d).lane == op.lane) continue;  // a lane runs in order
     if (auto r = backend.wait(op.lane, events[i]); !r) return r;
     if (waiting_on[i].fetch_sub(1) == 1) events[i] = {};  // nobody else will wait on it
+  }
+  return {};
+}
+
+core::Result<void> Interpreter::State::retime_step(int step) {
+  for (core::OpId id : ops_of_step[static_cast<size_t>(step)]) {
+    std::optional<TimeMark>& start = start_marks[static_cast<size_t>(id)];
+    std::optional<TimeMark>& end = end_marks[static_cast<size_t>(id)];
+    if (!start || !end) continue;  // a backend whose calls finish: the host's times stand
+    auto from = backend.marked_at(*start);
+    if (!from) return std::unexpected(from.error());
+    auto to = backend.marked_at(*end);
+    if (!to) return std::unexpected(to.error());
+    start.reset();
+    end.reset();
+    retimed = true;
+    if (options.sink == nullptr) continue;
+    std::lock_guard lock(sink_mutex);
+    options.sink->op_retimed(options.first_op + id, *from - options.time_origin_ns, *to - options.time_origin_ns);
   }
   return {};
 }
@@ -1161,6 +1206,7 @@ Interpreter::Interpreter(const core::Schedule& schedule, Backend& backend, Parti
   // clipping) is an op of its own that both interpreters see.
   for (const Op& op : schedule.ops) s.lane_ops[static_cast<size_t>(op.lane)].push_back(op.id);
   for (const Op& op : schedule.ops) ++s.remaining_in_step[static_cast<size_t>(op.step)];
+  for (const Op& op : schedule.ops) s.ops_of_step[static_cast<size_t>(op.step)].push_back(op.id);
   for (const Op& op : schedule.ops) {
     for (core::OpId d : op.deps) {
       if (schedule.op(d).lane != op.lane) ++s.waiting_on[static_cast<size_t>(d)];
@@ -1275,6 +1321,10 @@ int64_t Interpreter::replayed_steps() const {
 
 int64_t Interpreter::skipped_through(int step) const {
   return state_->skipped_before(step + 1);
+}
+
+bool Interpreter::retimed() const {
+  return state_->retimed.load();
 }
 
 bool Interpreter::overflowed(int step) const {

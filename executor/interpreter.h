@@ -96,6 +96,10 @@ class Interpreter {
   [[nodiscard]] std::optional<Stopped> stopped() const;
   // Steps whose speculative updates were rolled back and replayed.
   [[nodiscard]] int64_t replayed_steps() const;
+  // Whether ops' spans came from the backend's clock (Backend::mark): the
+  // memory samples the sink got are then at the host's times, and the
+  // caller replays the schedule's effects over the new spans instead.
+  [[nodiscard]] bool retimed() const;
 
  private:
   struct State;

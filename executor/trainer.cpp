@@ -127,6 +127,9 @@ class Trainer {
   core::Result<void> restore(const std::filesystem::path& dir);
   core::Result<void> same_state_precision(const std::string& metadata_json, const std::filesystem::path& dir) const;
   core::Result<void> snapshot(size_t j, std::span<std::byte> into);
+  // The memory samples the run told the recorder from `first` on (at the
+  // host's times), rebuilt over its spans as the device's clock retimed them.
+  void retime_memory(const core::Schedule& schedule, size_t first);
   core::Result<std::string> save(const RunState& state,
                                  const std::vector<std::span<const std::byte>>& snapshots);
   core::Result<void> train_steps(TrainingRun& out);
@@ -231,6 +234,18 @@ core::Result<void> Trainer::initialise() {
   }
   state_.scaler = LossScaler::for_precision(training_.precision, training_.loss_scaling);
   return {};
+}
+
+void Trainer::retime_memory(const core::Schedule& schedule, size_t first) {
+  // The run's first samples are what rested on each tier as it began.
+  const std::vector<core::MemorySample>& told = recorder_.timeline().memory;
+  std::array<core::Bytes, 3> at_start{};
+  core::SimTime from = 0;
+  for (size_t i = first; i < told.size() && i < first + at_start.size(); ++i) {
+    at_start[static_cast<size_t>(told[i].tier)] = told[i].bytes;
+    from = told[i].time;
+  }
+  recorder_.replace_memory_from(first, core::memory_samples(schedule, recorder_.timeline(), at_start, from));
 }
 
 core::Result<void> Trainer::snapshot(size_t j, std::span<std::byte> into) {
@@ -502,8 +517,10 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
     return {};
   };
   interpreter = std::make_unique<Interpreter>(*schedule, backend_, *homes_, *compute, io);
+  const size_t samples_before = recorder_.timeline().memory.size();
   auto ran = interpreter->run();
   if (!ran) return ran;
+  if (interpreter->retimed()) retime_memory(*schedule, samples_before);
   out.replayed_steps = interpreter->replayed_steps();
   int last = schedule->steps - 1;
   if (const std::optional<Interpreter::Stopped> stopped = interpreter->stopped()) {

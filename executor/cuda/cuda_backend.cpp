@@ -3,6 +3,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -104,7 +106,16 @@ CudaBackend::CudaBackend(CudaBackendOptions options, std::unique_ptr<CpuBackend>
       device_(describe_device(0)),
       arena_(arena_bytes),
       events_(std::make_shared<EventPool>()),
-      released_(streams_, events_) {
+      released_(streams_, events_),
+      timed_events_(std::make_shared<EventPool>(EventTiming::kTimed)) {
+  // The device's clock against the host's: an event on an idle stream
+  // completes at once, so the host's time after waiting for it is its time
+  // to within the wait's return (microseconds).
+  origin_.record(streams_[core::Lane::kGpuCompute]);
+  origin_.synchronize();
+  origin_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+                   .count();
   for (DeviceMemory& b : bins_) b = DeviceMemory(static_cast<int64_t>(sizeof(SquareSumBins)));
   layer_kernels_ = std::make_unique<CudaLayerKernels>(streams_[core::Lane::kGpuCompute]);
 }
@@ -510,6 +521,25 @@ core::Result<void> CudaBackend::wait(core::Lane lane, const Event& event) {
   return guarded("waiting on " + std::string(core::to_string(lane)), [&]() -> core::Result<void> {
     static_cast<const CudaEvent*>(event.handle.get())->wait_on(streams_[lane]);
     return {};
+  });
+}
+
+core::Result<std::optional<TimeMark>> CudaBackend::mark(core::Lane lane) {
+  if (!options_.enqueue_only) return std::nullopt;  // each call waits for its work: the host's times stand
+  return guarded("marking a time on " + std::string(core::to_string(lane)),
+                 [&]() -> core::Result<std::optional<TimeMark>> {
+                   std::shared_ptr<const CudaEvent> event = timed_events_->take();
+                   event->record(streams_[lane]);
+                   return TimeMark{.lane = lane, .handle = std::move(event)};
+                 });
+}
+
+core::Result<int64_t> CudaBackend::marked_at(const TimeMark& mark) {
+  if (mark.handle == nullptr) return std::unexpected(bug("a time mark made by another backend").error());
+  return guarded("reading a time mark", [&]() -> core::Result<int64_t> {
+    const auto& event = *static_cast<const CudaEvent*>(mark.handle.get());
+    event.synchronize();
+    return origin_ns_ + std::llround(static_cast<double>(elapsed_ms(origin_, event)) * 1e6);
   });
 }
 

@@ -23,8 +23,8 @@
 // has the consumer's stream wait on it. By default each call still
 // finishes its work before it returns (a stream synchronise), so the
 // host-side op times the executor records are the device's to within a
-// launch; with enqueue_only the host only enqueues (below), and op times
-// from events on the streams are what is missing (docs/backend.md).
+// launch; with enqueue_only the host only enqueues (below), and ops are
+// timed by events on their streams (mark, marked_at).
 #pragma once
 
 #include <array>
@@ -103,6 +103,10 @@ class CudaBackend final : public Backend {
                                                            core::Precision precision) override;
   [[nodiscard]] core::Result<Event> record(core::Lane lane) override;
   [[nodiscard]] core::Result<void> wait(core::Lane lane, const Event& event) override;
+  // With enqueue_only, a timed event on the lane's stream, read against one
+  // recorded when the backend was made (cudaEventElapsedTime, about 0.5 us).
+  [[nodiscard]] core::Result<std::optional<TimeMark>> mark(core::Lane lane) override;
+  [[nodiscard]] core::Result<int64_t> marked_at(const TimeMark& mark) override;
   [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override;
   [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override;
   [[nodiscard]] core::Result<core::QueueDepth> block_write(core::Lane lane, const BlockIo& io) override;
@@ -158,6 +162,9 @@ class CudaBackend final : public Backend {
   std::shared_ptr<EventPool> events_;  // the cross-lane edges' events
   std::atomic<uint64_t> events_recorded_{0};
   StreamOrderedRelease released_;  // enqueue_only: memory given back behind the work before it
+  std::shared_ptr<EventPool> timed_events_;  // enqueue_only: op marks
+  CudaEvent origin_{EventTiming::kTimed};    // the device's time origin_ns_ on the host's clock
+  int64_t origin_ns_ = 0;
 };
 
 }  // namespace stowage::executor::cuda

@@ -45,7 +45,7 @@ std::shared_ptr<const CudaEvent> EventPool::take() {
       free_.pop_back();
     }
   }
-  if (!event) event = std::make_unique<CudaEvent>(EventTiming::kUntimed);
+  if (!event) event = std::make_unique<CudaEvent>(timing_);
   // A wait already enqueued on an event is not moved by recording it again,
   // so an event may go back as soon as nobody will wait on it any more.
   return {event.release(), [pool = shared_from_this()](const CudaEvent* e) {

@@ -39,17 +39,19 @@ class CudaEvent {
   cudaEvent_t event_ = nullptr;
 };
 
-// Untimed events for the schedule's cross-lane edges, reused: a run
-// records one per edge that crosses lanes, hundreds a step, and creating
-// each anew would cost a driver call apiece.
+// Events for the schedule's cross-lane edges (untimed) or for op times
+// (timed), reused: a run records hundreds a step, and creating each anew
+// would cost a driver call apiece.
 class EventPool : public std::enable_shared_from_this<EventPool> {
  public:
+  explicit EventPool(EventTiming timing = EventTiming::kUntimed) : timing_(timing) {}
   // Make pools with std::make_shared: each event handed out keeps its pool.
   // An event from the pool; it goes back when its last copy is dropped.
   // Throws CudaError naming cudaEventCreateWithFlags.
   [[nodiscard]] std::shared_ptr<const CudaEvent> take();
 
  private:
+  EventTiming timing_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<CudaEvent>> free_;
 };

@@ -533,6 +533,16 @@ TEST(RunCommand, LayersOffTheDeviceAreTheCudaBackendsChoiceOnly) {
   EXPECT_EQ(stowage(args).code, kExitUsage);
 }
 
+TEST(RunCommand, EnqueuingOnlyIsTheCudaBackendsChoiceOnly) {
+  const fs::path dir = scratch("enqueue-only");
+  std::vector<std::string> args = run_args(small_plan(dir), dir, 2);
+  args.emplace_back("--enqueue-only");
+  const Outcome o = stowage(args);
+  EXPECT_EQ(o.code, kExitUsage) << o.err;
+  EXPECT_NE(o.err.find("--enqueue-only: only the cuda backend"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "nvme" / "stowage-0.blocks"));
+}
+
 // Issue 12: re-running a finished job with --resume latest segfaulted.
 TEST(RunCommand, ResumingAtOrAfterTheLastStepHasNothingToDo) {
   const fs::path dir = scratch("finished");

@@ -6,20 +6,27 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "core/policy.h"
 #include "core/profile_catalog.h"
 #include "core/workload.h"
+#include "core/memory_replay.h"
 #include "executor/checkpoint/checkpoint_reader.h"
 #include "executor/checkpoint/manifest.h"
 #include "executor/cpu_backend.h"
 #include "executor/faulty_backend.h"
+#include "executor/forwarding_backend.h"
 #include "executor/trained_model.h"
 #include "executor/trainer.h"
+#include "tests/core/memory_by_class_check.h"
 #include "tests/executor/stream_order_checker.h"
 #include "tests/executor/tiny_gpt_fixture.h"
 
@@ -457,6 +464,59 @@ TEST(Trainer, APlanThatGathersLayersInPiecesIsRefusedWithTheFix) {
   // A gather size that holds every layer gathers whole layers: it runs.
   plan.policy.gather_params = 1'000'000'000;
   EXPECT_EQ(losses(plan, 2, "gather-whole"), losses(plan_where(kNvmeOffload), 2, "gather-none"));
+}
+
+// A backend whose clock runs a second ahead of the host's and marks every
+// op (Backend::mark), as one that only enqueues would: its ops' spans are
+// then the marks' times, not the host's.
+class ClockAheadBackend final : public ForwardingBackend {
+ public:
+  using ForwardingBackend::ForwardingBackend;
+  static constexpr int64_t kAhead = 1'000'000'000;
+  core::Result<std::optional<TimeMark>> mark(core::Lane lane) override {
+    const int64_t at = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count();
+    ++marks;
+    return TimeMark{.lane = lane, .handle = std::make_shared<const int64_t>(at + kAhead)};
+  }
+  core::Result<int64_t> marked_at(const TimeMark& mark) override {
+    return *static_cast<const int64_t*>(mark.handle.get());
+  }
+  std::atomic<int64_t> marks{0};
+};
+
+// Issue 15 item 5: where the backend times ops on its own clock, the
+// measured timeline has those times, every op's, and its memory samples are
+// the schedule's effects replayed over them (the peak per tier unchanged,
+// the memory by class summing to them); the math is untouched.
+TEST(Trainer, OpSpansComeFromTheBackendsClockWhereItMarksOps) {
+  for (const core::PlanFile& plan : {plan_where(kCpuOffload), three_tier_mix()}) {
+    auto plain = backend("clock-plain");
+    auto cpu = backend("clock-ahead");
+    ClockAheadBackend ahead(*cpu);
+    auto expected = train_plan(plan, *plain, {.steps = 2, .seed = 7});
+    auto run = train_plan(plan, ahead, {.steps = 2, .seed = 7});
+    ASSERT_TRUE(expected && run) << (run ? "" : core::to_string(run.error()));
+    EXPECT_EQ(run->losses, expected->losses);
+    EXPECT_EQ(ahead.marks.load(), 2 * static_cast<int64_t>(run->schedule.ops.size()));
+    for (const core::Op& op : run->schedule.ops) {
+      const core::OpSpan& span = run->timeline.spans[static_cast<size_t>(op.id)];
+      EXPECT_GE(span.start, ClockAheadBackend::kAhead) << op.name;
+      EXPECT_GE(span.end, span.start) << op.name;
+    }
+    std::array<int64_t, 3> sampled_peak{};
+    for (const core::MemorySample& m : run->timeline.memory) {
+      int64_t& peak = sampled_peak[static_cast<size_t>(m.tier)];
+      peak = std::max(peak, m.bytes.count());
+    }
+    const std::array<core::Bytes, 3> replayed = core::replay_peak(run->schedule, run->timeline);
+    for (size_t t = 0; t < 3; ++t) EXPECT_EQ(sampled_peak[t], replayed[t].count()) << "tier " << t;
+    EXPECT_EQ(core::testing::classes_mismatch(run->schedule, run->timeline), "");
+    // Memory samples after the start lie within the retimed spans.
+    for (size_t i = 3; i < run->timeline.memory.size(); ++i)
+      EXPECT_GE(run->timeline.memory[i].time, ClockAheadBackend::kAhead);
+  }
 }
 
 }  // namespace

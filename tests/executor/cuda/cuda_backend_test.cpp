@@ -23,6 +23,7 @@
 
 #include "executor/cuda/cuda_backend.h"
 #include "executor/cuda/cuda_device.h"
+#include "tests/core/memory_by_class_check.h"
 #include "tests/executor/stream_order_checker.h"
 #include "tests/executor/tiny_gpt_fixture.h"
 
@@ -139,7 +140,8 @@ TEST(CudaBackend, TrainsCloseToTheCpuBackendWithTheLayersOnTheDevice) {
 // schedule's events alone and with released memory reused only behind the
 // work before it, give the bits of the run in which every call waits for
 // its stream. A missing event or an early reuse is a race that changes
-// them (or a number). The run goes through the stream-order checker too.
+// them (or a number). The run goes through the stream-order checker too,
+// and its ops are timed by events on their streams.
 TEST(CudaBackend, EnqueuingOnlyTrainsAsSynchronisingDoes) {
   STOWAGE_REQUIRE_CUDA_DEVICE();
   int index = 0;
@@ -158,6 +160,14 @@ TEST(CudaBackend, EnqueuingOnlyTrainsAsSynchronisingDoes) {
     EXPECT_EQ(got->held_out_loss, expected->held_out_loss);
     EXPECT_EQ(checked.violations(), "");
     EXPECT_EQ(enqueuing->in_use(core::Tier::kGpu), waiting->in_use(core::Tier::kGpu));
+    // Every op timed by events on its stream (Backend::mark), the memory
+    // samples replayed over those times.
+    for (const core::Op& op : got->schedule.ops) {
+      const core::OpSpan& span = got->timeline.spans[static_cast<size_t>(op.id)];
+      EXPECT_GT(span.start, 0) << op.name;
+      EXPECT_GE(span.end, span.start) << op.name;
+    }
+    EXPECT_EQ(core::testing::classes_mismatch(got->schedule, got->timeline), "");
   }
 }
 
