@@ -208,6 +208,12 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
       layers=(); [ "$backend" = cuda ] && layers=(--layers "${STOWAGE_GPU_LAYERS:-device}")
       # STOWAGE_GPU_ENQUEUE_ONLY=1: every CUDA run's host only enqueues, its ops timed by CUDA events.
       [ "$backend" = cuda ] && [ -n "${STOWAGE_GPU_ENQUEUE_ONLY:-}" ] && layers+=(--enqueue-only)
+      # The big plans' products in bf16 (what the prediction and DeepSpeed run); the tiny one's in
+      # fp32, the CPU backend's math, for the loss curves below. STOWAGE_GPU_PRODUCTS overrides.
+      if [ "$backend" = cuda ] && [ "${STOWAGE_GPU_LAYERS:-device}" = device ]; then
+        products=bf16; [ "$name" = tiny-gpt-zero-offload ] && products=fp32
+        layers+=(--products "${STOWAGE_GPU_PRODUCTS:-$products}")
+      fi
       ours timeout "${RUN_TIMEOUT:-150}" "$executor/stowage" run "bench/gpu/plans/$name.yaml" --backend "$backend" \
         "${layers[@]}" --steps "$steps" --threads 8 --device-memory '8 GiB' --trace "$out/$name.$backend.trace.json" \
         --predicted-trace "$out/$name.predicted.trace.json" > "$out/$name.$backend.txt" 2>&1

@@ -117,7 +117,7 @@ CudaBackend::CudaBackend(CudaBackendOptions options, std::unique_ptr<CpuBackend>
                    std::chrono::steady_clock::now().time_since_epoch())
                    .count();
   for (DeviceMemory& b : bins_) b = DeviceMemory(static_cast<int64_t>(sizeof(SquareSumBins)));
-  layer_kernels_ = std::make_unique<CudaLayerKernels>(streams_[core::Lane::kGpuCompute]);
+  layer_kernels_ = std::make_unique<CudaLayerKernels>(streams_[core::Lane::kGpuCompute], options_.products);
 }
 
 CudaBackend::~CudaBackend() {

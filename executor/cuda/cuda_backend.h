@@ -10,7 +10,7 @@
 // this backend hands it to one it owns.
 //
 // The model's layers run on the GPU too: a compute op installs this
-// backend's layer kernels (cuda_layer_kernels.h: cuBLASLt fp32 products
+// backend's layer kernels (cuda_layer_kernels.h: cuBLASLt fp32 or bf16 products
 // and CUDA kernels, the CPU model's calls in its order) over the device
 // buffers themselves. LayersOn::kHostMirrors runs them instead with the
 // CPU's kernels (OpenBLAS) over page-locked host mirrors of the device
@@ -59,6 +59,9 @@ struct CudaBackendOptions {
   int optimizer_threads = 1;              // threads of each CPU optimizer step
   std::optional<BlockStoreOptions> nvme;  // absent: no NVMe tier
   LayersOn layers = LayersOn::kDevice;
+  // The layers' matrix products on the device: fp32 (the CPU backend's
+  // math) or bf16 operands with fp32 sums (row_major_gemm.h).
+  ProductPrecision products = ProductPrecision::kFp32;
   // The host only enqueues: a call on device memory returns once its work
   // is on its lane's stream, work the host does itself (CPU Adam, NVMe,
   // host-tier element-wise calls) first waits for its lane's stream (and so

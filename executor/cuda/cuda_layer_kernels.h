@@ -1,6 +1,6 @@
 // The GPU's layer kernels (model/layer_kernels.h): the CPU model's
-// sequence of products, in the same calls, on cuBLASLt in fp32
-// (row_major_gemm.h), and its loops as CUDA kernels (layer_primitives.h,
+// sequence of products, in the same calls, on cuBLASLt in fp32 or on
+// bf16-rounded operands with fp32 sums (row_major_gemm.h), and its loops as CUDA kernels (layer_primitives.h,
 // model_kernels.h), all enqueued on the compute lane's stream over device
 // memory. What the CUDA backend installs for a compute op.
 //
@@ -25,7 +25,8 @@ namespace stowage::executor::cuda {
 
 class CudaLayerKernels final : public model::LayerKernels {
  public:
-  explicit CudaLayerKernels(cudaStream_t stream) : stream_(stream) {}
+  explicit CudaLayerKernels(cudaStream_t stream, ProductPrecision products = ProductPrecision::kFp32)
+      : stream_(stream), gemm_(products) {}
 
   void linear_forward(const float* x, const float* w, const float* b, float* y, const model::LinearShape& s) override;
   void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, float* db,

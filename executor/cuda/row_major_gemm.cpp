@@ -72,7 +72,7 @@ ColumnMajorProduct column_major_product(model::Transpose ta, model::Transpose tb
           .ldc = ldc};
 }
 
-RowMajorGemm::RowMajorGemm() : workspace_(kWorkspaceBytes) {
+RowMajorGemm::RowMajorGemm(ProductPrecision precision) : precision_(precision), workspace_(kWorkspaceBytes) {
   STOWAGE_CUBLAS(cublasLtCreate(&handle_));
 }
 
@@ -87,7 +87,9 @@ void RowMajorGemm::matmul(model::Transpose ta, model::Transpose tb, int64_t m, i
   if (m == 0 || n == 0) return;
   const ColumnMajorProduct call = column_major_product(ta, tb, m, n, k, lda, ldb, ldc);
   cublasLtMatmulDesc_t desc_raw = nullptr;
-  STOWAGE_CUBLAS(cublasLtMatmulDescCreate(&desc_raw, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasComputeType_t compute =
+      precision_ == ProductPrecision::kBf16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
+  STOWAGE_CUBLAS(cublasLtMatmulDescCreate(&desc_raw, compute, CUDA_R_32F));
   const LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> desc(desc_raw);
   const cublasOperation_t first = call.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t second = call.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -106,7 +108,7 @@ void RowMajorGemm::matmul(model::Transpose ta, model::Transpose tb, int64_t m, i
     STOWAGE_CUBLAS(cublasLtMatmulAlgoGetHeuristic(handle_, desc.get(), lb.get(), la.get(), lc.get(), lc.get(),
                                                   pref.get(), 1, &heuristic, &found));
     if (found == 0)
-      throw CudaError(CudaErrorSource::kCublasLt, 0, "cublasLtMatmulAlgoGetHeuristic", "no fp32 GEMM algorithm");
+      throw CudaError(CudaErrorSource::kCublasLt, 0, "cublasLtMatmulAlgoGetHeuristic", precision_ == ProductPrecision::kBf16 ? "no bf16 GEMM algorithm for fp32 operands" : "no fp32 GEMM algorithm");
     known = algorithms_.emplace(key, heuristic.algo).first;
   }
   STOWAGE_CUBLAS(cublasLtMatmul(handle_, desc.get(), &alpha, b, lb.get(), a, la.get(), &beta, c, lc.get(), c,

@@ -1,7 +1,11 @@
-// fp32 matrix products on the GPU with cblas_sgemm's row-major contract
-// (model/matmul.h), through cuBLASLt with fp32 accumulation (no TF32), so
-// that the CUDA layer kernels compute the CPU model's products in the
-// CPU model's order of calls. cuBLASLt is column-major: a row-major
+// Matrix products on the GPU with cblas_sgemm's row-major contract
+// (model/matmul.h), through cuBLASLt with fp32 accumulation, so that the
+// CUDA layer kernels compute the CPU model's products in the CPU model's
+// order of calls: on fp32 operands in fp32 (no TF32: the CPU's math), or
+// with the operands rounded to bf16 on the tensor cores
+// (CUBLAS_COMPUTE_32F_FAST_16BF: the fp32 buffers stay, nothing is
+// allocated for bf16 copies, and the sums stay fp32), the mixed-precision
+// products training frameworks run and the simulator prices. cuBLASLt is column-major: a row-major
 // C [m, n] = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T, so the
 // call swaps the operands and the m and n dimensions.
 #pragma once
@@ -34,10 +38,15 @@ struct ColumnMajorProduct {
 [[nodiscard]] ColumnMajorProduct column_major_product(model::Transpose ta, model::Transpose tb, int64_t m, int64_t n,
                                                       int64_t k, int64_t lda, int64_t ldb, int64_t ldc);
 
+enum class ProductPrecision : uint8_t {
+  kFp32,  // the CPU backend's products
+  kBf16,  // operands rounded to bf16, sums in fp32
+};
+
 class RowMajorGemm {
  public:
   // Throws CudaError when cuBLASLt cannot start.
-  RowMajorGemm();
+  explicit RowMajorGemm(ProductPrecision precision = ProductPrecision::kFp32);
   ~RowMajorGemm();
   RowMajorGemm(const RowMajorGemm&) = delete;
   RowMajorGemm& operator=(const RowMajorGemm&) = delete;
@@ -55,6 +64,7 @@ class RowMajorGemm {
   // and asking again costs more host time than a small product.
   using ShapeKey = std::array<int64_t, 11>;
   std::map<ShapeKey, cublasLtMatmulAlgo_t> algorithms_;
+  ProductPrecision precision_;
   cublasLtHandle_t handle_ = nullptr;
   DeviceMemory workspace_;
 };

@@ -533,6 +533,18 @@ TEST(RunCommand, LayersOffTheDeviceAreTheCudaBackendsChoiceOnly) {
   EXPECT_EQ(stowage(args).code, kExitUsage);
 }
 
+TEST(RunCommand, Bf16ProductsAreTheCudaBackendsChoiceOnly) {
+  const fs::path dir = scratch("bf16-products");
+  std::vector<std::string> args = run_args(small_plan(dir), dir, 2);
+  args.insert(args.end(), {"--products", "bf16"});
+  const Outcome o = stowage(args);
+  EXPECT_EQ(o.code, kExitUsage) << o.err;
+  EXPECT_NE(o.err.find("--products bf16: only the cuda backend's device layers"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "nvme" / "stowage-0.blocks"));
+  args.back() = "fp16";
+  EXPECT_EQ(stowage(args).code, kExitUsage);
+}
+
 TEST(RunCommand, EnqueuingOnlyIsTheCudaBackendsChoiceOnly) {
   const fs::path dir = scratch("enqueue-only");
   std::vector<std::string> args = run_args(small_plan(dir), dir, 2);

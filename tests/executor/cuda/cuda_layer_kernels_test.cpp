@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "executor/model/cpu_layer_kernels.h"
+#include "executor/model/half_convert.h"
 #include "executor/model/kernel_scratch.h"
 #include "executor/model/matmul.h"
 #include "tests/executor/cuda/cuda_test_support.h"
@@ -78,6 +79,32 @@ TEST(CudaLayerKernels, LinearForwardAndBackwardMatchTheCpu) {
     expect_close(gdw.to_host(), dw, 2e-5, "dw");
     expect_close(gdb.to_host(), db, 2e-5, "db");
   }
+}
+
+// bf16 products (ProductPrecision::kBf16): the product of the operands
+// rounded to bf16 (round to nearest even, model/half_convert.h) summed in
+// fp32, to fp32's rounding of a 29-term sum, and so not the fp32 product:
+// rounding the operands moves it by up to 2^-8 of the terms' magnitude.
+TEST(CudaLayerKernels, Bf16ProductsRoundTheOperandsAndSumInFp32) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  const LinearShape s{.rows = 37, .in = 29, .out = 53};
+  CudaLayerKernels gpu(nullptr, ProductPrecision::kBf16);
+  model::CpuLayerKernels cpu;
+  const auto x = random_floats(s.rows * s.in, -1, 1, 11), w = random_floats(s.out * s.in, -1, 1, 12);
+  auto rounded = [](std::vector<float> v) {
+    for (float& f : v) f = model::bf16_to_float(model::float_to_bf16(f));
+    return v;
+  };
+  std::vector<float> fp32(s.rows * s.out), bf16(s.rows * s.out);
+  cpu.linear_forward(x.data(), w.data(), nullptr, fp32.data(), s);
+  cpu.linear_forward(rounded(x).data(), rounded(w).data(), nullptr, bf16.data(), s);
+  DeviceArray<float> gx(x), gw(w), gy(zeros(s.rows * s.out));
+  gpu.linear_forward(gx.get(), gw.get(), nullptr, gy.get(), s);
+  const std::vector<float> y = gy.to_host();
+  expect_close(y, bf16, 2e-6 * static_cast<double>(s.in), "y against the product of bf16-rounded operands");
+  double apart = 0;
+  for (size_t i = 0; i < y.size(); ++i) apart = std::max(apart, std::fabs(static_cast<double>(y[i]) - fp32[i]));
+  EXPECT_GT(apart, 1e-4) << "the bf16 products equal the fp32 ones: the operands were not rounded";
 }
 
 TEST(CudaLayerKernels, GroupedQueryCausalAttentionMatchesTheCpu) {
