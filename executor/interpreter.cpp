@@ -881,6 +881,9 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
                                         {.region = h.param16_region[slot], .data = fresh.as<std::byte>()}));
   else if (r)
     r = backend.copy(op.lane, h.param16[slot], 0, fresh, 0, fresh.bytes);
+  // ... and this op's lane behind them, so that what waits for this op
+  // (the next read of those regions) waits for them too.
+  if (r && writes_back) r = issue_after(Lane::kNvmeWrite, op.lane);
   cleanup();
   return r;
 }

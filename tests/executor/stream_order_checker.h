@@ -9,7 +9,8 @@
 // through the events it waited on (and the events those lanes had waited
 // on before recording theirs). It reports every access the clocks do not
 // order. Accesses are by buffer (its first byte), the granularity of the
-// backend's calls; a buffer allocated anew starts without history (that
+// backend's calls, and by NVMe region (a block write writes the region, a
+// read reads it); a buffer allocated anew starts without history (that
 // memory's reuse is the backend's to order: stream-ordered release).
 #pragma once
 
@@ -44,7 +45,7 @@ class StreamOrderChecker final : public ForwardingBackend {
   core::Result<Buffer> allocate(core::Tier tier, int64_t bytes, std::string what) override {
     auto b = ForwardingBackend::allocate(tier, bytes, std::move(what));
     std::lock_guard lock(mutex_);
-    if (b && b->data != nullptr) history_.erase(b->data);
+    if (b && b->data != nullptr) history_.erase(key(b->data));
     return b;
   }
   core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset, const Buffer& src,
@@ -88,11 +89,13 @@ class StreamOrderChecker final : public ForwardingBackend {
     return ForwardingBackend::gradient_stats(lane, grad16, precision);
   }
   core::Result<core::QueueDepth> block_write(core::Lane lane, const BlockIo& io) override {
-    issue_at(lane, {{io.data.data(), kRead, io.region}}, "block write");
+    issue_at(lane, {{key(io.data.data()), kRead, "staged " + io.region}, {"nvme " + io.region, kWrite, io.region}},
+             "block write");
     return ForwardingBackend::block_write(lane, io);
   }
   core::Result<core::QueueDepth> block_read(core::Lane lane, const BlockIo& io) override {
-    issue_at(lane, {{io.data.data(), kWrite, io.region}}, "block read");
+    issue_at(lane, {{"nvme " + io.region, kRead, io.region}, {key(io.data.data()), kWrite, "staged " + io.region}},
+             "block read");
     return ForwardingBackend::block_read(lane, io);
   }
 
@@ -129,7 +132,7 @@ class StreamOrderChecker final : public ForwardingBackend {
     Mode mode;
   };
   struct RawAccess {
-    const std::byte* at;
+    std::string at;  // key(): a buffer's first byte, or "nvme REGION"
     Mode mode;
     std::string what;
   };
@@ -143,12 +146,13 @@ class StreamOrderChecker final : public ForwardingBackend {
   };
 
   static size_t index(core::Lane lane) { return static_cast<size_t>(lane); }
+  static std::string key(const std::byte* at) { return "buffer " + std::to_string(reinterpret_cast<uintptr_t>(at)); }
 
   void issue(core::Lane lane, std::initializer_list<Access> accesses, const std::string& call) {
     std::vector<RawAccess> raw;
     for (const Access& a : accesses) {
       if (a.buffer != nullptr && a.buffer->data != nullptr && a.buffer->bytes > 0)
-        raw.push_back({a.buffer->data, a.mode, a.buffer->what});
+        raw.push_back({key(a.buffer->data), a.mode, a.buffer->what});
     }
     issue_at(lane, raw, call);
   }
@@ -158,7 +162,6 @@ class StreamOrderChecker final : public ForwardingBackend {
     const uint64_t n = ++issued_[me];
     const Clock& seen = clock_[me];
     for (const RawAccess& a : accesses) {
-      if (a.at == nullptr) continue;
       History& h = history_[a.at];
       auto unordered = [&](size_t other, uint64_t at, const char* what) {
         if (violations_.size() == kReported) {
@@ -188,7 +191,7 @@ class StreamOrderChecker final : public ForwardingBackend {
   Clock issued_{};                           // calls issued on each lane so far
   std::array<Clock, core::kLaneCount> clock_{};  // by lane: how far into each lane it is ordered
   std::map<uint64_t, Clock> recorded_;       // by event: the recording lane's clock
-  std::map<const std::byte*, History> history_;
+  std::map<std::string, History> history_;  // by key()
   std::vector<std::string> violations_;  // the first kReported
   int64_t unreported_ = 0;
   int64_t waits_ = 0;

@@ -127,7 +127,8 @@ TEST(Trainer, DelayedUpdateChangesTheMathAndStillLearns) {
 
 TEST(Trainer, ResumingFromACheckpointGivesTheSameLosses) {
   for (const bool delayed : {false, true}) {
-    core::PlanFile plan = plan_where(kNvmeOffload);
+    // Homes on every tier: restored on the copy and NVMe lanes, read first on others.
+    core::PlanFile plan = delayed ? plan_where(kNvmeOffload) : three_tier_mix();
     plan.policy.delayed_update = delayed;
     const std::vector<double> straight = losses(plan, 6, "straight");
     const fs::path root = scratch("ckpt") / "checkpoints";
@@ -135,8 +136,10 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameLosses) {
     auto head = train_plan(plan, *first, {.steps = 3, .seed = 7, .checkpoint_root = root});
     ASSERT_TRUE(head) << core::to_string(head.error());
     auto second = backend("second");
-    auto tail = train_plan(plan, *second, {.steps = 6, .seed = 7, .resume = root / "step-000003"});
+    StreamOrderChecker checked(*second);  // the restored homes are ordered before the first op
+    auto tail = train_plan(plan, checked, {.steps = 6, .seed = 7, .resume = root / "step-000003"});
     ASSERT_TRUE(tail) << core::to_string(tail.error());
+    EXPECT_EQ(checked.violations(), "");
     EXPECT_EQ(tail->first_step, 3);
     ASSERT_EQ(tail->losses.size(), 3u);
     EXPECT_EQ(tail->losses, std::vector<double>(straight.begin() + 3, straight.end())) << "delayed " << delayed;
