@@ -182,9 +182,15 @@ fi
 #     predicted traces returned for `stowage compare` here. The plans are
 #     bench/gpu/plans/*.yaml for the lent machine's profile: GPT-2 XL (1.5B,
 #     one 512-token sequence, checkpointed) with the optimizer on the CPU
-#     (zero-offload) and with the parameters offloaded too
-#     (zero-3-params-cpu) (STOWAGE_GPU_RUNS='NAME:STEPS ...' picks others;
-#     gpt2-medium-all-gpu:3 runs Adam on the device).
+#     (zero-offload) and as the planner places it under the cap
+#     (gpt2-xl-planned: `stowage plan --machine h200-vm-capped.yaml --model
+#     gpt2-xl --training one-sequence-512.yaml --fixed-shape`, the device
+#     profile 7.5 GiB so that the arena's fragmentation has half a GiB:
+#     parameters on the CPU, Adam on the GPU for the first 8 layers and on
+#     the CPU for the other 42, delayed update) (STOWAGE_GPU_RUNS='NAME:STEPS
+#     ...' picks others; gpt2-xl-zero-3-params-cpu:3 offloads the parameters
+#     with every optimizer on the CPU, gpt2-medium-all-gpu:3 runs Adam on
+#     the device alone).
 log ""
 log "== Stowage's executor on the GPU (CUDA backend) =="
 executor=/tmp/stowage-executor  # the two programs, carried gzipped (--stage)
@@ -200,7 +206,7 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
   rc=$?
   grep -E "^\| |^\[  (FAILED|PASSED|SKIPPED) |Failure|error" "$out/stowage_cuda_backend_tests.txt" | head -n 60 | tee -a "$out/check.txt"
   [ "$rc" -eq 0 ] || { log "stowage_cuda_backend_tests FAILED (exit $rc)"; status=1; }
-  for run in ${STOWAGE_GPU_RUNS:-tiny-gpt-zero-offload:10 gpt2-medium-zero-offload:3 gpt2-xl-zero-offload:3 gpt2-xl-zero-3-params-cpu:3}; do
+  for run in ${STOWAGE_GPU_RUNS:-tiny-gpt-zero-offload:10 gpt2-medium-zero-offload:3 gpt2-xl-zero-offload:3 gpt2-xl-planned:3}; do
     name=${run%%:*}; steps=${run##*:}
     for backend in cuda cpu; do
       [ "$backend" = cpu ] && [ "$name" != tiny-gpt-zero-offload ] && continue   # the CPU side of a big plan runs here
