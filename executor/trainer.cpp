@@ -520,7 +520,9 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
   const size_t samples_before = recorder_.timeline().memory.size();
   auto ran = interpreter->run();
   if (!ran) return ran;
-  if (interpreter->retimed()) retime_memory(*schedule, samples_before);
+  // A stopped run's ops that never ran have no spans to replay over: its
+  // samples stay as the host told them.
+  if (interpreter->retimed() && !interpreter->stopped()) retime_memory(*schedule, samples_before);
   out.replayed_steps = interpreter->replayed_steps();
   int last = schedule->steps - 1;
   if (const std::optional<Interpreter::Stopped> stopped = interpreter->stopped()) {
