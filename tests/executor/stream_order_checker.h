@@ -56,7 +56,10 @@ class StreamOrderChecker final : public ForwardingBackend {
   core::Result<void> compute(core::Lane lane, std::string_view what, const LayerBuffers& buffers,
                              const std::function<void(const LayerWorkspace&)>& kernel) override {
     issue(lane,
-          {{buffers.params32, kRead}, {buffers.grads32, kWrite}, {buffers.kept, kWrite}, {buffers.scratch, kWrite}},
+          {{buffers.params32, kRead},
+           {buffers.grads32, kWrite},
+           {buffers.kept, kWrite},
+           {buffers.scratch, kWrite}},
           "compute " + std::string(what));
     return ForwardingBackend::compute(lane, what, buffers, kernel);
   }
@@ -89,12 +92,14 @@ class StreamOrderChecker final : public ForwardingBackend {
     return ForwardingBackend::gradient_stats(lane, grad16, precision);
   }
   core::Result<core::QueueDepth> block_write(core::Lane lane, const BlockIo& io) override {
-    issue_at(lane, {{key(io.data.data()), kRead, "staged " + io.region}, {"nvme " + io.region, kWrite, io.region}},
+    issue_at(lane,
+             {{key(io.data.data()), kRead, "staged " + io.region}, {"nvme " + io.region, kWrite, io.region}},
              "block write");
     return ForwardingBackend::block_write(lane, io);
   }
   core::Result<core::QueueDepth> block_read(core::Lane lane, const BlockIo& io) override {
-    issue_at(lane, {{"nvme " + io.region, kRead, io.region}, {key(io.data.data()), kWrite, "staged " + io.region}},
+    issue_at(lane,
+             {{"nvme " + io.region, kRead, io.region}, {key(io.data.data()), kWrite, "staged " + io.region}},
              "block read");
     return ForwardingBackend::block_read(lane, io);
   }
@@ -146,7 +151,9 @@ class StreamOrderChecker final : public ForwardingBackend {
   };
 
   static size_t index(core::Lane lane) { return static_cast<size_t>(lane); }
-  static std::string key(const std::byte* at) { return "buffer " + std::to_string(reinterpret_cast<uintptr_t>(at)); }
+  static std::string key(const std::byte* at) {
+    return "buffer " + std::to_string(reinterpret_cast<uintptr_t>(at));
+  }
 
   void issue(core::Lane lane, std::initializer_list<Access> accesses, const std::string& call) {
     std::vector<RawAccess> raw;
@@ -174,7 +181,8 @@ class StreamOrderChecker final : public ForwardingBackend {
                               std::to_string(at) + ", this lane has waited through " +
                               std::to_string(seen[other]) + ")");
       };
-      if (h.writer >= 0 && static_cast<size_t>(h.writer) != me && seen[static_cast<size_t>(h.writer)] < h.written)
+      if (h.writer >= 0 && static_cast<size_t>(h.writer) != me &&
+          seen[static_cast<size_t>(h.writer)] < h.written)
         unordered(static_cast<size_t>(h.writer), h.written, "written");
       if (a.mode == kWrite) {
         for (size_t r = 0; r < h.read.size(); ++r) {
@@ -188,11 +196,11 @@ class StreamOrderChecker final : public ForwardingBackend {
   }
 
   mutable std::mutex mutex_;
-  Clock issued_{};                           // calls issued on each lane so far
+  Clock issued_{};                               // calls issued on each lane so far
   std::array<Clock, core::kLaneCount> clock_{};  // by lane: how far into each lane it is ordered
-  std::map<uint64_t, Clock> recorded_;       // by event: the recording lane's clock
-  std::map<std::string, History> history_;  // by key()
-  std::vector<std::string> violations_;  // the first kReported
+  std::map<uint64_t, Clock> recorded_;           // by event: the recording lane's clock
+  std::map<std::string, History> history_;       // by key()
+  std::vector<std::string> violations_;          // the first kReported
   int64_t unreported_ = 0;
   int64_t waits_ = 0;
   static constexpr size_t kReported = 20;
