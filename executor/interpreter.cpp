@@ -18,6 +18,7 @@
 #include "core/memory_gate.h"
 #include "executor/compute_footprint.h"
 #include "executor/gradient_divisor.h"
+#include "executor/lane_order.h"
 #include "executor/model/kernel_scratch.h"
 #include "executor/model/matmul.h"
 #include "executor/square_sum.h"
@@ -313,13 +314,6 @@ struct Interpreter::State {
   // Once step `step`'s ops have all been issued: their spans from the
   // device's clock (waiting for them to run), then the marks let go.
   core::Result<void> retime_step(int step);
-  // Work one op issues on another lane than its own: that lane waits for
-  // what the op's lane has issued so far.
-  core::Result<void> issue_after(Lane from, Lane to) {
-    auto event = backend.record(from);
-    if (!event) return std::unexpected(event.error());
-    return backend.wait(to, *event);
-  }
   core::Result<void> record_for_other_lanes(const Op& op);
   // An NVMe op's own block I/O: keeps the depth it achieved for the trace.
   core::Result<void> moved(const Op& op, core::Result<core::QueueDepth> io) {
@@ -871,7 +865,7 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
   // The write-backs go out on the NVMe write lane, behind what this op's
   // lane has written into the buffers they take.
   const bool writes_back = h.policy.optimizer_states == Tier::kNvme || h.policy.param16 == Tier::kNvme;
-  if (r && writes_back) r = issue_after(op.lane, Lane::kNvmeWrite);
+  if (r && writes_back) r = lane_waits_for(backend, Lane::kNvmeWrite, op.lane);
   if (r && h.policy.optimizer_states == Tier::kNvme)
     r = moved_aside(
         backend.block_write(Lane::kNvmeWrite, {.region = h.states_region, .data = staged.as<std::byte>()}));
@@ -883,7 +877,7 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
     r = backend.copy(op.lane, h.param16[slot], 0, fresh, 0, fresh.bytes);
   // ... and this op's lane behind them, so that what waits for this op
   // (the next read of those regions) waits for them too.
-  if (r && writes_back) r = issue_after(Lane::kNvmeWrite, op.lane);
+  if (r && writes_back) r = lane_waits_for(backend, op.lane, Lane::kNvmeWrite);
   cleanup();
   return r;
 }

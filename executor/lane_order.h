@@ -1,10 +1,11 @@
-// Ordering work that no op of the schedule orders: the transfers between a
-// partition's home and the host that set a run up, snapshot it for a
-// checkpoint or read the trained state back. They are issued on one lane
-// but touch what any lane may have written or will read, so each is put
-// behind every lane's work and every lane's next work behind it
-// (backend.h's events; on the CPU backend these complete as they are
-// recorded).
+// Ordering work that no op of the schedule orders (backend.h's events; on
+// the CPU backend they complete as they are recorded): work an op issues
+// on another lane than its own (a replay's NVMe write-backs), and the
+// transfers between a partition's home and the host that set a run up,
+// snapshot it for a checkpoint or read the trained state back. Those are
+// issued on one lane but touch what any lane may have written or will
+// read, so each is put behind every lane's work and every lane's next
+// work behind it.
 #pragma once
 
 #include "core/diagnostic.h"
@@ -13,18 +14,24 @@
 
 namespace stowage::executor {
 
+// Work `lane` issues next starts after everything `after` has issued.
+[[nodiscard]] inline core::Result<void> lane_waits_for(Backend& backend, core::Lane lane, core::Lane after) {
+  auto event = backend.record(after);
+  if (!event) return std::unexpected(event.error());
+  return backend.wait(lane, *event);
+}
+
 // Work `lane` issues next starts after everything every lane has issued.
 [[nodiscard]] inline core::Result<void> wait_for_every_lane(Backend& backend, core::Lane lane) {
   for (core::Lane other : core::kAllLanes) {
     if (other == lane) continue;
-    auto event = backend.record(other);
-    if (!event) return std::unexpected(event.error());
-    if (auto r = backend.wait(lane, *event); !r) return r;
+    if (auto r = lane_waits_for(backend, lane, other); !r) return r;
   }
   return {};
 }
 
-// Work every lane issues next starts after everything `lane` has issued.
+// Work every lane issues next starts after everything `lane` has issued
+// (one event, waited on by all).
 [[nodiscard]] inline core::Result<void> every_lane_waits_for(Backend& backend, core::Lane lane) {
   auto event = backend.record(lane);
   if (!event) return std::unexpected(event.error());

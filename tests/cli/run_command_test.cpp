@@ -519,40 +519,38 @@ TEST(RunCommand, TheCudaBackendWhereItCannotRunSaysWhyAndMakesNothing) {
   EXPECT_FALSE(fs::exists(dir / "nvme" / "stowage-0.blocks"));
 }
 
+// A cuda-only option given with the cpu backend: a usage error naming it,
+// before any NVMe block file exists. Returns the arguments, for more tries.
+std::vector<std::string> expect_cuda_only(const std::string& tag, const std::vector<std::string>& option,
+                                          const std::string& said) {
+  const fs::path dir = scratch(tag);
+  std::vector<std::string> args = run_args(small_plan(dir), dir, 2);
+  args.insert(args.end(), option.begin(), option.end());
+  const Outcome o = stowage(args);
+  EXPECT_EQ(o.code, kExitUsage) << o.err;
+  EXPECT_NE(o.err.find(said), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "nvme" / "stowage-0.blocks"));
+  return args;
+}
+
 // --layers chooses where the cuda backend runs the layers; the cpu backend
 // has no choice, and saying otherwise is a usage error, not ignored.
 TEST(RunCommand, LayersOffTheDeviceAreTheCudaBackendsChoiceOnly) {
-  const fs::path dir = scratch("layers-host");
-  std::vector<std::string> args = run_args(small_plan(dir), dir, 2);
-  args.insert(args.end(), {"--layers", "host"});
-  const Outcome o = stowage(args);
-  EXPECT_EQ(o.code, kExitUsage) << o.err;
-  EXPECT_NE(o.err.find("--layers host: only the cuda backend"), std::string::npos) << o.err;
-  EXPECT_FALSE(fs::exists(dir / "nvme" / "stowage-0.blocks"));
+  std::vector<std::string> args =
+      expect_cuda_only("layers-host", {"--layers", "host"}, "--layers host: only the cuda backend");
   args.back() = "elsewhere";
   EXPECT_EQ(stowage(args).code, kExitUsage);
 }
 
 TEST(RunCommand, Bf16ProductsAreTheCudaBackendsChoiceOnly) {
-  const fs::path dir = scratch("bf16-products");
-  std::vector<std::string> args = run_args(small_plan(dir), dir, 2);
-  args.insert(args.end(), {"--products", "bf16"});
-  const Outcome o = stowage(args);
-  EXPECT_EQ(o.code, kExitUsage) << o.err;
-  EXPECT_NE(o.err.find("--products bf16: only the cuda backend's device layers"), std::string::npos) << o.err;
-  EXPECT_FALSE(fs::exists(dir / "nvme" / "stowage-0.blocks"));
+  std::vector<std::string> args = expect_cuda_only("bf16-products", {"--products", "bf16"},
+                                                   "--products bf16: only the cuda backend's device layers");
   args.back() = "fp16";
   EXPECT_EQ(stowage(args).code, kExitUsage);
 }
 
 TEST(RunCommand, EnqueuingOnlyIsTheCudaBackendsChoiceOnly) {
-  const fs::path dir = scratch("enqueue-only");
-  std::vector<std::string> args = run_args(small_plan(dir), dir, 2);
-  args.emplace_back("--enqueue-only");
-  const Outcome o = stowage(args);
-  EXPECT_EQ(o.code, kExitUsage) << o.err;
-  EXPECT_NE(o.err.find("--enqueue-only: only the cuda backend"), std::string::npos) << o.err;
-  EXPECT_FALSE(fs::exists(dir / "nvme" / "stowage-0.blocks"));
+  expect_cuda_only("enqueue-only", {"--enqueue-only"}, "--enqueue-only: only the cuda backend");
 }
 
 // Issue 12: re-running a finished job with --resume latest segfaulted.
