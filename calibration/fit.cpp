@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "calibration/compare.h"
+#include "calibration/copy_fit.h"
 #include "calibration/trace_metrics.h"
 #include "core/compute_rate.h"
 #include "sim/engine.h"
@@ -86,17 +87,46 @@ void fit_compute(const std::vector<MeasuredRun>& runs, const Durations& d, const
   r.notes.push_back(note("gpu.compute: matmul_efficiency, compute_overhead", f.ops, f.rms_residual));
 }
 
+// Each direction's rate, fixed cost and, where the device's lanes share
+// the host (host_lane_cores), rate beside compute (copy_fit.h): each
+// copy's share overlapped by a compute op is read off its run's timeline.
 void fit_pcie(const std::vector<MeasuredRun>& runs, const Durations& d, FitReport& r) {
+  const bool on_host = r.params.host_lane_cores.has_value();
   std::vector<double> latencies;
   for (Lane lane : {Lane::kPcieH2d, Lane::kPcieD2h}) {
-    const Points p = points_of(runs, d, lane, [](const core::Op& op) { return op.bytes.as_double(); });
-    if (p.x.size() < 2) continue;
-    const LineFit f = least_squares(p.x, p.y);
-    if (f.slope <= 0) continue;
-    (lane == Lane::kPcieH2d ? r.params.h2d_rate : r.params.d2h_rate) = core::BytesPerSecond(1.0 / f.slope);
-    latencies.push_back(std::max(0.0, f.intercept));
-    r.notes.push_back(note(lane == Lane::kPcieH2d ? "pcie.h2d: h2d_rate" : "pcie.d2h: d2h_rate", f.ops, f.rms_residual));
+    std::vector<CopyPoint> points;
+    for (size_t k = 0; k < runs.size(); ++k) {
+      const std::vector<core::OpSpan>& spans = runs[k].timeline->spans;
+      std::vector<Interval> copies, compute;
+      std::vector<const core::Op*> ops;
+      for (const core::Op& op : runs[k].schedule->ops) {
+        const core::OpSpan& s = spans[static_cast<size_t>(op.id)];
+        const Interval at{static_cast<double>(s.start) * 1e-9, static_cast<double>(s.end) * 1e-9};
+        if (op.lane == Lane::kGpuCompute) compute.push_back(at);
+        if (op.lane != lane || !d.fitted(k, op) || op.bytes.count() <= 0) continue;
+        copies.push_back(at);
+        ops.push_back(&op);
+      }
+      if (!on_host) compute.clear();
+      std::vector<std::vector<Interval>> beside = overlaps(copies, compute);
+      for (size_t i = 0; i < ops.size(); ++i) {
+        points.push_back({.bytes = ops[i]->bytes.as_double(), .seconds = d.of(k, ops[i]->id), .beside = std::move(beside[i])});
+      }
+    }
+    const std::optional<CopyFit> f = fit_copies(points);
+    if (!f) continue;
+    const bool h2d = lane == Lane::kPcieH2d;
+    (h2d ? r.params.h2d_rate : r.params.d2h_rate) = core::BytesPerSecond(f->rate);
+    (h2d ? r.params.h2d_latency : r.params.d2h_latency) = core::Seconds(f->latency);
+    std::optional<core::BytesPerSecond>& beside_rate = h2d ? r.params.h2d_rate_beside_compute : r.params.d2h_rate_beside_compute;
+    beside_rate.reset();
+    if (f->beside_rate) beside_rate = core::BytesPerSecond(*f->beside_rate);
+    latencies.push_back(f->latency);
+    r.notes.push_back(note(h2d ? (f->beside_rate ? "pcie.h2d: h2d_rate, h2d_rate_beside_compute, h2d_latency" : "pcie.h2d: h2d_rate, h2d_latency")
+                               : (f->beside_rate ? "pcie.d2h: d2h_rate, d2h_rate_beside_compute, d2h_latency" : "pcie.d2h: d2h_rate, d2h_latency"),
+                           f->ops, f->rms_residual));
   }
+  // The shared fixed cost, for a reader of the profile that knows no direction's own.
   if (!latencies.empty()) {
     double sum = 0;
     for (double l : latencies) sum += l;

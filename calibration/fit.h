@@ -1,7 +1,9 @@
 // Fits a machine's cost parameters to measured timelines of schedules run
 // on it: per lane, least squares of the op durations on the work the lane
 // model charges for (gpu.compute: duration = overhead + FLOPs x s;
-// pcie.h2d, pcie.d2h: latency + bytes / rate; cpu.optim: params x s). The
+// pcie.h2d, pcie.d2h: latency + bytes / rate, each direction's own, with
+// a rate beside compute where the lanes share the host (copy_fit.h);
+// cpu.optim: params x s). The
 // NVMe lanes run several requests at once, so their rates (one per
 // direction) and how much of the drive the two get together (nvme_duplex)
 // are fitted so that the NVMe model, sharing the drive among the ops that

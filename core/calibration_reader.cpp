@@ -65,6 +65,10 @@ void read_calibration(YamlMap& c, CostParameters& p) {
   assign(p.pcie_latency, c.duration("pcie_latency", Need::kOptional, kOverhead));
   if (auto r = c.bandwidth("h2d_rate", Need::kOptional, kRate)) p.h2d_rate = *r;
   if (auto r = c.bandwidth("d2h_rate", Need::kOptional, kRate)) p.d2h_rate = *r;
+  if (auto l = c.duration("h2d_latency", Need::kOptional, kOverhead)) p.h2d_latency = *l;
+  if (auto l = c.duration("d2h_latency", Need::kOptional, kOverhead)) p.d2h_latency = *l;
+  if (auto r = c.bandwidth("h2d_rate_beside_compute", Need::kOptional, kRate)) p.h2d_rate_beside_compute = *r;
+  if (auto r = c.bandwidth("d2h_rate_beside_compute", Need::kOptional, kRate)) p.d2h_rate_beside_compute = *r;
   assign(p.nvme_efficiency, c.number("nvme_efficiency", Need::kOptional, kEfficiency));
   assign(p.nvme_latency, c.duration("nvme_latency", Need::kOptional, kOverhead));
   if (auto r = c.bandwidth("nvme_read_rate", Need::kOptional, kRate)) p.nvme_read_rate = *r;
@@ -98,6 +102,10 @@ std::string calibration_yaml(const CostParameters& p) {
   line("pcie_latency", ns(p.pcie_latency));
   if (p.h2d_rate) line("h2d_rate", number(p.h2d_rate->value()));
   if (p.d2h_rate) line("d2h_rate", number(p.d2h_rate->value()));
+  if (p.h2d_latency) line("h2d_latency", ns(*p.h2d_latency));
+  if (p.d2h_latency) line("d2h_latency", ns(*p.d2h_latency));
+  if (p.h2d_rate_beside_compute) line("h2d_rate_beside_compute", number(p.h2d_rate_beside_compute->value()));
+  if (p.d2h_rate_beside_compute) line("d2h_rate_beside_compute", number(p.d2h_rate_beside_compute->value()));
   line("nvme_efficiency", number(p.nvme_efficiency));
   line("nvme_latency", ns(p.nvme_latency));
   if (p.nvme_read_rate) line("nvme_read_rate", number(p.nvme_read_rate->value()));

@@ -58,6 +58,23 @@ struct CostParameters {
   // memcpy, and a measured link is better than a formula. Default: unset.
   std::optional<BytesPerSecond> h2d_rate;
   std::optional<BytesPerSecond> d2h_rate;
+  // A measured fixed cost per copy in one direction, where it differs from
+  // the other's: replaces pcie_latency for that direction. `stowage
+  // calibrate` fits each direction's own (on the CPU backend the two were
+  // 0 and 0.35 ms in one run, and their mean added 8 % to every upload).
+  // Default: unset.
+  std::optional<Seconds> h2d_latency;
+  std::optional<Seconds> d2h_latency;
+  // Where the device is a program on the host (host_lane_cores set): the
+  // rate a copy in each direction reaches while a compute op runs, which
+  // takes the memory path (caches, memory bandwidth, the cores' time) a
+  // memcpy's thread uses; the compute op is not slowed. Issue 14's runs
+  // measured uploads about 10 % slower beside a layer pass than alone.
+  // `stowage calibrate` fits it from the copies' overlap with compute.
+  // Unset, or on a real GPU (whose copy engines share nothing with its
+  // SMs): a copy runs at h2d_rate / d2h_rate whatever runs beside it.
+  std::optional<BytesPerSecond> h2d_rate_beside_compute;
+  std::optional<BytesPerSecond> d2h_rate_beside_compute;
   // NVMe: vendor sequential rates are reached with 128 KiB-1 MiB blocks at
   // queue depth 8+ (fio sequential runs in vendor datasheets, e.g. the
   // Samsung 990 PRO's "QD32, 128 KB"); per-request latency ~100 µs.

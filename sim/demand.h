@@ -41,6 +41,12 @@ struct Demand {
   // (executor/nvme/block_store.h), where even sharing would finish the
   // first later and the last no sooner.
   int queue = 0;
+  // > 0: the flow's own limit (units/s, as max_rate) while any flow that
+  // `crowds` is flowing. For a flow that shares a path with those without
+  // slowing them, which fair sharing cannot say (it slows both): the CPU
+  // backend's copies beside a layer pass (sim/lane_models.h).
+  double crowded_max_rate = 0;
+  bool crowds = false;
 };
 
 // The rate a flowing demand reaches with the resources to itself: its own

@@ -32,6 +32,13 @@ void share_fairly(std::vector<Flow>& flows, std::span<const Demand> demands, con
   Capacities left = capacities;
   std::vector<char> frozen(flows.size(), 0);
   size_t unfrozen = flows.size();
+  // Each flow's own limit: Demand::crowded_max_rate while a crowding flow runs.
+  const bool crowded = std::any_of(flows.begin(), flows.end(), [&](const Flow& f) { return demands[static_cast<size_t>(f.op)].crowds; });
+  std::vector<double> max_rate(flows.size());
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const Demand& d = demands[static_cast<size_t>(flows[i].op)];
+    max_rate[i] = crowded && d.crowded_max_rate > 0 ? d.crowded_max_rate : d.max_rate;
+  }
   // A flow behind an earlier one of its queue waits (flows are in the order
   // they started).
   std::vector<int> served;
@@ -63,13 +70,12 @@ void share_fairly(std::vector<Flow>& flows, std::span<const Demand> demands, con
     }
     double limit = std::numeric_limits<double>::infinity();
     for (size_t i = 0; i < flows.size(); ++i) {
-      const double max_rate = demands[static_cast<size_t>(flows[i].op)].max_rate;
-      if (!frozen[i] && max_rate > 0) limit = std::min(limit, max_rate);
+      if (!frozen[i] && max_rate[i] > 0) limit = std::min(limit, max_rate[i]);
     }
     if (limit < best) {
       for (size_t i = 0; i < flows.size(); ++i) {
         const Demand& d = demands[static_cast<size_t>(flows[i].op)];
-        if (frozen[i] || d.max_rate != limit) continue;
+        if (frozen[i] || max_rate[i] != limit) continue;
         flows[i].rate = limit;
         frozen[i] = 1;
         --unfrozen;

@@ -2,7 +2,8 @@
 // order once their dependencies are met, as CUDA streams do, on an integer
 // nanosecond clock. Ops that flow through shared resources share them fairly
 // (max-min fairness) and speed up when a neighbour finishes; those whose
-// demands name one queue are served in turn (Demand::queue). It knows no
+// demands name one queue are served in turn (Demand::queue), and a flow
+// may have a lower limit while another crowds it (Demand::crowded_max_rate). It knows no
 // hardware: the demands come from the lane models (sim/lane_models.h).
 #pragma once
 

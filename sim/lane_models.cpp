@@ -85,7 +85,14 @@ std::optional<Demand> measured_grad_check(const core::Op& op, const ModelContext
 Demand demand_of(const core::Op& op, const ModelContext& c, const Capacities& capacities) {
   const Demand alone = lane_demand(op, c);
   if (!c.params.host_lane_cores) return alone;
-  return on_host_threads(alone, capacities, runs_on_a_host_thread(op.lane));
+  Demand d = on_host_threads(alone, capacities, runs_on_a_host_thread(op.lane));
+  d.crowds = op.lane == core::Lane::kGpuCompute;
+  std::optional<core::BytesPerSecond> beside;
+  if (op.lane == core::Lane::kPcieH2d) beside = c.params.h2d_rate_beside_compute;
+  if (op.lane == core::Lane::kPcieD2h) beside = c.params.d2h_rate_beside_compute;
+  // In seconds of running alone, as the flow's work: the beside rate over the alone one.
+  if (beside && alone.work > 0) d.crowded_max_rate = std::min(1.0, beside->value() / alone_rate(alone, capacities));
+  return d;
 }
 
 }  // namespace stowage::sim

@@ -26,7 +26,7 @@ struct ModelContext {
 // plus a fixed launch overhead.
 Demand gpu_compute_demand(const core::Op& op, const ModelContext& c);
 // PCIe H2D or D2H: bytes through the link direction and host DRAM, then
-// a fixed latency.
+// a fixed latency (the direction's own where measured).
 Demand pcie_demand(const core::Op& op, const ModelContext& c);
 // NVMe read or write, striped over the drives: each byte costs 1/rate of
 // device time (reads at the read rate, writes at the post-cache write rate)
@@ -60,7 +60,9 @@ bool runs_on_a_host_thread(core::Lane lane);
 // Dispatches on the op's lane. With CostParameters::host_lane_cores set,
 // every flow's work is in seconds of running alone (its own bottleneck in
 // `capacities`, capacities_for(c)) and the host-thread lanes' ops share the
-// cores (Resource::kHostThreads).
+// cores (Resource::kHostThreads); compute ops crowd the copies, which then
+// move at most at CostParameters::h2d_rate_beside_compute /
+// d2h_rate_beside_compute where set (Demand::crowded_max_rate).
 Demand demand_of(const core::Op& op, const ModelContext& c, const Capacities& capacities);
 
 }  // namespace stowage::sim

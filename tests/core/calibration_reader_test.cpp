@@ -108,6 +108,10 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   p.compute_overhead = Seconds(3.25e-6);
   p.h2d_rate = BytesPerSecond(5.5e9);
   p.d2h_rate = BytesPerSecond(4.25e9);
+  p.h2d_latency = Seconds(12.5e-6);
+  p.d2h_latency = Seconds(350e-6);
+  p.h2d_rate_beside_compute = BytesPerSecond(5.25e9);
+  p.d2h_rate_beside_compute = BytesPerSecond(3.75e9);
   p.cpu_core_rate = FlopsPerSecond(1.75e9);
   p.optimizer_threads = 3;
   p.nvme_latency = Seconds(87e-6);
@@ -124,6 +128,11 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   EXPECT_NEAR(q.compute_overhead.value(), p.compute_overhead.value(), 1e-15);
   EXPECT_DOUBLE_EQ(q.h2d_rate->value(), p.h2d_rate->value());
   EXPECT_DOUBLE_EQ(q.d2h_rate->value(), p.d2h_rate->value());
+  ASSERT_TRUE(q.h2d_latency && q.d2h_latency && q.h2d_rate_beside_compute && q.d2h_rate_beside_compute);
+  EXPECT_NEAR(q.h2d_latency->value(), 12.5e-6, 1e-15);
+  EXPECT_NEAR(q.d2h_latency->value(), 350e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(q.h2d_rate_beside_compute->value(), 5.25e9);
+  EXPECT_DOUBLE_EQ(q.d2h_rate_beside_compute->value(), 3.75e9);
   EXPECT_DOUBLE_EQ(q.cpu_core_rate.value(), p.cpu_core_rate.value());
   EXPECT_EQ(q.optimizer_threads, 3);
   EXPECT_NEAR(q.nvme_latency.value(), p.nvme_latency.value(), 1e-15);

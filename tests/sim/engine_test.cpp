@@ -239,6 +239,31 @@ TEST(Engine, AFlowsOwnLimitCapsItsShare) {
   }
 }
 
+// Demand::crowded_max_rate: a copy of 1 ms alone at 0.8 of its rate while
+// a compute op that crowds it runs, the compute op not slowed. Both start
+// at 0; the compute op ends at 0.5 ms, when the copy has done 0.4 ms of its
+// work; the other 0.6 ms at full rate: it ends at 1.1 ms. A copy started
+// after the compute op ended runs at its full rate.
+TEST(Engine, ACrowdedFlowRunsAtItsCrowdedLimitOnlyWhileACrowdingFlowRuns) {
+  const auto threads = static_cast<size_t>(Resource::kHostThreads);
+  Capacities cap = roomy();
+  cap[threads] = 2;
+  Demand compute{.work = 0.5e-3, .max_rate = 1, .crowds = true};
+  compute.per_unit[threads] = 1;
+  Demand copy{.work = 1e-3, .max_rate = 1, .crowded_max_rate = 0.8};
+  copy.per_unit[static_cast<size_t>(Resource::kPcieH2d)] = 1;
+  const Schedule s = schedule_of({op(0, Lane::kGpuCompute), op(1, Lane::kPcieH2d), op(2, Lane::kPcieH2d, {0})});
+  const Outcome r = run(s, {compute, copy, copy}, cap);
+  EXPECT_EQ(r.timeline.spans[0].end - r.timeline.spans[0].start, 500'000) << "the crowding flow is not slowed";
+  EXPECT_NEAR(static_cast<double>(r.timeline.spans[1].end), 1'100'000, 2);
+  EXPECT_NEAR(static_cast<double>(r.timeline.spans[2].end - r.timeline.spans[2].start), 1'000'000, 2) << "alone again";
+
+  // Without a crowding flow beside it the limit is max_rate.
+  compute.crowds = false;
+  const Outcome plain = run(s, {compute, copy, copy}, cap);
+  EXPECT_NEAR(static_cast<double>(plain.timeline.spans[1].end), 1'000'000, 2);
+}
+
 TEST(Engine, SameInputsGiveTheSameTimeline) {
   Schedule s = schedule_of({op(0, Lane::kNvmeRead), op(1, Lane::kNvmeRead), op(2, Lane::kCpuOptim, {0, 1})});
   s.lane_slots[static_cast<size_t>(Lane::kNvmeRead)] = 2;

@@ -1,0 +1,83 @@
+#include "calibration/copy_fit.h"
+
+#include <gtest/gtest.h>
+
+namespace stowage::calibration {
+namespace {
+
+// Copies of three sizes that moved none, half or all of their bytes beside
+// a compute op (which ran from their start), timed as the simulator would
+// time them: the fit finds both rates and the fixed cost.
+TEST(CopyFit, RecoversTheRateAloneTheRateBesideComputeAndTheFixedCost) {
+  const double rate = 6e9, beside_rate = 4e9, latency = 30e-6;
+  std::vector<CopyPoint> points;
+  for (double bytes : {1e6, 8e6, 14e6}) {
+    for (double share : {0.0, 0.5, 1.0}) {
+      const double beside = bytes * share / beside_rate;
+      CopyPoint p{.bytes = bytes, .seconds = beside + bytes * (1 - share) / rate + latency};
+      if (beside > 0) p.beside.push_back({0, beside});
+      points.push_back(p);
+    }
+  }
+  const std::optional<CopyFit> f = fit_copies(points);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(f->rate, rate, rate * 1e-6);
+  ASSERT_TRUE(f->beside_rate.has_value());
+  EXPECT_NEAR(*f->beside_rate, beside_rate, beside_rate * 1e-6);
+  EXPECT_NEAR(f->latency, latency, 1e-10);
+  EXPECT_NEAR(f->rms_residual, 0, 1e-10);
+  EXPECT_EQ(f->ops, 9);
+}
+
+// Copies never beside compute (a real GPU, or a placement that overlaps
+// none): one line, no beside rate. Copies that ran faster beside compute
+// than alone: one line over all of them, not a beside rate above the
+// alone one.
+TEST(CopyFit, OneLineWhereCopiesBesideComputeAreNotSeenToBeSlower) {
+  std::vector<CopyPoint> alone{{.bytes = 1e6, .seconds = 1e-6 + 1e6 / 5e9},
+                               {.bytes = 9e6, .seconds = 1e-6 + 9e6 / 5e9}};
+  std::optional<CopyFit> f = fit_copies(alone);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_FALSE(f->beside_rate.has_value());
+  EXPECT_NEAR(f->rate, 5e9, 5e9 * 1e-9);
+  EXPECT_NEAR(f->latency, 1e-6, 1e-12);
+
+  std::vector<CopyPoint> faster_beside;
+  for (double bytes : {1e6, 9e6}) {
+    faster_beside.push_back({.bytes = bytes, .seconds = bytes / 5e9});
+    faster_beside.push_back({.bytes = bytes, .seconds = bytes / 6e9, .beside = {{0, bytes / 6e9}}});
+  }
+  f = fit_copies(faster_beside);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_FALSE(f->beside_rate.has_value());
+  EXPECT_GT(f->rate, 5e9);
+  EXPECT_LT(f->rate, 6e9);
+}
+
+TEST(CopyFit, NothingToFitFromFewerThanTwoCopies) {
+  EXPECT_FALSE(fit_copies({}).has_value());
+  EXPECT_FALSE(fit_copies({{.bytes = 1e6, .seconds = 1e-3}}).has_value());
+}
+
+// Overlapping others count once; a span before, between and after them
+// overlaps nothing there; the parts are from the span's start.
+TEST(Overlaps, GivesThePartsOfEachSpanThatAnyOtherRanBeside) {
+  const std::vector<Interval> others{{.start = 1, .end = 3}, {.start = 2, .end = 4}, {.start = 6, .end = 7}};
+  const std::vector<std::vector<Interval>> got =
+      overlaps({{0, 1}, {0, 10}, {3, 6.5}, {4, 6}, {6.5, 8}}, others);
+  auto seconds = [](const std::vector<Interval>& parts) {
+    std::vector<std::pair<double, double>> out;
+    for (const Interval& i : parts) out.emplace_back(i.start, i.end);
+    return out;
+  };
+  using Parts = std::vector<std::pair<double, double>>;
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(seconds(got[0]), Parts{});
+  EXPECT_EQ(seconds(got[1]), (Parts{{1, 4}, {6, 7}}));
+  EXPECT_EQ(seconds(got[2]), (Parts{{0, 1}, {3, 3.5}}));
+  EXPECT_EQ(seconds(got[3]), Parts{});
+  EXPECT_EQ(seconds(got[4]), (Parts{{0, 0.5}}));
+}
+
+}  // namespace
+}  // namespace stowage::calibration
