@@ -66,6 +66,19 @@ double share_of_bytes_beside(const CopyPoint& p, double latency, double ratio) {
   return ratio * phi / ((1 - phi) + ratio * phi);
 }
 
+// A copy's duration as the fit `f` has it.
+double predicted_seconds(const CopyPoint& p, const CopyFit& f) {
+  if (!f.beside_rate) return f.latency + p.bytes / f.rate;
+  const double beta = share_of_bytes_beside(p, f.latency, *f.beside_rate / f.rate);
+  return f.latency + p.bytes * (1 / f.rate + beta * (1 / *f.beside_rate - 1 / f.rate));
+}
+
+double rms_residual(const std::vector<CopyPoint>& points, const CopyFit& f) {
+  double ss = 0;
+  for (const CopyPoint& p : points) ss += std::pow(p.seconds - predicted_seconds(p, f), 2);
+  return std::sqrt(ss / static_cast<double>(points.size()));
+}
+
 // {latency, s/B alone, extra s/B beside} for the given shares of bytes
 // beside compute; the latency 0 where the fit with one is negative.
 std::optional<std::array<double, 3>> plane(const std::vector<CopyPoint>& points,
@@ -103,15 +116,9 @@ std::optional<CopyFit> fit_beside(const std::vector<CopyPoint>& points) {
             .beside_rate = 1 / ((*c)[1] + (*c)[2]),
             .latency = latency,
             .ops = static_cast<int>(points.size())};
-  double ss = 0;
-  for (size_t i = 0; i < points.size(); ++i) {
-    const double e = points[i].seconds - (latency + points[i].bytes * ((*c)[1] + beta[i] * (*c)[2]));
-    ss += e * e;
-  }
-  f.rms_residual = std::sqrt(ss / static_cast<double>(points.size()));
+  f.rms_residual = rms_residual(points, f);
   return f;
 }
-
 
 // The fit on all points: beside compute where seen, else one line.
 std::optional<CopyFit> fit_all(const std::vector<CopyPoint>& points) {
@@ -136,18 +143,16 @@ std::optional<CopyFit> fit_copies(const std::vector<CopyPoint>& points) {
   // did not run (a 3 KiB copy of 10 µs measured at 4.6 ms), which the fit
   // would otherwise spread over every copy as a fixed cost.
   std::vector<double> residual;
-  for (const CopyPoint& p : points) {
-    const double beta = share_of_bytes_beside(p, f->latency, f->beside_rate ? *f->beside_rate / f->rate : 1);
-    const double per_byte = 1 / f->rate + beta * (f->beside_rate ? 1 / *f->beside_rate - 1 / f->rate : 0);
-    residual.push_back(p.seconds - (f->latency + p.bytes * per_byte));
-  }
-  std::vector<double> magnitude;
-  for (double r : residual) magnitude.push_back(std::abs(r));
-  std::nth_element(magnitude.begin(), magnitude.begin() + static_cast<std::ptrdiff_t>(magnitude.size() / 2), magnitude.end());
-  const double spread = 1.4826 * magnitude[magnitude.size() / 2];  // a normal's standard deviation from its MAD
+  for (const CopyPoint& p : points) residual.push_back(std::abs(p.seconds - predicted_seconds(p, *f)));
+  std::vector<double> sorted = residual;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+  // A normal's standard deviation from its median absolute deviation; at
+  // least a microsecond, below which the host's clocks and scheduler say
+  // nothing (an exact timeline, as the simulator makes, has none left out).
+  const double spread = std::max(1e-6, 1.4826 * sorted[sorted.size() / 2]);
   std::vector<CopyPoint> kept;
   for (size_t i = 0; i < points.size(); ++i) {
-    if (std::abs(residual[i]) <= kOutlierSpreads * spread) kept.push_back(points[i]);
+    if (residual[i] <= kOutlierSpreads * spread) kept.push_back(points[i]);
   }
   if (kept.size() == points.size() || kept.size() < 2) return f;
   return fit_all(kept);
