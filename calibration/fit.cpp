@@ -102,12 +102,11 @@ void fit_pcie(const std::vector<MeasuredRun>& runs, const Durations& d, FitRepor
       for (const core::Op& op : runs[k].schedule->ops) {
         const core::OpSpan& s = spans[static_cast<size_t>(op.id)];
         const Interval at{static_cast<double>(s.start) * 1e-9, static_cast<double>(s.end) * 1e-9};
-        if (op.lane == Lane::kGpuCompute) compute.push_back(at);
+        if (on_host && op.lane == Lane::kGpuCompute) compute.push_back(at);
         if (op.lane != lane || !d.fitted(k, op) || op.bytes.count() <= 0) continue;
         copies.push_back(at);
         ops.push_back(&op);
       }
-      if (!on_host) compute.clear();
       std::vector<std::vector<Interval>> beside = overlaps(copies, compute);
       for (size_t i = 0; i < ops.size(); ++i) {
         points.push_back({.bytes = ops[i]->bytes.as_double(), .seconds = d.of(k, ops[i]->id), .beside = std::move(beside[i])});
@@ -126,7 +125,8 @@ void fit_pcie(const std::vector<MeasuredRun>& runs, const Durations& d, FitRepor
                                : (f->beside_rate ? "pcie.d2h: d2h_rate, d2h_rate_beside_compute, d2h_latency" : "pcie.d2h: d2h_rate, d2h_latency"),
                            f->ops, f->rms_residual));
   }
-  // The shared fixed cost, for a reader of the profile that knows no direction's own.
+  // The shared fixed cost: what a direction the traces have no copies of
+  // (and so no latency of its own) takes.
   if (!latencies.empty()) {
     double sum = 0;
     for (double l : latencies) sum += l;

@@ -71,9 +71,8 @@ void speed_up(core::CostParameters& p, Group g, double f) {
     case Group::kPcie:
       p.pcie_pinned_efficiency = scaled(p.pcie_pinned_efficiency, f);
       p.pcie_pageable_efficiency = scaled(p.pcie_pageable_efficiency, f);
-      if (p.h2d_rate) p.h2d_rate = core::BytesPerSecond(p.h2d_rate->value() * f);
-      if (p.d2h_rate) p.d2h_rate = core::BytesPerSecond(p.d2h_rate->value() * f);
-      for (std::optional<core::BytesPerSecond>* r : {&p.h2d_rate_beside_compute, &p.d2h_rate_beside_compute}) {
+      for (std::optional<core::BytesPerSecond>* r :
+           {&p.h2d_rate, &p.d2h_rate, &p.h2d_rate_beside_compute, &p.d2h_rate_beside_compute}) {
         if (*r) *r = core::BytesPerSecond((*r)->value() * f);
       }
       break;
