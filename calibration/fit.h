@@ -2,7 +2,7 @@
 // on it: per lane, least squares of the op durations on the work the lane
 // model charges for (gpu.compute: duration = overhead + FLOPs x s;
 // pcie.h2d, pcie.d2h: latency + bytes / rate, each direction's own, with
-// a rate beside compute where the lanes share the host (copy_fit.h);
+// a rate beside compute where the lanes share the host (beside_fit.h);
 // cpu.optim: params x s). The
 // NVMe lanes run several requests at once, so their rates (one per
 // direction) and how much of the drive the two get together (nvme_duplex)

@@ -10,6 +10,8 @@ namespace {
 // Efficiencies above 1 are allowed up to 4: a measured "device" (the CPU
 // backend) can beat a nominal peak written into its profile.
 constexpr Bounds<double> kEfficiency{1e-4, 4};
+// A share of a rate alone that something beside slows it to.
+constexpr Bounds<double> kShare{0.01, 1};
 constexpr Bounds<Seconds> kOverhead{Seconds(0), Seconds(10)};
 constexpr Bounds<BytesPerSecond> kRate{BytesPerSecond(1e6), BytesPerSecond(10e12)};
 constexpr Bounds<FlopsPerSecond> kCoreRate{FlopsPerSecond(1e6), FlopsPerSecond(1e15)};
@@ -69,6 +71,7 @@ void read_calibration(YamlMap& c, CostParameters& p) {
   if (auto l = c.duration("d2h_latency", Need::kOptional, kOverhead)) p.d2h_latency = *l;
   if (auto r = c.bandwidth("h2d_rate_beside_compute", Need::kOptional, kRate)) p.h2d_rate_beside_compute = *r;
   if (auto r = c.bandwidth("d2h_rate_beside_compute", Need::kOptional, kRate)) p.d2h_rate_beside_compute = *r;
+  if (auto s = c.number("compute_share_beside_nvme", Need::kOptional, kShare)) p.compute_share_beside_nvme = *s;
   assign(p.nvme_efficiency, c.number("nvme_efficiency", Need::kOptional, kEfficiency));
   assign(p.nvme_latency, c.duration("nvme_latency", Need::kOptional, kOverhead));
   if (auto r = c.bandwidth("nvme_read_rate", Need::kOptional, kRate)) p.nvme_read_rate = *r;
@@ -106,6 +109,7 @@ std::string calibration_yaml(const CostParameters& p) {
   if (p.d2h_latency) line("d2h_latency", ns(*p.d2h_latency));
   if (p.h2d_rate_beside_compute) line("h2d_rate_beside_compute", number(p.h2d_rate_beside_compute->value()));
   if (p.d2h_rate_beside_compute) line("d2h_rate_beside_compute", number(p.d2h_rate_beside_compute->value()));
+  if (p.compute_share_beside_nvme) line("compute_share_beside_nvme", number(*p.compute_share_beside_nvme));
   line("nvme_efficiency", number(p.nvme_efficiency));
   line("nvme_latency", ns(p.nvme_latency));
   if (p.nvme_read_rate) line("nvme_read_rate", number(p.nvme_read_rate->value()));

@@ -75,6 +75,17 @@ struct CostParameters {
   // SMs): a copy runs at h2d_rate / d2h_rate whatever runs beside it.
   std::optional<BytesPerSecond> h2d_rate_beside_compute;
   std::optional<BytesPerSecond> d2h_rate_beside_compute;
+  // Where the device is a program on the host (host_lane_cores set): the
+  // share of its rate alone a layer pass (forward, backward, recompute)
+  // reaches while NVMe I/O is in flight, whose interrupts, completions and
+  // page copies take the host's cores and caches; the I/O is not slowed.
+  // Issue 14's runs measured layer passes 3-14 % slower beside the NVMe
+  // store's reads and writes than alone, and copies beside them no slower
+  // (docs/fidelity.md, session 47). `stowage calibrate` fits it from the
+  // passes' overlap with NVMe I/O. Unset: a pass runs at its own rate
+  // whatever I/O is in flight (on a real GPU the drive's DMA shares nothing
+  // with the SMs).
+  std::optional<double> compute_share_beside_nvme;
   // NVMe: vendor sequential rates are reached with 128 KiB-1 MiB blocks at
   // queue depth 8+ (fio sequential runs in vendor datasheets, e.g. the
   // Samsung 990 PRO's "QD32, 128 KB"); per-request latency ~100 µs.

@@ -79,6 +79,13 @@ enum class OpKind : uint8_t {
 };
 inline constexpr int kOpKindCount = static_cast<int>(OpKind::kOffloadParams) + 1;
 
+// A layer's forward, recompute or backward: the ops whose FLOPs the compute
+// rate prices (the device optimizer and the gradient check are priced by
+// their bytes).
+[[nodiscard]] constexpr bool is_layer_pass(OpKind k) {
+  return k == OpKind::kForward || k == OpKind::kRecompute || k == OpKind::kBackward;
+}
+
 [[nodiscard]] std::string_view to_string(OpKind kind);
 
 using OpId = int32_t;

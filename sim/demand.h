@@ -41,12 +41,20 @@ struct Demand {
   // (executor/nvme/block_store.h), where even sharing would finish the
   // first later and the last no sooner.
   int queue = 0;
-  // > 0: the flow's own limit (units/s, as max_rate) while any flow that
-  // `crowds` is flowing. For a flow that shares a path with those without
-  // slowing them, which fair sharing cannot say (it slows both): the CPU
-  // backend's copies beside a layer pass (sim/lane_models.h).
+  // > 0: the flow's own limit (units/s, as max_rate) while any flow of a
+  // crowd in `crowded_by` (a set of Crowd bits) is flowing. For a flow that
+  // shares a path with those without slowing them as much, which fair
+  // sharing cannot say (it slows both alike): on the CPU backend, copies
+  // beside a layer pass and a layer pass beside NVMe I/O (sim/lane_models.h).
   double crowded_max_rate = 0;
-  bool crowds = false;
+  uint8_t crowds = 0;      // the Crowd bits this flow counts in
+  uint8_t crowded_by = 0;  // the Crowd bits whose flows slow this one to crowded_max_rate
+};
+
+// The kinds of flow that crowd others (Demand::crowds, crowded_by), as bits.
+enum Crowd : uint8_t {
+  kCrowdCompute = 1,  // a layer pass on the host's cores
+  kCrowdNvme = 2,     // NVMe I/O, with its interrupts and kernel threads on the host's cores
 };
 
 // The rate a flowing demand reaches with the resources to itself: its own

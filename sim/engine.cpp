@@ -32,12 +32,14 @@ void share_fairly(std::vector<Flow>& flows, std::span<const Demand> demands, con
   Capacities left = capacities;
   std::vector<char> frozen(flows.size(), 0);
   size_t unfrozen = flows.size();
-  // Each flow's own limit: Demand::crowded_max_rate while a crowding flow runs.
-  const bool crowded = std::any_of(flows.begin(), flows.end(), [&](const Flow& f) { return demands[static_cast<size_t>(f.op)].crowds; });
+  // Each flow's own limit: Demand::crowded_max_rate while a flow of a crowd
+  // it is crowded by runs.
+  uint8_t running = 0;
+  for (const Flow& f : flows) running |= demands[static_cast<size_t>(f.op)].crowds;
   std::vector<double> max_rate(flows.size());
   for (size_t i = 0; i < flows.size(); ++i) {
     const Demand& d = demands[static_cast<size_t>(flows[i].op)];
-    max_rate[i] = crowded && d.crowded_max_rate > 0 ? d.crowded_max_rate : d.max_rate;
+    max_rate[i] = (d.crowded_by & running) != 0 && d.crowded_max_rate > 0 ? d.crowded_max_rate : d.max_rate;
   }
   // A flow behind an earlier one of its queue waits (flows are in the order
   // they started).

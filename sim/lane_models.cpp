@@ -86,12 +86,21 @@ Demand demand_of(const core::Op& op, const ModelContext& c, const Capacities& ca
   const Demand alone = lane_demand(op, c);
   if (!c.params.host_lane_cores) return alone;
   Demand d = on_host_threads(alone, capacities, runs_on_a_host_thread(op.lane));
-  d.crowds = op.lane == core::Lane::kGpuCompute;
+  const bool nvme = op.lane == core::Lane::kNvmeRead || op.lane == core::Lane::kNvmeWrite;
+  d.crowds = op.lane == core::Lane::kGpuCompute ? kCrowdCompute : nvme ? kCrowdNvme : 0;
+  // The limits are in seconds of running alone, as the flow's work: the
+  // rate beside the crowd over the rate alone.
   std::optional<core::BytesPerSecond> beside;
   if (op.lane == core::Lane::kPcieH2d) beside = c.params.h2d_rate_beside_compute;
   if (op.lane == core::Lane::kPcieD2h) beside = c.params.d2h_rate_beside_compute;
-  // In seconds of running alone, as the flow's work: the beside rate over the alone one.
-  if (beside && alone.work > 0) d.crowded_max_rate = std::min(1.0, beside->value() / alone_rate(alone, capacities));
+  if (beside && alone.work > 0) {
+    d.crowded_by = kCrowdCompute;
+    d.crowded_max_rate = std::min(1.0, beside->value() / alone_rate(alone, capacities));
+  }
+  if (core::is_layer_pass(op.kind) && c.params.compute_share_beside_nvme) {
+    d.crowded_by = kCrowdNvme;
+    d.crowded_max_rate = std::min(1.0, *c.params.compute_share_beside_nvme);
+  }
   return d;
 }
 

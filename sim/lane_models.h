@@ -62,7 +62,9 @@ bool runs_on_a_host_thread(core::Lane lane);
 // `capacities`, capacities_for(c)) and the host-thread lanes' ops share the
 // cores (Resource::kHostThreads); compute ops crowd the copies, which then
 // move at most at CostParameters::h2d_rate_beside_compute /
-// d2h_rate_beside_compute where set (Demand::crowded_max_rate).
+// d2h_rate_beside_compute where set, and NVMe I/O crowds the layer passes,
+// which then run at most at CostParameters::compute_share_beside_nvme of
+// their rate alone (Demand::crowded_max_rate).
 Demand demand_of(const core::Op& op, const ModelContext& c, const Capacities& capacities);
 
 }  // namespace stowage::sim

@@ -102,6 +102,17 @@ TEST(CalibrationReader, ADuplexOutsideOneToTwoIsAnError) {
   }
 }
 
+// A share of a rate alone above 1 would speed a pass up beside I/O; 0 or
+// below would stop it: not a share.
+TEST(CalibrationReader, AComputeShareBesideNvmeOutsideZeroToOneIsAnError) {
+  for (const char* value : {"1.5", "0", "-0.5"}) {
+    const std::string text = std::string(kMachine) + "calibration:\n  compute_share_beside_nvme: " + value + "\n";
+    const auto r = read_machine_profile(text, "m.yaml", "m");
+    ASSERT_FALSE(r.has_value()) << value;
+    EXPECT_NE(core::to_string(r.error()).find("compute_share_beside_nvme"), std::string::npos) << core::to_string(r.error());
+  }
+}
+
 TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   CostParameters p;
   p.matmul_efficiency = 0.123456789012345;
@@ -112,6 +123,7 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   p.d2h_latency = Seconds(350e-6);
   p.h2d_rate_beside_compute = BytesPerSecond(5.25e9);
   p.d2h_rate_beside_compute = BytesPerSecond(3.75e9);
+  p.compute_share_beside_nvme = 0.8125;
   p.cpu_core_rate = FlopsPerSecond(1.75e9);
   p.optimizer_threads = 3;
   p.nvme_latency = Seconds(87e-6);
@@ -133,6 +145,8 @@ TEST(CalibrationReader, WhatIsWrittenReadsBackToTheSameValues) {
   EXPECT_NEAR(q.d2h_latency->value(), 350e-6, 1e-15);
   EXPECT_DOUBLE_EQ(q.h2d_rate_beside_compute->value(), 5.25e9);
   EXPECT_DOUBLE_EQ(q.d2h_rate_beside_compute->value(), 3.75e9);
+  ASSERT_TRUE(q.compute_share_beside_nvme.has_value());
+  EXPECT_DOUBLE_EQ(*q.compute_share_beside_nvme, 0.8125);
   EXPECT_DOUBLE_EQ(q.cpu_core_rate.value(), p.cpu_core_rate.value());
   EXPECT_EQ(q.optimizer_threads, 3);
   EXPECT_NEAR(q.nvme_latency.value(), p.nvme_latency.value(), 1e-15);

@@ -240,7 +240,7 @@ TEST(Engine, AFlowsOwnLimitCapsItsShare) {
 }
 
 // Demand::crowded_max_rate: a copy of 1 ms alone at 0.8 of its rate while
-// a compute op that crowds it runs, the compute op not slowed. Both start
+// a compute op of a crowd it is crowded by runs, the compute op not slowed. Both start
 // at 0; the compute op ends at 0.5 ms, when the copy has done 0.4 ms of its
 // work; the other 0.6 ms at full rate: it ends at 1.1 ms. A copy started
 // after the compute op ended runs at its full rate.
@@ -248,9 +248,9 @@ TEST(Engine, ACrowdedFlowRunsAtItsCrowdedLimitOnlyWhileACrowdingFlowRuns) {
   const auto threads = static_cast<size_t>(Resource::kHostThreads);
   Capacities cap = roomy();
   cap[threads] = 2;
-  Demand compute{.work = 0.5e-3, .max_rate = 1, .crowds = true};
+  Demand compute{.work = 0.5e-3, .max_rate = 1, .crowds = kCrowdCompute};
   compute.per_unit[threads] = 1;
-  Demand copy{.work = 1e-3, .max_rate = 1, .crowded_max_rate = 0.8};
+  Demand copy{.work = 1e-3, .max_rate = 1, .crowded_max_rate = 0.8, .crowded_by = kCrowdCompute};
   copy.per_unit[static_cast<size_t>(Resource::kPcieH2d)] = 1;
   const Schedule s = schedule_of({op(0, Lane::kGpuCompute), op(1, Lane::kPcieH2d), op(2, Lane::kPcieH2d, {0})});
   const Outcome r = run(s, {compute, copy, copy}, cap);
@@ -258,10 +258,12 @@ TEST(Engine, ACrowdedFlowRunsAtItsCrowdedLimitOnlyWhileACrowdingFlowRuns) {
   EXPECT_NEAR(static_cast<double>(r.timeline.spans[1].end), 1'100'000, 2);
   EXPECT_NEAR(static_cast<double>(r.timeline.spans[2].end - r.timeline.spans[2].start), 1'000'000, 2) << "alone again";
 
-  // Without a crowding flow beside it the limit is max_rate.
-  compute.crowds = false;
-  const Outcome plain = run(s, {compute, copy, copy}, cap);
-  EXPECT_NEAR(static_cast<double>(plain.timeline.spans[1].end), 1'000'000, 2);
+  // Beside a flow of another crowd, or of none, the limit is max_rate.
+  for (uint8_t other : {static_cast<uint8_t>(kCrowdNvme), static_cast<uint8_t>(0)}) {
+    compute.crowds = other;
+    const Outcome plain = run(s, {compute, copy, copy}, cap);
+    EXPECT_NEAR(static_cast<double>(plain.timeline.spans[1].end), 1'000'000, 2) << "crowds " << int{other};
+  }
 }
 
 TEST(Engine, SameInputsGiveTheSameTimeline) {

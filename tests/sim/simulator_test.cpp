@@ -178,6 +178,48 @@ TEST(Simulator, CopiesSlowToTheirRateBesideComputeOnlyWhereTheDeviceIsOnTheHost)
   }
 }
 
+// CostParameters::compute_share_beside_nvme (the CPU backend's layer passes
+// slowed beside NVMe I/O): at half their rate, a layer pass that NVMe I/O
+// overlaps takes longer, at most twice as long; no NVMe op takes longer
+// (on eight cores nothing else slows them, and the I/O is not crowded)
+// and the step is no shorter. On a real GPU (no host_lane_cores) the same
+// parameter changes nothing.
+TEST(Simulator, LayerPassesSlowToTheirShareBesideNvmeOnlyWhereTheDeviceIsOnTheHost) {
+  const core::MachineSpec machine = must(bundled().machine("workstation-24gb-1nvme"));
+  const core::TrainingSpec training = must(bundled().training("tiny"));
+  const core::Workload w(must(bundled().model("tiny-gpt")), training.sequence_length);
+  const core::Policy policy = core::policy_for(core::standard_placement(core::StandardPlacement::kZeroInfinity, 1), w, training);
+  const core::Schedule s = must(core::lower(policy, machine, w, training, {.steps = core::steady_state_steps(policy)}));
+  const core::CostParameters plain = machine.calibration;
+  core::CostParameters crowded = plain;
+  crowded.compute_share_beside_nvme = 0.5;
+  auto simulated = [&](core::CostParameters p, std::optional<double> cores) {
+    p.host_lane_cores = cores;
+    return simulate(s, machine, {.params = p});
+  };
+  const Prediction alone = simulated(plain, 8.0), beside = simulated(crowded, 8.0);
+  int slower = 0;
+  for (const core::Op& op : s.ops) {
+    const core::OpSpan a = alone.timeline.spans[static_cast<size_t>(op.id)], b = beside.timeline.spans[static_cast<size_t>(op.id)];
+    const core::SimTime was = a.end - a.start, is = b.end - b.start;
+    if (op.lane == core::Lane::kNvmeRead || op.lane == core::Lane::kNvmeWrite) {
+      EXPECT_LE(is, was + 2) << op.name;
+    }
+    if (!core::is_layer_pass(op.kind)) continue;
+    EXPECT_GE(is + 2, was) << op.name;
+    EXPECT_LE(is, 2 * was + 2) << op.name;
+    if (is > was + was / 10) ++slower;
+  }
+  EXPECT_GT(slower, 0) << "no layer pass ran beside NVMe I/O";
+  EXPECT_GE(beside.summary.step_time.value(), alone.summary.step_time.value() * (1 - 1e-9));
+
+  const Prediction gpu = simulated(plain, std::nullopt), gpu_crowded = simulated(crowded, std::nullopt);
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    EXPECT_EQ(gpu.timeline.spans[i].start, gpu_crowded.timeline.spans[i].start) << s.ops[i].name;
+    EXPECT_EQ(gpu.timeline.spans[i].end, gpu_crowded.timeline.spans[i].end) << s.ops[i].name;
+  }
+}
+
 // CostParameters::nvme_duplex: with 2 a read beside a write runs as fast
 // as alone, with 1 they share the drive, and two reads share their
 // direction's rate whatever the duplex. Ops of ZeRO-Infinity's tiny-gpt

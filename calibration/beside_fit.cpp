@@ -1,4 +1,4 @@
-#include "calibration/copy_fit.h"
+#include "calibration/beside_fit.h"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@ namespace stowage::calibration {
 namespace {
 
 // Residuals beyond this many standard deviations (estimated from the median
-// residual) are left out of the fit: see fit_copies.
+// residual) are left out of the fit: see fit_beside.
 constexpr double kOutlierSpreads = 5;
 
 // The least-squares coefficients of y on `columns` (the normal equations,
@@ -56,55 +56,57 @@ double covered(const std::vector<Interval>& beside, double until) {
   return sum;
 }
 
-// The share of a copy's bytes moved beside compute, given the fit so far:
+// The share of an op's work done beside the crowd, given the fit so far:
 // its flowing time is its span less the latency; of that, `phi` beside
-// compute, at `ratio` = beside_rate / rate of the alone rate.
-double share_of_bytes_beside(const CopyPoint& p, double latency, double ratio) {
+// the crowd, at `ratio` = beside_rate / rate of the alone rate.
+double share_of_work_beside(const BesidePoint& p, double latency, double ratio) {
   const double flowing = p.seconds - latency;
   if (flowing <= 0) return 0;
   const double phi = std::clamp(covered(p.beside, flowing) / flowing, 0.0, 1.0);
   return ratio * phi / ((1 - phi) + ratio * phi);
 }
 
-// A copy's duration as the fit `f` has it.
-double predicted_seconds(const CopyPoint& p, const CopyFit& f) {
-  if (!f.beside_rate) return f.latency + p.bytes / f.rate;
-  const double beta = share_of_bytes_beside(p, f.latency, *f.beside_rate / f.rate);
-  return f.latency + p.bytes * (1 / f.rate + beta * (1 / *f.beside_rate - 1 / f.rate));
+// An op's duration as the fit `f` has it.
+double predicted_seconds(const BesidePoint& p, const BesideFit& f) {
+  if (!f.beside_rate) return f.latency + p.work / f.rate;
+  const double beta = share_of_work_beside(p, f.latency, *f.beside_rate / f.rate);
+  return f.latency + p.work * (1 / f.rate + beta * (1 / *f.beside_rate - 1 / f.rate));
 }
 
-double rms_residual(const std::vector<CopyPoint>& points, const CopyFit& f) {
+double rms_residual(const std::vector<BesidePoint>& points, const BesideFit& f) {
   double ss = 0;
-  for (const CopyPoint& p : points) ss += std::pow(p.seconds - predicted_seconds(p, f), 2);
+  for (const BesidePoint& p : points) ss += std::pow(p.seconds - predicted_seconds(p, f), 2);
   return std::sqrt(ss / static_cast<double>(points.size()));
 }
 
-// {latency, s/B alone, extra s/B beside} for the given shares of bytes
-// beside compute; the latency 0 where the fit with one is negative.
-std::optional<std::array<double, 3>> plane(const std::vector<CopyPoint>& points,
-                                           const std::vector<double>& beta) {
-  std::vector<double> ones, bytes, beside_bytes, y;
+// {latency, s per unit alone, extra s per unit beside} for the given shares
+// of work beside the crowd; the latency 0 where the fit with one is negative.
+std::optional<std::array<double, 3>> plane(const std::vector<BesidePoint>& points,
+                                           const std::vector<double>& beta, bool fixed_cost) {
+  std::vector<double> ones, work, beside_work, y;
   for (size_t i = 0; i < points.size(); ++i) {
     ones.push_back(1);
-    bytes.push_back(points[i].bytes);
-    beside_bytes.push_back(points[i].bytes * beta[i]);
+    work.push_back(points[i].work);
+    beside_work.push_back(points[i].work * beta[i]);
     y.push_back(points[i].seconds);
   }
-  if (auto c = solve_least_squares<3>({ones, bytes, beside_bytes}, y); c && (*c)[0] >= 0) return c;
-  if (auto c = solve_least_squares<2>({bytes, beside_bytes}, y))
+  if (fixed_cost) {
+    if (auto c = solve_least_squares<3>({ones, work, beside_work}, y); c && (*c)[0] >= 0) return c;
+  }
+  if (auto c = solve_least_squares<2>({work, beside_work}, y))
     return std::array<double, 3>{0, (*c)[0], (*c)[1]};
   return std::nullopt;
 }
 
-// The fixed point of the plane fit and the shares of bytes it implies;
-// nullopt where a round finds no rate or no slower rate beside compute.
-std::optional<CopyFit> fit_beside(const std::vector<CopyPoint>& points) {
+// The fixed point of the plane fit and the shares of work it implies;
+// nullopt where a round finds no rate or no slower rate beside the crowd.
+std::optional<BesideFit> fit_plane(const std::vector<BesidePoint>& points, bool fixed_cost) {
   double latency = 0, ratio = 1;
   std::optional<std::array<double, 3>> c;
   std::vector<double> beta(points.size());
   for (int round = 0; round < 50; ++round) {
-    for (size_t i = 0; i < points.size(); ++i) beta[i] = share_of_bytes_beside(points[i], latency, ratio);
-    c = plane(points, beta);
+    for (size_t i = 0; i < points.size(); ++i) beta[i] = share_of_work_beside(points[i], latency, ratio);
+    c = plane(points, beta, fixed_cost);
     if (!c || (*c)[1] <= 0 || (*c)[2] <= 0) return std::nullopt;
     const double next_ratio = (*c)[1] / ((*c)[1] + (*c)[2]);
     const double change =
@@ -112,7 +114,7 @@ std::optional<CopyFit> fit_beside(const std::vector<CopyPoint>& points) {
     latency = (*c)[0], ratio = next_ratio;
     if (change < 1e-12) break;
   }
-  CopyFit f{.rate = 1 / (*c)[1],
+  BesideFit f{.rate = 1 / (*c)[1],
             .beside_rate = 1 / ((*c)[1] + (*c)[2]),
             .latency = latency,
             .ops = static_cast<int>(points.size())};
@@ -120,42 +122,50 @@ std::optional<CopyFit> fit_beside(const std::vector<CopyPoint>& points) {
   return f;
 }
 
-// The fit on all points: beside compute where seen, else one line.
-std::optional<CopyFit> fit_all(const std::vector<CopyPoint>& points) {
+// The fit on all points: beside the crowd where seen, else one line.
+std::optional<BesideFit> fit_all(const std::vector<BesidePoint>& points, bool fixed_cost) {
   if (points.size() < 2) return std::nullopt;
-  if (std::optional<CopyFit> f = fit_beside(points)) return f;
+  if (std::optional<BesideFit> f = fit_plane(points, fixed_cost)) return f;
   std::vector<double> x, y;
-  for (const CopyPoint& p : points) x.push_back(p.bytes), y.push_back(p.seconds);
+  for (const BesidePoint& p : points) x.push_back(p.work), y.push_back(p.seconds);
+  if (!fixed_cost) {  // through the origin
+    double sxy = 0, sxx = 0;
+    for (const BesidePoint& p : points) sxy += p.work * p.seconds, sxx += p.work * p.work;
+    if (sxy <= 0 || sxx <= 0) return std::nullopt;
+    BesideFit f{.rate = sxx / sxy, .ops = static_cast<int>(points.size())};
+    f.rms_residual = rms_residual(points, f);
+    return f;
+  }
   const LineFit line = least_squares(x, y);
   if (line.slope <= 0) return std::nullopt;
-  return CopyFit{.rate = 1 / line.slope,
-                 .latency = std::max(0.0, line.intercept),
-                 .ops = line.ops,
-                 .rms_residual = line.rms_residual};
+  return BesideFit{.rate = 1 / line.slope,
+                   .latency = std::max(0.0, line.intercept),
+                   .ops = line.ops,
+                   .rms_residual = line.rms_residual};
 }
 
 }  // namespace
 
-std::optional<CopyFit> fit_copies(const std::vector<CopyPoint>& points) {
-  std::optional<CopyFit> f = fit_all(points);
+std::optional<BesideFit> fit_beside(const std::vector<BesidePoint>& points, bool fixed_cost) {
+  std::optional<BesideFit> f = fit_all(points, fixed_cost);
   if (!f || points.size() < 4) return f;
   // Residuals far beyond the others' spread: a copy's thread that the OS
   // did not run (a 3 KiB copy of 10 µs measured at 4.6 ms), which the fit
-  // would otherwise spread over every copy as a fixed cost.
+  // would otherwise spread over every op as a fixed cost.
   std::vector<double> residual;
-  for (const CopyPoint& p : points) residual.push_back(std::abs(p.seconds - predicted_seconds(p, *f)));
+  for (const BesidePoint& p : points) residual.push_back(std::abs(p.seconds - predicted_seconds(p, *f)));
   std::vector<double> sorted = residual;
   std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
   // A normal's standard deviation from its median absolute deviation; at
   // least a microsecond, below which the host's clocks and scheduler say
   // nothing (an exact timeline, as the simulator makes, has none left out).
   const double spread = std::max(1e-6, 1.4826 * sorted[sorted.size() / 2]);
-  std::vector<CopyPoint> kept;
+  std::vector<BesidePoint> kept;
   for (size_t i = 0; i < points.size(); ++i) {
     if (residual[i] <= kOutlierSpreads * spread) kept.push_back(points[i]);
   }
   if (kept.size() == points.size() || kept.size() < 2) return f;
-  return fit_all(kept);
+  return fit_all(kept, fixed_cost);
 }
 
 std::vector<std::vector<Interval>> overlaps(const std::vector<Interval>& spans,

@@ -1,4 +1,4 @@
-#include "calibration/copy_fit.h"
+#include "calibration/beside_fit.h"
 
 #include <gtest/gtest.h>
 
@@ -8,18 +8,18 @@ namespace {
 // Copies of three sizes that moved none, half or all of their bytes beside
 // a compute op (which ran from their start), timed as the simulator would
 // time them: the fit finds both rates and the fixed cost.
-TEST(CopyFit, RecoversTheRateAloneTheRateBesideComputeAndTheFixedCost) {
+TEST(BesideFit, RecoversTheRateAloneTheRateBesideComputeAndTheFixedCost) {
   const double rate = 6e9, beside_rate = 4e9, latency = 30e-6;
-  std::vector<CopyPoint> points;
+  std::vector<BesidePoint> points;
   for (double bytes : {1e6, 8e6, 14e6}) {
     for (double share : {0.0, 0.5, 1.0}) {
       const double beside = bytes * share / beside_rate;
-      CopyPoint p{.bytes = bytes, .seconds = beside + bytes * (1 - share) / rate + latency};
+      BesidePoint p{.work = bytes, .seconds = beside + bytes * (1 - share) / rate + latency};
       if (beside > 0) p.beside.push_back({0, beside});
       points.push_back(p);
     }
   }
-  const std::optional<CopyFit> f = fit_copies(points);
+  const std::optional<BesideFit> f = fit_beside(points);
   ASSERT_TRUE(f.has_value());
   EXPECT_NEAR(f->rate, rate, rate * 1e-6);
   ASSERT_TRUE(f->beside_rate.has_value());
@@ -33,21 +33,21 @@ TEST(CopyFit, RecoversTheRateAloneTheRateBesideComputeAndTheFixedCost) {
 // none): one line, no beside rate. Copies that ran faster beside compute
 // than alone: one line over all of them, not a beside rate above the
 // alone one.
-TEST(CopyFit, OneLineWhereCopiesBesideComputeAreNotSeenToBeSlower) {
-  std::vector<CopyPoint> alone{{.bytes = 1e6, .seconds = 1e-6 + 1e6 / 5e9},
-                               {.bytes = 9e6, .seconds = 1e-6 + 9e6 / 5e9}};
-  std::optional<CopyFit> f = fit_copies(alone);
+TEST(BesideFit, OneLineWhereCopiesBesideComputeAreNotSeenToBeSlower) {
+  std::vector<BesidePoint> alone{{.work = 1e6, .seconds = 1e-6 + 1e6 / 5e9},
+                               {.work = 9e6, .seconds = 1e-6 + 9e6 / 5e9}};
+  std::optional<BesideFit> f = fit_beside(alone);
   ASSERT_TRUE(f.has_value());
   EXPECT_FALSE(f->beside_rate.has_value());
   EXPECT_NEAR(f->rate, 5e9, 5e9 * 1e-9);
   EXPECT_NEAR(f->latency, 1e-6, 1e-12);
 
-  std::vector<CopyPoint> faster_beside;
+  std::vector<BesidePoint> faster_beside;
   for (double bytes : {1e6, 9e6}) {
-    faster_beside.push_back({.bytes = bytes, .seconds = bytes / 5e9});
-    faster_beside.push_back({.bytes = bytes, .seconds = bytes / 6e9, .beside = {{0, bytes / 6e9}}});
+    faster_beside.push_back({.work = bytes, .seconds = bytes / 5e9});
+    faster_beside.push_back({.work = bytes, .seconds = bytes / 6e9, .beside = {{0, bytes / 6e9}}});
   }
-  f = fit_copies(faster_beside);
+  f = fit_beside(faster_beside);
   ASSERT_TRUE(f.has_value());
   EXPECT_FALSE(f->beside_rate.has_value());
   EXPECT_GT(f->rate, 5e9);
@@ -58,30 +58,30 @@ TEST(CopyFit, OneLineWhereCopiesBesideComputeAreNotSeenToBeSlower) {
 // 14's delayed update: 4.6 ms for a copy of 10 µs) is left out, not
 // spread over every copy as a fixed cost: the fit is the one without it.
 // A copy slower by less than five spreads of the others stays in.
-TEST(CopyFit, LeavesOutACopyFarSlowerThanTheRestFit) {
-  std::vector<CopyPoint> points;
+TEST(BesideFit, LeavesOutACopyFarSlowerThanTheRestFit) {
+  std::vector<BesidePoint> points;
   for (int k = 0; k < 5; ++k) {
     for (double bytes : {3e3, 0.8e6, 14e6}) {
       const double noise = (k % 2 == 0 ? 1 : -1) * 20e-6 * (1 + k);  // so that the spread is not zero
-      points.push_back({.bytes = bytes, .seconds = 10e-6 + bytes / 6e9 + noise});
+      points.push_back({.work = bytes, .seconds = 10e-6 + bytes / 6e9 + noise});
     }
   }
-  const std::optional<CopyFit> clean = fit_copies(points);
+  const std::optional<BesideFit> clean = fit_beside(points);
   ASSERT_TRUE(clean.has_value());
-  points.push_back({.bytes = 3e3, .seconds = 4.6e-3});
-  const std::optional<CopyFit> with_stall = fit_copies(points);
+  points.push_back({.work = 3e3, .seconds = 4.6e-3});
+  const std::optional<BesideFit> with_stall = fit_beside(points);
   ASSERT_TRUE(with_stall.has_value());
   EXPECT_DOUBLE_EQ(with_stall->latency, clean->latency);
   EXPECT_DOUBLE_EQ(with_stall->rate, clean->rate);
   EXPECT_EQ(with_stall->ops, 15);
 
   points.back().seconds = clean->latency + 3e3 / clean->rate + 100e-6;  // within the spread
-  EXPECT_EQ(fit_copies(points)->ops, 16);
+  EXPECT_EQ(fit_beside(points)->ops, 16);
 }
 
-TEST(CopyFit, NothingToFitFromFewerThanTwoCopies) {
-  EXPECT_FALSE(fit_copies({}).has_value());
-  EXPECT_FALSE(fit_copies({{.bytes = 1e6, .seconds = 1e-3}}).has_value());
+TEST(BesideFit, NothingToFitFromFewerThanTwoCopies) {
+  EXPECT_FALSE(fit_beside({}).has_value());
+  EXPECT_FALSE(fit_beside({{.work = 1e6, .seconds = 1e-3}}).has_value());
 }
 
 // Overlapping others count once; a span before, between and after them
