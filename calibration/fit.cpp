@@ -62,40 +62,61 @@ std::string note(const char* what, int ops, double rms) {
   return buf;
 }
 
+// The fitted ops of run `k` that `chosen` picks, with, for each, the parts
+// of its span that the ops `crowd` picks overlapped (none where the lanes
+// do not share the host: the crowds slow nothing there), in seconds from
+// the op's start (beside_fit.h).
+struct Crowded {
+  std::vector<const core::Op*> ops;
+  std::vector<Interval> spans;
+  std::vector<std::vector<Interval>> beside;
+};
+
+template <class Chosen, class Crowd>
+Crowded crowded_ops(const std::vector<MeasuredRun>& runs, const Durations& d, size_t k, bool on_host, Chosen chosen,
+                    Crowd crowd) {
+  Crowded c;
+  std::vector<Interval> crowds;
+  const std::vector<core::OpSpan>& spans = runs[k].timeline->spans;
+  for (const core::Op& op : runs[k].schedule->ops) {
+    const core::OpSpan& s = spans[static_cast<size_t>(op.id)];
+    const Interval at{static_cast<double>(s.start) * 1e-9, static_cast<double>(s.end) * 1e-9};
+    if (on_host && crowd(op)) crowds.push_back(at);
+    if (!chosen(op) || !d.fitted(k, op)) continue;
+    c.ops.push_back(&op);
+    c.spans.push_back(at);
+  }
+  c.beside = overlaps(c.spans, std::move(crowds));
+  return c;
+}
+
 // The layer passes' efficiency (their seconds at efficiency 1, the FLOPs
 // at the rate the model gives their size, core/compute_rate.h, flow at
-// rate = efficiency), fixed cost per op (without a measured rate curve) and, where the lanes share the host
-// (host_lane_cores), share of their rate beside NVMe I/O (beside_fit.h):
-// each pass's share overlapped by NVMe I/O is read off its run's timeline.
-// The bf16 rate; for the CPU backend fp16 and bf16 are the same fp32
-// kernels, and on a GPU the two rates are equal where both exist.
+// rate = efficiency), fixed cost per op (only without a measured rate
+// curve) and, where the lanes share the host (host_lane_cores), share of
+// their rate beside NVMe I/O (beside_fit.h), from each pass's overlap with
+// the drive's reads and writes. The bf16 rate; for the CPU backend fp16
+// and bf16 are the same fp32 kernels, and on a GPU the two rates are equal
+// where both exist.
 void fit_compute(const std::vector<MeasuredRun>& runs, const Durations& d, const core::MachineSpec& m,
                  FitReport& r) {
   const core::FlopsPerSecond peak = m.gpu.bf16_rate ? *m.gpu.bf16_rate : m.gpu.fp16_rate;
   const std::vector<core::RatePoint>& curve = r.params.compute_rate_by_flops;
-  const bool on_host = r.params.host_lane_cores.has_value();
   std::vector<BesidePoint> points;
   for (size_t k = 0; k < runs.size(); ++k) {
-    const std::vector<core::OpSpan>& spans = runs[k].timeline->spans;
-    std::vector<Interval> passes, io;
-    std::vector<const core::Op*> ops;
-    for (const core::Op& op : runs[k].schedule->ops) {
-      const core::OpSpan& s = spans[static_cast<size_t>(op.id)];
-      const Interval at{static_cast<double>(s.start) * 1e-9, static_cast<double>(s.end) * 1e-9};
-      if (on_host && (op.lane == Lane::kNvmeRead || op.lane == Lane::kNvmeWrite)) io.push_back(at);
-      if (op.lane != Lane::kGpuCompute || !core::is_layer_pass(op.kind) || !d.fitted(k, op) || op.flops.count() <= 0) continue;
-      passes.push_back(at);
-      ops.push_back(&op);
-    }
-    std::vector<std::vector<Interval>> beside = overlaps(passes, io);
-    for (size_t i = 0; i < ops.size(); ++i) {
+    Crowded c = crowded_ops(
+        runs, d, k, r.params.host_lane_cores.has_value(),
+        [](const core::Op& op) { return op.lane == Lane::kGpuCompute && core::is_layer_pass(op.kind) && op.flops.count() > 0; },
+        [](const core::Op& op) { return op.lane == Lane::kNvmeRead || op.lane == Lane::kNvmeWrite; });
+    for (size_t i = 0; i < c.ops.size(); ++i) {
       // The duration as it would have run alone (Durations), and the I/O
       // beside it on that clock: the measured span scaled to it.
-      const double measured = passes[i].end - passes[i].start, alone = d.of(k, ops[i]->id);
+      const double measured = c.spans[i].end - c.spans[i].start, alone = d.of(k, c.ops[i]->id);
       const double scale = measured > 0 ? alone / measured : 1;
-      for (Interval& b : beside[i]) b.start *= scale, b.end *= scale;
-      const double work = ops[i]->flops.count() / core::compute_rate(curve, peak, ops[i]->flops.count()).value();
-      points.push_back({.work = work, .seconds = alone, .beside = std::move(beside[i])});
+      for (Interval& b : c.beside[i]) b.start *= scale, b.end *= scale;
+      const double flops = c.ops[i]->flops.count();
+      const double work = flops / core::compute_rate(curve, peak, flops).value();
+      points.push_back({.work = work, .seconds = alone, .beside = std::move(c.beside[i])});
     }
   }
   // A measured rate curve (stowage profile times each op shape whole)
@@ -103,7 +124,7 @@ void fit_compute(const std::vector<MeasuredRun>& runs, const Durations& d, const
   // few sizes a model has is noise between them (issue 14's replays of
   // fifteen runs: 0 to 3.2 ms per pass, the all-on-device hold-out priced
   // up to 8 % slow; through the origin, placements within 5 % went from
-  // 82 to 90 of 105). Without a curve, the datasheet peak has none.
+  // 82 to 90 of 105). Without a curve (a datasheet peak), one is fitted.
   const std::optional<BesideFit> f = fit_beside(points, /*fixed_cost=*/curve.empty());
   if (!f) return;
   r.params.matmul_efficiency = std::clamp(f->rate, 1e-4, 4.0);
@@ -124,20 +145,11 @@ void fit_pcie(const std::vector<MeasuredRun>& runs, const Durations& d, FitRepor
   for (Lane lane : {Lane::kPcieH2d, Lane::kPcieD2h}) {
     std::vector<BesidePoint> points;
     for (size_t k = 0; k < runs.size(); ++k) {
-      const std::vector<core::OpSpan>& spans = runs[k].timeline->spans;
-      std::vector<Interval> copies, compute;
-      std::vector<const core::Op*> ops;
-      for (const core::Op& op : runs[k].schedule->ops) {
-        const core::OpSpan& s = spans[static_cast<size_t>(op.id)];
-        const Interval at{static_cast<double>(s.start) * 1e-9, static_cast<double>(s.end) * 1e-9};
-        if (on_host && op.lane == Lane::kGpuCompute) compute.push_back(at);
-        if (op.lane != lane || !d.fitted(k, op) || op.bytes.count() <= 0) continue;
-        copies.push_back(at);
-        ops.push_back(&op);
-      }
-      std::vector<std::vector<Interval>> beside = overlaps(copies, compute);
-      for (size_t i = 0; i < ops.size(); ++i) {
-        points.push_back({.work = ops[i]->bytes.as_double(), .seconds = d.of(k, ops[i]->id), .beside = std::move(beside[i])});
+      Crowded c = crowded_ops(
+          runs, d, k, on_host, [&](const core::Op& op) { return op.lane == lane && op.bytes.count() > 0; },
+          [](const core::Op& op) { return op.lane == Lane::kGpuCompute; });
+      for (size_t i = 0; i < c.ops.size(); ++i) {
+        points.push_back({.work = c.ops[i]->bytes.as_double(), .seconds = d.of(k, c.ops[i]->id), .beside = std::move(c.beside[i])});
       }
     }
     const std::optional<BesideFit> f = fit_beside(points);

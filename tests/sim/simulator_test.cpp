@@ -135,6 +135,14 @@ TEST(Simulator, LanesSharingTheHostsCoresSlowOnlyOpsThatOverlap) {
   EXPECT_NEAR(step(device_one), step(device), 1e-3 * step(device));
 }
 
+// Every op of `s` at the same span in both predictions.
+void expect_same_spans(const core::Schedule& s, const Prediction& a, const Prediction& b) {
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    EXPECT_EQ(a.timeline.spans[i].start, b.timeline.spans[i].start) << s.ops[i].name;
+    EXPECT_EQ(a.timeline.spans[i].end, b.timeline.spans[i].end) << s.ops[i].name;
+  }
+}
+
 // CostParameters::h2d_rate_beside_compute and d2h_rate_beside_compute (the
 // CPU backend's copies slowed beside a layer pass): at half the copies'
 // rates, a copy that a compute op overlaps takes longer, at most twice as
@@ -171,11 +179,7 @@ TEST(Simulator, CopiesSlowToTheirRateBesideComputeOnlyWhereTheDeviceIsOnTheHost)
   EXPECT_GT(slower, 0) << "no copy ran beside compute";
   EXPECT_GE(beside.summary.step_time.value(), alone.summary.step_time.value() * (1 - 1e-9));
 
-  const Prediction gpu = simulated(plain, std::nullopt), gpu_crowded = simulated(crowded, std::nullopt);
-  for (size_t i = 0; i < s.ops.size(); ++i) {
-    EXPECT_EQ(gpu.timeline.spans[i].start, gpu_crowded.timeline.spans[i].start) << s.ops[i].name;
-    EXPECT_EQ(gpu.timeline.spans[i].end, gpu_crowded.timeline.spans[i].end) << s.ops[i].name;
-  }
+  expect_same_spans(s, simulated(plain, std::nullopt), simulated(crowded, std::nullopt));
 }
 
 // CostParameters::compute_share_beside_nvme (the CPU backend's layer passes
@@ -213,11 +217,7 @@ TEST(Simulator, LayerPassesSlowToTheirShareBesideNvmeOnlyWhereTheDeviceIsOnTheHo
   EXPECT_GT(slower, 0) << "no layer pass ran beside NVMe I/O";
   EXPECT_GE(beside.summary.step_time.value(), alone.summary.step_time.value() * (1 - 1e-9));
 
-  const Prediction gpu = simulated(plain, std::nullopt), gpu_crowded = simulated(crowded, std::nullopt);
-  for (size_t i = 0; i < s.ops.size(); ++i) {
-    EXPECT_EQ(gpu.timeline.spans[i].start, gpu_crowded.timeline.spans[i].start) << s.ops[i].name;
-    EXPECT_EQ(gpu.timeline.spans[i].end, gpu_crowded.timeline.spans[i].end) << s.ops[i].name;
-  }
+  expect_same_spans(s, simulated(plain, std::nullopt), simulated(crowded, std::nullopt));
 }
 
 // CostParameters::nvme_duplex: with 2 a read beside a write runs as fast
