@@ -80,7 +80,8 @@ double rms_residual(const std::vector<BesidePoint>& points, const BesideFit& f) 
 }
 
 // {latency, s per unit alone, extra s per unit beside} for the given shares
-// of work beside the crowd; the latency 0 where the fit with one is negative.
+// of work beside the crowd; the latency 0 where the fit with one is
+// negative, or without `fixed_cost`.
 std::optional<std::array<double, 3>> plane(const std::vector<BesidePoint>& points,
                                            const std::vector<double>& beta, bool fixed_cost) {
   std::vector<double> ones, work, beside_work, y;
@@ -115,9 +116,9 @@ std::optional<BesideFit> fit_plane(const std::vector<BesidePoint>& points, bool 
     if (change < 1e-12) break;
   }
   BesideFit f{.rate = 1 / (*c)[1],
-            .beside_rate = 1 / ((*c)[1] + (*c)[2]),
-            .latency = latency,
-            .ops = static_cast<int>(points.size())};
+              .beside_rate = 1 / ((*c)[1] + (*c)[2]),
+              .latency = latency,
+              .ops = static_cast<int>(points.size())};
   f.rms_residual = rms_residual(points, f);
   return f;
 }

@@ -53,7 +53,9 @@ struct BesideFit {
 // milliseconds would otherwise become a fixed cost of every copy (issue
 // 14's replays of eleven runs: copy lanes' busy errors over 15 % went from
 // 11 to 4 with it; 5 at three deviations, 4 at eight). nullopt with
-// fewer than two points or no positive rate.
+// fewer than two points or no positive rate. Without `fixed_cost` every
+// line and plane goes through the origin (latency 0): the layer passes
+// priced by a measured rate curve, which carries each size's fixed cost.
 [[nodiscard]] std::optional<BesideFit> fit_beside(const std::vector<BesidePoint>& points, bool fixed_cost = true);
 
 // For each of `spans`, the parts of it any of `others` overlapped, merged,

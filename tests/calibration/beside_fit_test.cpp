@@ -79,6 +79,34 @@ TEST(BesideFit, LeavesOutACopyFarSlowerThanTheRestFit) {
   EXPECT_EQ(fit_beside(points)->ops, 16);
 }
 
+// Without a fixed cost (the layer passes beside a measured rate curve):
+// ops timed with none are recovered exactly, the plane and the line
+// through the origin; ops timed with one get none, their rates lower.
+TEST(BesideFit, WithoutAFixedCostEveryFitGoesThroughTheOrigin) {
+  const double rate = 1.1, beside_rate = 0.9;
+  std::vector<BesidePoint> points;
+  for (double work : {0.02, 0.04, 0.3}) {
+    for (double share : {0.0, 0.5}) {
+      const double beside = work * share / beside_rate;
+      BesidePoint p{.work = work, .seconds = beside + work * (1 - share) / rate};
+      if (beside > 0) p.beside.push_back({0, beside});
+      points.push_back(p);
+    }
+  }
+  std::optional<BesideFit> f = fit_beside(points, /*fixed_cost=*/false);
+  ASSERT_TRUE(f && f->beside_rate);
+  EXPECT_NEAR(f->rate, rate, 1e-9);
+  EXPECT_NEAR(*f->beside_rate, beside_rate, 1e-9);
+  EXPECT_EQ(f->latency, 0);
+
+  std::vector<BesidePoint> alone{{.work = 0.02, .seconds = 2e-3 + 0.02 / rate}, {.work = 0.3, .seconds = 2e-3 + 0.3 / rate}};
+  f = fit_beside(alone, /*fixed_cost=*/false);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->latency, 0);
+  EXPECT_LT(f->rate, rate);
+  EXPECT_NEAR(fit_beside(alone)->latency, 2e-3, 1e-12) << "with a fixed cost, the line finds it";
+}
+
 TEST(BesideFit, NothingToFitFromFewerThanTwoCopies) {
   EXPECT_FALSE(fit_beside({}).has_value());
   EXPECT_FALSE(fit_beside({{.work = 1e6, .seconds = 1e-3}}).has_value());
