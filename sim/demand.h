@@ -53,7 +53,7 @@ struct Demand {
 
 // The kinds of flow that crowd others (Demand::crowds, crowded_by), as bits.
 enum Crowd : uint8_t {
-  kCrowdCompute = 1,  // a layer pass on the host's cores
+  kCrowdCompute = 1,  // an op of the compute lane (a layer pass, the device optimizer) on the host's cores
   kCrowdNvme = 2,     // NVMe I/O, with its interrupts and kernel threads on the host's cores
 };
 
