@@ -59,7 +59,7 @@ struct RunArgs {
   std::string backend = "cpu";  // or "cuda", where this stowage was built with CUDA
   std::string layers = "device";  // the cuda backend's layers: "device" kernels, or "host" (OpenBLAS on mirrors)
   bool enqueue_only = false;      // the cuda backend: the host only enqueues, ops timed by CUDA events
-  std::string products = "fp32";  // the cuda backend's layer products: fp32, or bf16 operands with fp32 sums
+  std::string products = "fp32";  // the cuda backend's layer products: fp32, or bf16 or fp16 operands with fp32 sums
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   std::string resume;  // a checkpoint directory, or "latest" under --checkpoint-dir
@@ -270,6 +270,15 @@ int stopped_before_training(const Context& context, int signal_number) {
   return 128 + signal_number;
 }
 
+#ifdef STOWAGE_HAVE_CUDA_BACKEND
+// --products, one of the words its check admits.
+executor::cuda::ProductPrecision product_precision(const std::string& word) {
+  for (const auto p : {executor::cuda::ProductPrecision::kBf16, executor::cuda::ProductPrecision::kFp16})
+    if (word == executor::cuda::product_precision_name(p)) return p;
+  return executor::cuda::ProductPrecision::kFp32;
+}
+#endif
+
 // The backend --backend names, with the run's caps and NVMe store.
 struct MadeBackend {
   std::unique_ptr<executor::Backend> backend;  // null: exit with exit_code
@@ -289,9 +298,7 @@ MadeBackend make_backend(const Context& context, const RunArgs& a, executor::Cpu
                                                     .nvme = std::move(options.nvme),
                                                     .layers = a.layers == "host" ? LayersOn::kHostMirrors
                                                                                  : LayersOn::kDevice,
-                                                    .products = a.products == "bf16"
-                                                                    ? executor::cuda::ProductPrecision::kBf16
-                                                                    : executor::cuda::ProductPrecision::kFp32,
+                                                    .products = product_precision(a.products),
                                                     .enqueue_only = a.enqueue_only});
       if (!b) {
         report(context, b.error());
@@ -339,7 +346,7 @@ int run_run(const Context& context, const RunArgs& a) {
   }
   if (a.products != "fp32" && (a.backend != "cuda" || a.layers != "device")) {
     *context.err << "error: --products " << a.products << ": only the cuda backend's device layers compute "
-                 << "products in bf16 (--backend cuda --layers device)\n";
+                 << "products in bf16 or fp16 (--backend cuda --layers device)\n";
     return kExitUsage;
   }
   if (a.enqueue_only && a.backend != "cuda") {
@@ -544,9 +551,11 @@ int run_run(const Context& context, const RunArgs& a) {
     if (a.layers == "host") {
       out << "  note: --layers host ran the model's layers on the host (docs/gpu.md): gpu.compute and\n"
              "        the step time are the host's, not the GPU's\n";
-    } else if (a.products == "fp32") {
-      out << "  note: the layers' products ran in fp32 on the GPU (cuBLASLt), where the prediction\n"
-             "        prices bf16 tensor-core products (--products bf16; docs/backend.md)\n";
+    } else if (const char* planned = in->training.precision == core::Precision::kBf16 ? "bf16" : "fp16";
+               a.products != planned) {
+      out << "  note: the layers' products ran in " << a.products << " on the GPU (cuBLASLt), where the plan\n"
+          << "        trains in " << planned << " and the prediction prices " << planned
+          << " tensor-core products (--products " << planned << "; docs/backend.md)\n";
     }
   }
 
@@ -680,10 +689,10 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
       ->capture_default_str()
       ->check(CLI::IsMember({"device", "host"}));
   sub->add_option("--products", a->products,
-                  "The cuda backend's layer products: fp32 (the cpu backend's math), or bf16 (operands rounded to "
-                  "bf16 on the tensor cores, sums in fp32)")
+                  "The cuda backend's layer products: fp32 (the cpu backend's math), or bf16 or fp16 (operands "
+                  "rounded to it on the tensor cores, sums in fp32)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"fp32", "bf16"}));
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   sub->add_flag("--enqueue-only", a->enqueue_only,
                 "The cuda backend's host only enqueues: lanes order each other by CUDA events alone, released "
                 "memory is reused behind the work before it, and ops are timed by events on their streams");

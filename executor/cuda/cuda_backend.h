@@ -10,7 +10,7 @@
 // this backend hands it to one it owns.
 //
 // The model's layers run on the GPU too: a compute op installs this
-// backend's layer kernels (cuda_layer_kernels.h: cuBLASLt fp32 or bf16 products
+// backend's layer kernels (cuda_layer_kernels.h: cuBLASLt fp32, bf16 or fp16 products
 // and CUDA kernels, the CPU model's calls in its order) over the device
 // buffers themselves. LayersOn::kHostMirrors runs them instead with the
 // CPU's kernels (OpenBLAS) over page-locked host mirrors of the device
@@ -60,7 +60,7 @@ struct CudaBackendOptions {
   std::optional<BlockStoreOptions> nvme;  // absent: no NVMe tier
   LayersOn layers = LayersOn::kDevice;
   // The layers' matrix products on the device: fp32 (the CPU backend's
-  // math) or bf16 operands with fp32 sums (row_major_gemm.h).
+  // math) or bf16 or fp16 operands with fp32 sums (row_major_gemm.h).
   ProductPrecision products = ProductPrecision::kFp32;
   // The host only enqueues: a call on device memory returns once its work
   // is on its lane's stream, work the host does itself (CPU Adam, NVMe,

@@ -1,6 +1,6 @@
 // The GPU's layer kernels (model/layer_kernels.h): the CPU model's
 // sequence of products, in the same calls, on cuBLASLt in fp32 or on
-// bf16-rounded operands with fp32 sums (row_major_gemm.h), and its loops as CUDA kernels (layer_primitives.h,
+// bf16- or fp16-rounded operands with fp32 sums (row_major_gemm.h), and its loops as CUDA kernels (layer_primitives.h,
 // model_kernels.h), all enqueued on the compute lane's stream over device
 // memory. What the CUDA backend installs for a compute op.
 //

@@ -2,9 +2,9 @@
 // (model/matmul.h), through cuBLASLt with fp32 accumulation, so that the
 // CUDA layer kernels compute the CPU model's products in the CPU model's
 // order of calls: on fp32 operands in fp32 (no TF32: the CPU's math), or
-// with the operands rounded to bf16 on the tensor cores
-// (CUBLAS_COMPUTE_32F_FAST_16BF: the fp32 buffers stay, nothing is
-// allocated for bf16 copies, and the sums stay fp32), the mixed-precision
+// with the operands rounded to bf16 or fp16 on the tensor cores
+// (CUBLAS_COMPUTE_32F_FAST_16BF, _16F: the fp32 buffers stay, nothing is
+// allocated for 16-bit copies, and the sums stay fp32), the mixed-precision
 // products training frameworks run and the simulator prices. cuBLASLt is column-major: a row-major
 // C [m, n] = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T, so the
 // call swaps the operands and the m and n dimensions.
@@ -41,7 +41,11 @@ struct ColumnMajorProduct {
 enum class ProductPrecision : uint8_t {
   kFp32,  // the CPU backend's products
   kBf16,  // operands rounded to bf16, sums in fp32
+  kFp16,  // operands rounded to fp16 (whose range ends at 65504), sums in fp32
 };
+
+// "fp32", "bf16", "fp16": what the command line and errors call them.
+[[nodiscard]] const char* product_precision_name(ProductPrecision precision);
 
 class RowMajorGemm {
  public:

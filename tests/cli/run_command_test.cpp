@@ -542,11 +542,14 @@ TEST(RunCommand, LayersOffTheDeviceAreTheCudaBackendsChoiceOnly) {
   EXPECT_EQ(stowage(args).code, kExitUsage);
 }
 
-TEST(RunCommand, Bf16ProductsAreTheCudaBackendsChoiceOnly) {
+TEST(RunCommand, HalfPrecisionProductsAreTheCudaBackendsChoiceOnly) {
+  expect_cuda_only("fp16-products", {"--products", "fp16"}, "--products fp16: only the cuda backend's device layers");
   std::vector<std::string> args = expect_cuda_only("bf16-products", {"--products", "bf16"},
                                                    "--products bf16: only the cuda backend's device layers");
-  args.back() = "fp16";
-  EXPECT_EQ(stowage(args).code, kExitUsage);
+  args.back() = "fp8";  // not a precision the GPU's products have
+  const Outcome o = stowage(args);
+  EXPECT_EQ(o.code, kExitUsage);
+  EXPECT_NE(o.err.find("fp8"), std::string::npos) << o.err;
 }
 
 TEST(RunCommand, EnqueuingOnlyIsTheCudaBackendsChoiceOnly) {

@@ -81,30 +81,48 @@ TEST(CudaLayerKernels, LinearForwardAndBackwardMatchTheCpu) {
   }
 }
 
-// bf16 products (ProductPrecision::kBf16): the product of the operands
-// rounded to bf16 (round to nearest even, model/half_convert.h) summed in
-// fp32, to fp32's rounding of a 29-term sum, and so not the fp32 product:
-// rounding the operands moves it by up to 2^-8 of the terms' magnitude.
-TEST(CudaLayerKernels, Bf16ProductsRoundTheOperandsAndSumInFp32) {
+// 16-bit products (ProductPrecision::kBf16, kFp16): the product of the
+// operands rounded to that type (round to nearest even, model/half_convert.h)
+// summed in fp32, to fp32's rounding of a 29-term sum, and so neither the
+// fp32 product nor the other type's: rounding the operands moves a product
+// by up to 2^-8 (bf16) or 2^-11 (fp16) of the terms' magnitude.
+TEST(CudaLayerKernels, HalfPrecisionProductsRoundTheOperandsAndSumInFp32) {
   STOWAGE_REQUIRE_CUDA_DEVICE();
   const LinearShape s{.rows = 37, .in = 29, .out = 53};
-  CudaLayerKernels gpu(nullptr, ProductPrecision::kBf16);
   model::CpuLayerKernels cpu;
   const auto x = random_floats(s.rows * s.in, -1, 1, 11), w = random_floats(s.out * s.in, -1, 1, 12);
-  auto rounded = [](std::vector<float> v) {
-    for (float& f : v) f = model::bf16_to_float(model::float_to_bf16(f));
-    return v;
+  auto product = [&](uint16_t (*narrow)(float), float (*widen)(uint16_t)) {
+    auto rounded = [&](std::vector<float> v) {
+      for (float& f : v) f = narrow == nullptr ? f : widen(narrow(f));
+      return v;
+    };
+    std::vector<float> y(s.rows * s.out);
+    cpu.linear_forward(rounded(x).data(), rounded(w).data(), nullptr, y.data(), s);
+    return y;
   };
-  std::vector<float> fp32(s.rows * s.out), bf16(s.rows * s.out);
-  cpu.linear_forward(x.data(), w.data(), nullptr, fp32.data(), s);
-  cpu.linear_forward(rounded(x).data(), rounded(w).data(), nullptr, bf16.data(), s);
-  DeviceArray<float> gx(x), gw(w), gy(zeros(s.rows * s.out));
-  gpu.linear_forward(gx.get(), gw.get(), nullptr, gy.get(), s);
-  const std::vector<float> y = gy.to_host();
-  expect_close(y, bf16, 2e-6 * static_cast<double>(s.in), "y against the product of bf16-rounded operands");
-  double apart = 0;
-  for (size_t i = 0; i < y.size(); ++i) apart = std::max(apart, std::fabs(static_cast<double>(y[i]) - fp32[i]));
-  EXPECT_GT(apart, 1e-4) << "the bf16 products equal the fp32 ones: the operands were not rounded";
+  const std::vector<float> fp32 = product(nullptr, nullptr),
+                           bf16 = product(model::float_to_bf16, model::bf16_to_float),
+                           fp16 = product(model::float_to_fp16, model::fp16_to_float);
+  auto largest_difference = [](const std::vector<float>& a, const std::vector<float>& b) {
+    double apart = 0;
+    for (size_t i = 0; i < a.size(); ++i) apart = std::max(apart, std::fabs(static_cast<double>(a[i]) - b[i]));
+    return apart;
+  };
+  struct Case {
+    ProductPrecision precision;
+    const std::vector<float>& expected;
+    const std::vector<float>& other_half;
+  };
+  for (const Case& c : {Case{ProductPrecision::kBf16, bf16, fp16}, Case{ProductPrecision::kFp16, fp16, bf16}}) {
+    SCOPED_TRACE(product_precision_name(c.precision));
+    CudaLayerKernels gpu(nullptr, c.precision);
+    DeviceArray<float> gx(x), gw(w), gy(zeros(s.rows * s.out));
+    gpu.linear_forward(gx.get(), gw.get(), nullptr, gy.get(), s);
+    const std::vector<float> y = gy.to_host();
+    expect_close(y, c.expected, 2e-6 * static_cast<double>(s.in), "y against the product of the rounded operands");
+    EXPECT_GT(largest_difference(y, fp32), 1e-4) << "the products equal the fp32 ones: the operands were not rounded";
+    EXPECT_GT(largest_difference(y, c.other_half), 1e-4) << "the operands were rounded to the other 16-bit type";
+  }
 }
 
 TEST(CudaLayerKernels, GroupedQueryCausalAttentionMatchesTheCpu) {
