@@ -1,7 +1,8 @@
 // cuda_probe: what bench/gpu/check.sh measures of a GPU machine, as
 // tables: host<->device bandwidth by size, pinned (cudaHostAlloc) and
 // pageable (malloc), each direction; the bf16 GEMM rate through cuBLASLt
-// (fp32 accumulation, as the CUDA backend's GEMMs will run); the HBM copy
+// (fp32 accumulation), and the CUDA backend's own products (fp32 operands
+// under each --products) as shares of it; the HBM copy
 // rate; and the Adam kernel's rate as a share of that copy, measured in the
 // same run. The numbers are the H200 profile's to check: profiles/gpus, the
 // PCIe lanes' calibration (bench/gpu/probe_calibration.py turns them into
@@ -29,6 +30,7 @@
 #include "executor/cuda/cuda_event.h"
 #include "executor/cuda/device_memory.h"
 #include "executor/cuda/pinned_buffer.h"
+#include "executor/cuda/product_precision.h"
 
 namespace stowage::executor::cuda {
 namespace {
@@ -150,28 +152,40 @@ struct LtDeleter {
 template <class T, cublasStatus_t (*kDestroy)(T)>
 using LtOwner = std::unique_ptr<std::remove_pointer_t<T>, LtDeleter<T, kDestroy>>;
 
-// C[m,n] = A[m,k] B[k,n], bf16 in and out, fp32 accumulation; returns TFLOP/s.
-double bf16_gemm_rate(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, cudaStream_t stream) {
-  DeviceMemory a(m * k * 2), b(k * n * 2), c(m * n * 2);
+__global__ void fill_fp32(float* x, int64_t n, float value) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    x[i] = value;
+}
+
+// C[m,n] = A[m,k] B[k,n] with A, B and C of `type` (bf16 or fp32), fp32
+// accumulation under `compute`; returns TFLOP/s.
+double gemm_rate(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, cudaDataType_t type,
+                 cublasComputeType_t compute, cudaStream_t stream) {
+  const int64_t element = type == CUDA_R_16BF ? 2 : 4;
+  DeviceMemory a(m * k * element), b(k * n * element), c(m * n * element);
   constexpr int64_t kWorkspace = int64_t{64} << 20;
   DeviceMemory workspace(kWorkspace);
-  fill_bf16<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(a.data()), m * k, 0.01f);
-  check_launch("fill_bf16");
-  fill_bf16<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(b.data()), k * n, 0.01f);
-  check_launch("fill_bf16");
+  for (DeviceMemory* operand : {&a, &b}) {
+    if (type == CUDA_R_16BF) {
+      fill_bf16<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(operand->data()),
+                                         operand->bytes() / element, 0.01f);
+    } else {
+      fill_fp32<<<1024, 256, 0, stream>>>(reinterpret_cast<float*>(operand->data()), operand->bytes() / element,
+                                         0.01f);
+    }
+    check_launch("fill");
+  }
 
   cublasLtMatmulDesc_t op_raw = nullptr;
-  STOWAGE_CUBLAS(cublasLtMatmulDescCreate(&op_raw, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  STOWAGE_CUBLAS(cublasLtMatmulDescCreate(&op_raw, compute, CUDA_R_32F));
   const LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op(op_raw);
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
-  STOWAGE_CUBLAS(
-      cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, static_cast<uint64_t>(m), static_cast<uint64_t>(k), m));
+  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&la, type, static_cast<uint64_t>(m), static_cast<uint64_t>(k), m));
   const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_a(la);
-  STOWAGE_CUBLAS(
-      cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
+  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&lb, type, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
   const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_b(lb);
-  STOWAGE_CUBLAS(
-      cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m));
+  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&lc, type, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m));
   const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_c(lc);
   cublasLtMatmulPreference_t pref_raw = nullptr;
   STOWAGE_CUBLAS(cublasLtMatmulPreferenceCreate(&pref_raw));
@@ -184,8 +198,7 @@ double bf16_gemm_rate(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, cuda
   STOWAGE_CUBLAS(
       cublasLtMatmulAlgoGetHeuristic(lt, op.get(), la, lb, lc, lc, pref.get(), 1, &heuristic, &found));
   if (found == 0)
-    throw CudaError(CudaErrorSource::kCublasLt, 0, "cublasLtMatmulAlgoGetHeuristic",
-                    "no bf16 GEMM algorithm");
+    throw CudaError(CudaErrorSource::kCublasLt, 0, "cublasLtMatmulAlgoGetHeuristic", "no GEMM algorithm");
   const float alpha = 1.0f, beta = 0.0f;
   const double seconds = seconds_per_call(stream, 10, [&] {
     STOWAGE_CUBLAS(cublasLtMatmul(lt, op.get(), &alpha, a.data(), la, b.data(), lb, &beta, c.data(), lc,
@@ -194,19 +207,38 @@ double bf16_gemm_rate(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, cuda
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / seconds / 1e12;
 }
 
-void print_gemm(cudaStream_t stream) {
-  cublasLtHandle_t lt_raw = nullptr;
-  STOWAGE_CUBLAS(cublasLtCreate(&lt_raw));
-  const LtOwner<cublasLtHandle_t, cublasLtDestroy> lt(lt_raw);
+// Square ones for the peak; then a 1.3B model's layers at 2048 tokens
+// (d_model 2048, ffn 8192), the shapes an offloaded step of it runs.
+constexpr int64_t kGemmShapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 2048, 8192},
+                                      {2048, 2048, 2048}, {8192, 2048, 2048}, {2048, 2048, 8192}};
+
+void print_gemm(cublasLtHandle_t lt, cudaStream_t stream) {
   std::printf("%-22s %12s\n", "bf16 GEMM m x n x k", "TFLOP/s");
-  // Square ones for the peak; then a 1.3B model's layers at 2048 tokens
-  // (d_model 2048, ffn 8192), the shapes an offloaded step of it runs.
-  constexpr int64_t kShapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 2048, 8192},
-                                    {2048, 2048, 2048}, {8192, 2048, 2048}, {2048, 2048, 8192}};
-  for (const auto& s : kShapes) {
-    const double rate = bf16_gemm_rate(lt.get(), s[0], s[1], s[2], stream);
+  for (const auto& s : kGemmShapes) {
+    const double rate = gemm_rate(lt, s[0], s[1], s[2], CUDA_R_16BF, CUBLAS_COMPUTE_32F, stream);
     std::printf("%5lld x %5lld x %5lld  %12.1f\n", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
                 static_cast<long long>(s[2]), rate);
+  }
+  std::printf("\n");
+}
+
+// The executor's products (row_major_gemm.h): fp32 operands, rounded on
+// the tensor cores for --products bf16 and fp16, or multiplied in fp32,
+// each as a share of the bf16 GEMM above on the same shape, the rate the
+// simulator prices. Rows start with a word, so that parsers of the table
+// above (torch_peer.py) do not read them as bf16 GEMMs.
+void print_executor_products(cublasLtHandle_t lt, cudaStream_t stream) {
+  std::printf("the executor's products on fp32 operands (--products), TFLOP/s and share of the bf16 GEMM's\n");
+  std::printf("%-28s %16s %16s %16s\n", "m x n x k", "bf16", "fp16", "fp32");
+  for (const auto& s : kGemmShapes) {
+    const double native = gemm_rate(lt, s[0], s[1], s[2], CUDA_R_16BF, CUBLAS_COMPUTE_32F, stream);
+    std::printf("products %5lld x %5lld x %5lld", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
+                static_cast<long long>(s[2]));
+    for (const ProductPrecision p : {ProductPrecision::kBf16, ProductPrecision::kFp16, ProductPrecision::kFp32}) {
+      const double rate = gemm_rate(lt, s[0], s[1], s[2], CUDA_R_32F, product_compute_type(p), stream);
+      std::printf(" %8.1f (%4.2f)", rate, rate / native);
+    }
+    std::printf("\n");
   }
 }
 
@@ -221,7 +253,13 @@ int run() {
   STOWAGE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   print_bandwidth(stream);
   print_hbm_and_adam(stream);
-  print_gemm(stream);
+  cublasLtHandle_t lt_raw = nullptr;
+  STOWAGE_CUBLAS(cublasLtCreate(&lt_raw));
+  {
+    const LtOwner<cublasLtHandle_t, cublasLtDestroy> lt(lt_raw);
+    print_gemm(lt.get(), stream);
+    print_executor_products(lt.get(), stream);
+  }
   STOWAGE_CUDA(cudaStreamDestroy(stream));
   return 0;
 }

@@ -73,28 +73,6 @@ ColumnMajorProduct column_major_product(model::Transpose ta, model::Transpose tb
           .ldc = ldc};
 }
 
-const char* product_precision_name(ProductPrecision precision) {
-  switch (precision) {
-    case ProductPrecision::kFp32: return "fp32";
-    case ProductPrecision::kBf16: return "bf16";
-    case ProductPrecision::kFp16: return "fp16";
-  }
-  return "?";
-}
-
-namespace {
-
-cublasComputeType_t compute_type(ProductPrecision precision) {
-  switch (precision) {
-    case ProductPrecision::kFp32: return CUBLAS_COMPUTE_32F;
-    case ProductPrecision::kBf16: return CUBLAS_COMPUTE_32F_FAST_16BF;
-    case ProductPrecision::kFp16: return CUBLAS_COMPUTE_32F_FAST_16F;
-  }
-  return CUBLAS_COMPUTE_32F;
-}
-
-}  // namespace
-
 RowMajorGemm::RowMajorGemm(ProductPrecision precision) : precision_(precision), workspace_(kWorkspaceBytes) {
   STOWAGE_CUBLAS(cublasLtCreate(&handle_));
 }
@@ -110,7 +88,7 @@ void RowMajorGemm::matmul(model::Transpose ta, model::Transpose tb, int64_t m, i
   if (m == 0 || n == 0) return;
   const ColumnMajorProduct call = column_major_product(ta, tb, m, n, k, lda, ldb, ldc);
   cublasLtMatmulDesc_t desc_raw = nullptr;
-  STOWAGE_CUBLAS(cublasLtMatmulDescCreate(&desc_raw, compute_type(precision_), CUDA_R_32F));
+  STOWAGE_CUBLAS(cublasLtMatmulDescCreate(&desc_raw, product_compute_type(precision_), CUDA_R_32F));
   const LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> desc(desc_raw);
   const cublasOperation_t first = call.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t second = call.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;

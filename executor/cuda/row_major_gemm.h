@@ -18,6 +18,7 @@
 #include <map>
 
 #include "executor/cuda/device_memory.h"
+#include "executor/cuda/product_precision.h"
 #include "executor/model/matmul.h"
 
 namespace stowage::executor::cuda {
@@ -37,15 +38,6 @@ struct ColumnMajorProduct {
 };
 [[nodiscard]] ColumnMajorProduct column_major_product(model::Transpose ta, model::Transpose tb, int64_t m, int64_t n,
                                                       int64_t k, int64_t lda, int64_t ldb, int64_t ldc);
-
-enum class ProductPrecision : uint8_t {
-  kFp32,  // the CPU backend's products
-  kBf16,  // operands rounded to bf16, sums in fp32
-  kFp16,  // operands rounded to fp16 (whose range ends at 65504), sums in fp32
-};
-
-// "fp32", "bf16", "fp16": what the command line and errors call them.
-[[nodiscard]] const char* product_precision_name(ProductPrecision precision);
 
 class RowMajorGemm {
  public:

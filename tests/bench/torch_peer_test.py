@@ -33,6 +33,17 @@ class ParseProbe(unittest.TestCase):
         self.assertEqual(len([k for k in self.rows if k[0] == "gemm"]), 6)
         self.assertEqual(self.rows[("gemm", 2048, 2048, 8192)], 866.9)
 
+    def test_the_executors_products_are_not_read_as_bf16_gemms(self):
+        # cuda_probe's table of the CUDA backend's products (fp32 operands,
+        # print_executor_products), after the bf16 GEMMs: rows that start
+        # with a word, which the GEMM rows' pattern must not take.
+        executor = ("the executor's products on fp32 operands (--products), TFLOP/s and share of the bf16 GEMM's\n"
+                    + "%-28s %16s %16s %16s\n" % ("m x n x k", "bf16", "fp16", "fp32")
+                    + "products %5d x %5d x %5d" % (2048, 2048, 8192)
+                    + "".join(" %8.1f (%4.2f)" % (r, r / 866.9) for r in (612.0, 640.5, 51.2)) + "\n")
+        rows = torch_peer.parse_probe(PROBE.read_text() + "\n" + executor)
+        self.assertEqual(rows, self.rows)
+
     def test_side_by_side_ratios_and_missing_rows(self):
         theirs = {("hbm_copy",): 4000.0, ("adam", "fused"): 100e9}
         table = torch_peer.side_by_side(self.rows, theirs).splitlines()
