@@ -20,6 +20,7 @@
 #include "cli/command.h"
 #include "calibration/trace_metrics.h"
 #include "cli/exit_codes.h"
+#include "cli/layer_products.h"
 #include "cli/output_file.h"
 #include "cli/profile_inputs.h"
 #include "cli/stop_signals.h"
@@ -59,7 +60,7 @@ struct RunArgs {
   std::string backend = "cpu";  // or "cuda", where this stowage was built with CUDA
   std::string layers = "device";  // the cuda backend's layers: "device" kernels, or "host" (OpenBLAS on mirrors)
   bool enqueue_only = false;      // the cuda backend: the host only enqueues, ops timed by CUDA events
-  std::string products = "fp32";  // the cuda backend's layer products: fp32, or bf16 or fp16 operands with fp32 sums
+  std::string products{kProductsAsPlanned};  // the layer products: plan, fp32, bf16 or fp16 (layer_products.h)
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   std::string resume;  // a checkpoint directory, or "latest" under --checkpoint-dir
@@ -286,7 +287,9 @@ struct MadeBackend {
   const executor::CpuBackend* cpu = nullptr;  // the CPU backend, for its note on locked memory
 };
 
-MadeBackend make_backend(const Context& context, const RunArgs& a, executor::CpuBackendOptions options) {
+// `products`: layer_products()'s answer.
+MadeBackend make_backend(const Context& context, const RunArgs& a, const std::string& products,
+                         executor::CpuBackendOptions options) {
   MadeBackend made;
   const std::string& kind = a.backend;
   try {
@@ -298,7 +301,7 @@ MadeBackend make_backend(const Context& context, const RunArgs& a, executor::Cpu
                                                     .nvme = std::move(options.nvme),
                                                     .layers = a.layers == "host" ? LayersOn::kHostMirrors
                                                                                  : LayersOn::kDevice,
-                                                    .products = product_precision(a.products),
+                                                    .products = product_precision(products),
                                                     .enqueue_only = a.enqueue_only});
       if (!b) {
         report(context, b.error());
@@ -344,7 +347,7 @@ int run_run(const Context& context, const RunArgs& a) {
                  << "on the host (--backend cuda)\n";
     return kExitUsage;
   }
-  if (a.products != "fp32" && (a.backend != "cuda" || a.layers != "device")) {
+  if (a.products != kProductsAsPlanned && a.products != "fp32" && (a.backend != "cuda" || a.layers != "device")) {
     *context.err << "error: --products " << a.products << ": only the cuda backend's device layers compute "
                  << "products in bf16 or fp16 (--backend cuda --layers device)\n";
     return kExitUsage;
@@ -481,7 +484,8 @@ int run_run(const Context& context, const RunArgs& a) {
     fault = *parsed;
   }
   if (const int n = StopSignals::received().load(); n != 0) return stopped_before_training(context, n);
-  MadeBackend made = make_backend(context, a, std::move(backend_options));
+  const std::string products = layer_products(a.products, a.backend, a.layers, in->training.precision);
+  MadeBackend made = make_backend(context, a, products, std::move(backend_options));
   if (!made.backend) return made.exit_code;
   if (const int n = StopSignals::received().load(); n != 0) return stopped_before_training(context, n);
   executor::Backend* backend = made.backend.get();
@@ -494,9 +498,11 @@ int run_run(const Context& context, const RunArgs& a) {
   if (!a.as_json) {
     // Which kernels the CPU backend's matrix products run on: 2.7x apart
     // between OpenBLAS's generic ones and AVX-512 (executor/model/blas_kernels.h).
-    const std::string kernels = a.backend == "cpu"
-                                    ? " (OpenBLAS's " + executor::model::blas_kernels() + " kernels)"
-                                    : "";
+    // And on the GPU, where the layers ran and in what their products.
+    const std::string kernels = a.backend == "cpu" ? " (OpenBLAS's " + executor::model::blas_kernels() + " kernels)"
+                                : a.layers == "host"
+                                    ? " (the layers on the host)"
+                                    : " (the layers on the device, " + products + " products)";
     out << "Training " << in->model.label << " with plan " << a.plan << " on the " << backend->name() << " backend"
         << kernels << "\n"
         << "  device memory cap " << short_bytes(device)
@@ -551,9 +557,10 @@ int run_run(const Context& context, const RunArgs& a) {
     if (a.layers == "host") {
       out << "  note: --layers host ran the model's layers on the host (docs/gpu.md): gpu.compute and\n"
              "        the step time are the host's, not the GPU's\n";
-    } else if (const char* planned = in->training.precision == core::Precision::kBf16 ? "bf16" : "fp16";
-               a.products != planned) {
-      out << "  note: the layers' products ran in " << a.products << " on the GPU (cuBLASLt), where the plan\n"
+    } else if (const std::string planned = layer_products(kProductsAsPlanned, a.backend, a.layers,
+                                                          in->training.precision);
+               products != planned) {
+      out << "  note: the layers' products ran in " << products << " on the GPU (cuBLASLt), where the plan\n"
           << "        trains in " << planned << " and the prediction prices " << planned
           << " tensor-core products (--products " << planned << "; docs/backend.md)\n";
     }
@@ -689,10 +696,11 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
       ->capture_default_str()
       ->check(CLI::IsMember({"device", "host"}));
   sub->add_option("--products", a->products,
-                  "The cuda backend's layer products: fp32 (the cpu backend's math), or bf16 or fp16 (operands "
-                  "rounded to it on the tensor cores, sums in fp32)")
+                  "The layers' matrix products: plan (the plan's bf16 or fp16 where the cuda backend runs the layers "
+                  "on the device, fp32 elsewhere), fp32 (the cpu backend's math), or bf16 or fp16 (the cuda "
+                  "backend's device layers: operands rounded to it on the tensor cores, sums in fp32)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+      ->check(CLI::IsMember(std::vector<std::string>{std::string(kProductsAsPlanned), "fp32", "bf16", "fp16"}));
   sub->add_flag("--enqueue-only", a->enqueue_only,
                 "The cuda backend's host only enqueues: lanes order each other by CUDA events alone, released "
                 "memory is reused behind the work before it, and ops are timed by events on their streams");
