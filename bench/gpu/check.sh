@@ -207,22 +207,29 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
   rc=$?
   grep -E "^\| |^\[  (FAILED|PASSED|SKIPPED) |Failure|error" "$out/stowage_cuda_backend_tests.txt" | head -n 60 | tee -a "$out/check.txt"
   [ "$rc" -eq 0 ] || { log "stowage_cuda_backend_tests FAILED (exit $rc)"; status=1; }
+  # The flags of NAME's CUDA runs: where the layers run, and in what their products. The big
+  # plans' products in bf16 (what the prediction and DeepSpeed run); the tiny bf16 one's in fp32,
+  # the CPU backend's math, for the loss curves below, and the tiny fp16 one's in fp16 (operand
+  # rounding moves its losses by under 2^-13 on the CPU: docs/backend.md). STOWAGE_GPU_LAYERS and
+  # STOWAGE_GPU_PRODUCTS override.
+  cuda_flags() {  # on one line, for read -a
+    local products
+    case "$1" in tiny-gpt-zero-offload) products=fp32 ;; tiny-gpt-fp16-*) products=fp16 ;; *) products=bf16 ;; esac
+    if [ "${STOWAGE_GPU_LAYERS:-device}" = device ]; then
+      echo --layers device --products "${STOWAGE_GPU_PRODUCTS:-$products}"
+    else
+      echo --layers "$STOWAGE_GPU_LAYERS"
+    fi
+  }
+  declare -A steps_of  # each run's steps, for the enqueue-only run below
   for run in ${STOWAGE_GPU_RUNS:-tiny-gpt-zero-offload:10 tiny-gpt-fp16-zero-offload:10 gpt2-medium-zero-offload:3 gpt2-xl-zero-offload:3 gpt2-xl-planned:3}; do
-    name=${run%%:*}; steps=${run##*:}
+    name=${run%%:*}; steps=${run##*:}; steps_of[$name]=$steps
     for backend in cuda cpu; do
       case "$name" in tiny-*) ;; *) [ "$backend" = cpu ] && continue ;; esac  # the CPU side of a big plan runs here
       log "-- stowage run $name.yaml --backend $backend --steps $steps"
-      layers=(); [ "$backend" = cuda ] && layers=(--layers "${STOWAGE_GPU_LAYERS:-device}")
+      layers=(); [ "$backend" = cuda ] && read -r -a layers <<< "$(cuda_flags "$name")"
       # STOWAGE_GPU_ENQUEUE_ONLY=1: every CUDA run's host only enqueues, its ops timed by CUDA events.
       [ "$backend" = cuda ] && [ -n "${STOWAGE_GPU_ENQUEUE_ONLY:-}" ] && layers+=(--enqueue-only)
-      # The big plans' products in bf16 (what the prediction and DeepSpeed run); the tiny bf16
-      # one's in fp32, the CPU backend's math, for the loss curves below, and the tiny fp16
-      # one's in fp16 (operand rounding moves its losses by under 2^-13 on the CPU: docs/backend.md).
-      # STOWAGE_GPU_PRODUCTS overrides.
-      if [ "$backend" = cuda ] && [ "${STOWAGE_GPU_LAYERS:-device}" = device ]; then
-        case "$name" in tiny-gpt-zero-offload) products=fp32 ;; tiny-gpt-fp16-*) products=fp16 ;; *) products=bf16 ;; esac
-        layers+=(--products "${STOWAGE_GPU_PRODUCTS:-$products}")
-      fi
       ours timeout "${RUN_TIMEOUT:-150}" "$executor/stowage" run "bench/gpu/plans/$name.yaml" --backend "$backend" \
         "${layers[@]}" --steps "$steps" --threads 8 --device-memory '8 GiB' --trace "$out/$name.$backend.trace.json" \
         --predicted-trace "$out/$name.predicted.trace.json" > "$out/$name.$backend.txt" 2>&1
@@ -233,6 +240,8 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
       if [ "$backend" = cuda ] && [ -f "$out/$name.$backend.trace.json" ]; then
         ours "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
           2>&1 | head -n 12 | tee -a "$out/check.txt"
+        ours "$executor/stowage" compare --json "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
+          > "$out/$name.$backend.compare.json" 2>/dev/null || rm -f "$out/$name.$backend.compare.json"
       fi
       [ -f "$out/$name.$backend.trace.json" ] && gzip -f "$out/$name.$backend.trace.json"
     done
@@ -262,9 +271,11 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
     # CudaBackend.EnqueuingOnlyTrainsAsSynchronisingDoes checks the bits);
     # its trace is timed by CUDA events on the streams (issue 15 item 5).
     name=tiny-gpt-zero-offload
-    log "-- stowage run $name.yaml --backend cuda --enqueue-only --steps 10"
+    read -r -a layers <<< "$(cuda_flags "$name")"  # those of the run it is compared with, and its steps
+    steps=${steps_of[$name]}
+    log "-- stowage run $name.yaml --backend cuda ${layers[*]} --enqueue-only --steps $steps"
     ours timeout "${RUN_TIMEOUT:-150}" "$executor/stowage" run "bench/gpu/plans/$name.yaml" --backend cuda \
-      --enqueue-only --steps 10 --threads 8 --device-memory '8 GiB' --trace "$out/$name.enqueue-only.trace.json" \
+      "${layers[@]}" --enqueue-only --steps "$steps" --threads 8 --device-memory '8 GiB' --trace "$out/$name.enqueue-only.trace.json" \
       --predicted-trace "$out/$name.predicted.trace.json" > "$out/$name.enqueue-only.txt" 2>&1
     rc=$?
     grep -v -E '^\s*$' "$out/$name.enqueue-only.txt" | tail -n 12 | tee -a "$out/check.txt"
@@ -278,10 +289,18 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
     if [ -f "$out/$name.enqueue-only.trace.json" ]; then
       ours "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
         2>&1 | head -n 12 | tee -a "$out/check.txt"
+      ours "$executor/stowage" compare --json "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
+        > "$out/$name.enqueue-only.compare.json" 2>/dev/null || rm -f "$out/$name.enqueue-only.compare.json"
       gzip -f "$out/$name.enqueue-only.trace.json"
     fi
   fi
   gzip -f "$out"/*.predicted.trace.json 2>/dev/null
+  # Item 6's table: every CUDA run's measured step beside the prediction
+  # for the same plan on this machine's profile, and their error by lane.
+  log ""
+  log "== every CUDA run, measured against predicted (h200-vm), busy time per step by lane =="
+  python3 bench/gpu/run-table "$out" 2>&1 | tee -a "$out/check.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || { log "run-table FAILED"; status=1; }
 else
   log "executor on the GPU NOT RUN: stowage and stowage_cuda_backend_tests not carried (bench/gpu/check.sh --stage)"; status=1
 fi
