@@ -16,7 +16,7 @@ inline constexpr std::string_view kProductsAsPlanned = "plan";
 
 // "fp32", "bf16" or "fp16". `asked` is --products, already checked to be
 // "plan" or one of those; `backend` and `layers` are --backend and --layers.
-[[nodiscard]] std::string layer_products(std::string_view asked, std::string_view backend, std::string_view layers,
-                                         core::Precision planned);
+[[nodiscard]] std::string layer_products(std::string_view asked, std::string_view backend,
+                                         std::string_view layers, core::Precision planned);
 
 }  // namespace stowage::cli

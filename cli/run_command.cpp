@@ -17,8 +17,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "cli/command.h"
 #include "calibration/trace_metrics.h"
+#include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/layer_products.h"
 #include "cli/output_file.h"
@@ -60,7 +60,8 @@ struct RunArgs {
   std::string backend = "cpu";  // or "cuda", where this stowage was built with CUDA
   std::string layers = "device";  // the cuda backend's layers: "device" kernels, or "host" (OpenBLAS on mirrors)
   bool enqueue_only = false;      // the cuda backend: the host only enqueues, ops timed by CUDA events
-  std::string products{kProductsAsPlanned};  // the layer products: plan, fp32, bf16 or fp16 (layer_products.h)
+  std::string products{
+      kProductsAsPlanned};  // the layer products: plan, fp32, bf16 or fp16 (layer_products.h)
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   std::string resume;  // a checkpoint directory, or "latest" under --checkpoint-dir
@@ -296,13 +297,13 @@ MadeBackend make_backend(const Context& context, const RunArgs& a, const std::st
     if (kind == "cuda") {
 #ifdef STOWAGE_HAVE_CUDA_BACKEND
       using executor::cuda::LayersOn;
-      auto b = executor::cuda::CudaBackend::create({.capacity = options.capacity,
-                                                    .optimizer_threads = options.optimizer_threads,
-                                                    .nvme = std::move(options.nvme),
-                                                    .layers = a.layers == "host" ? LayersOn::kHostMirrors
-                                                                                 : LayersOn::kDevice,
-                                                    .products = product_precision(products),
-                                                    .enqueue_only = a.enqueue_only});
+      auto b = executor::cuda::CudaBackend::create(
+          {.capacity = options.capacity,
+           .optimizer_threads = options.optimizer_threads,
+           .nvme = std::move(options.nvme),
+           .layers = a.layers == "host" ? LayersOn::kHostMirrors : LayersOn::kDevice,
+           .products = product_precision(products),
+           .enqueue_only = a.enqueue_only});
       if (!b) {
         report(context, b.error());
         made.exit_code = kExitIoError;  // no usable device: the run cannot happen here
@@ -347,7 +348,8 @@ int run_run(const Context& context, const RunArgs& a) {
                  << "on the host (--backend cuda)\n";
     return kExitUsage;
   }
-  if (a.products != kProductsAsPlanned && a.products != "fp32" && (a.backend != "cuda" || a.layers != "device")) {
+  if (a.products != kProductsAsPlanned && a.products != "fp32" &&
+      (a.backend != "cuda" || a.layers != "device")) {
     *context.err << "error: --products " << a.products << ": only the cuda backend's device layers compute "
                  << "products in bf16 or fp16 (--backend cuda --layers device)\n";
     return kExitUsage;
@@ -499,10 +501,10 @@ int run_run(const Context& context, const RunArgs& a) {
     // Which kernels the CPU backend's matrix products run on: 2.7x apart
     // between OpenBLAS's generic ones and AVX-512 (executor/model/blas_kernels.h).
     // And on the GPU, where the layers ran and in what their products.
-    const std::string kernels = a.backend == "cpu" ? " (OpenBLAS's " + executor::model::blas_kernels() + " kernels)"
-                                : a.layers == "host"
-                                    ? " (the layers on the host)"
-                                    : " (the layers on the device, " + products + " products)";
+    const std::string kernels =
+        a.backend == "cpu"   ? " (OpenBLAS's " + executor::model::blas_kernels() + " kernels)"
+        : a.layers == "host" ? " (the layers on the host)"
+                             : " (the layers on the device, " + products + " products)";
     out << "Training " << in->model.label << " with plan " << a.plan << " on the " << backend->name() << " backend"
         << kernels << "\n"
         << "  device memory cap " << short_bytes(device)
@@ -557,8 +559,8 @@ int run_run(const Context& context, const RunArgs& a) {
     if (a.layers == "host") {
       out << "  note: --layers host ran the model's layers on the host (docs/gpu.md): gpu.compute and\n"
              "        the step time are the host's, not the GPU's\n";
-    } else if (const std::string planned = layer_products(kProductsAsPlanned, a.backend, a.layers,
-                                                          in->training.precision);
+    } else if (const std::string planned =
+                   layer_products(kProductsAsPlanned, a.backend, a.layers, in->training.precision);
                products != planned) {
       out << "  note: the layers' products ran in " << products << " on the GPU (cuBLASLt), where the plan\n"
           << "        trains in " << planned << " and the prediction prices " << planned
@@ -695,12 +697,14 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
                   "copies of their device buffers: the cpu backend's losses, bit for bit)")
       ->capture_default_str()
       ->check(CLI::IsMember({"device", "host"}));
-  sub->add_option("--products", a->products,
-                  "The layers' matrix products: plan (the plan's bf16 or fp16 where the cuda backend runs the layers "
-                  "on the device, fp32 elsewhere), fp32 (the cpu backend's math), or bf16 or fp16 (the cuda "
-                  "backend's device layers: operands rounded to it on the tensor cores, sums in fp32)")
+  sub->add_option(
+         "--products", a->products,
+         "The layers' matrix products: plan (the plan's bf16 or fp16 where the cuda backend runs the layers "
+         "on the device, fp32 elsewhere), fp32 (the cpu backend's math), or bf16 or fp16 (the cuda "
+         "backend's device layers: operands rounded to it on the tensor cores, sums in fp32)")
       ->capture_default_str()
-      ->check(CLI::IsMember(std::vector<std::string>{std::string(kProductsAsPlanned), "fp32", "bf16", "fp16"}));
+      ->check(
+          CLI::IsMember(std::vector<std::string>{std::string(kProductsAsPlanned), "fp32", "bf16", "fp16"}));
   sub->add_flag("--enqueue-only", a->enqueue_only,
                 "The cuda backend's host only enqueues: lanes order each other by CUDA events alone, released "
                 "memory is reused behind the work before it, and ops are timed by events on their streams");

@@ -145,9 +145,11 @@ class Backend {
       const std::function<void(const LayerWorkspace&)>& kernel) = 0;
   [[nodiscard]] virtual core::Result<void> optimizer_step(core::Lane lane, const OptimizerWork& work) = 0;
 
-  // Element-wise work on buffers of any tier, on `lane`, with the rounding
-  // of model/half_convert.h, so that where a tensor rests never changes
-  // the math. 16-bit buffers hold `precision` values; sizes are checked.
+  // Element-wise work on `lane`, with the rounding of model/half_convert.h,
+  // so that where a tensor rests never changes the math. 16-bit buffers
+  // hold `precision` values; sizes are checked. The buffers of one call
+  // (the optimizer step's too) are all on the device or all on the host
+  // (buffer_sides.h): a mix is refused as a bug.
   // dst32[dst_offset + i] = src16[i], widened exactly, for every i of src16.
   [[nodiscard]] virtual core::Result<void> widen(core::Lane lane, const Buffer& src16, const Buffer& dst32,
                                                  int64_t dst_offset, core::Precision precision) = 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/units.h"
+#include "executor/buffer_sides.h"
 #include "executor/host_pages.h"
 #include "executor/memory_exhausted.h"
 #include "executor/model/half_convert.h"
@@ -203,6 +204,8 @@ core::Result<void> CpuBackend::compute(core::Lane, std::string_view what, const 
 }
 
 core::Result<void> CpuBackend::optimizer_step(core::Lane, const OptimizerWork& work) {
+  if (auto side = one_side("optimizer step", {work.states, work.grad16, work.param16_out}); !side)
+    return std::unexpected(side.error());
   const std::span<const uint16_t> grad16 = view<const uint16_t>(*work.grad16);
   const size_t n = grad16.size();
   const auto state_bytes = static_cast<int64_t>(n) * core::state_bytes_per_param(work.state_precision);
@@ -241,6 +244,7 @@ core::Result<void> CpuBackend::optimizer_step(core::Lane, const OptimizerWork& w
 
 core::Result<void> CpuBackend::widen(core::Lane, const Buffer& src16, const Buffer& dst32, int64_t dst_offset,
                                      core::Precision precision) {
+  if (auto side = one_side("widening", {&src16, &dst32}); !side) return std::unexpected(side.error());
   const std::span<const uint16_t> in = view<const uint16_t>(src16);
   const std::span<float> out = view<float>(dst32);
   if (dst_offset < 0 || dst_offset + static_cast<int64_t>(in.size()) > static_cast<int64_t>(out.size()))
@@ -251,6 +255,7 @@ core::Result<void> CpuBackend::widen(core::Lane, const Buffer& src16, const Buff
 
 core::Result<void> CpuBackend::narrow(core::Lane, const Buffer& src32, int64_t src_offset,
                                       const Buffer& dst16, core::Precision precision) {
+  if (auto side = one_side("narrowing", {&src32, &dst16}); !side) return std::unexpected(side.error());
   const std::span<const float> in = view<const float>(src32);
   const std::span<uint16_t> out = view<uint16_t>(dst16);
   if (src_offset < 0 || src_offset + static_cast<int64_t>(out.size()) > static_cast<int64_t>(in.size()))
@@ -261,6 +266,7 @@ core::Result<void> CpuBackend::narrow(core::Lane, const Buffer& src32, int64_t s
 
 core::Result<void> CpuBackend::accumulate(core::Lane, const Buffer& acc16, const Buffer& add16,
                                           core::Precision precision) {
+  if (auto side = one_side("accumulation", {&acc16, &add16}); !side) return std::unexpected(side.error());
   if (acc16.bytes != add16.bytes) return size_mismatch("accumulation", acc16, add16);
   const std::span<uint16_t> acc = view<uint16_t>(acc16);
   const std::span<const uint16_t> add = view<const uint16_t>(add16);

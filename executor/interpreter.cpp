@@ -833,14 +833,17 @@ core::Result<void> Interpreter::State::accept(const Op& op) {
 // A failed speculation of partition x.partition: its states back from the
 // rollback copy, then the update done again with the verdict (skipped:
 // parameters republished unchanged), written where states and parameters
-// rest. Rare, so its scratch is not in the schedule.
+// rest. Rare, so its scratch is not in the schedule. The new parameters
+// come out beside the optimizer (on the device for a GPU one, whose states
+// and gradients are there), and NVMe takes them from host memory.
 core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool skip, float divisor) {
   PartitionHome& h = homes[x.partition];
-  Buffer staged, fresh;
+  Buffer staged, fresh, fresh_on_host;
   Buffer* states = &h.states;
   auto cleanup = [&] {
     if (staged.data != nullptr) release(staged);
     if (fresh.data != nullptr) release(fresh);
+    if (fresh_on_host.data != nullptr) release(fresh_on_host);
   };
   if (h.policy.optimizer_states == Tier::kNvme) {
     auto s = allocate(Tier::kCpu, h.state_bytes(), "replayed states " + h.name);
@@ -848,12 +851,21 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
     staged = std::move(*s);
     states = &staged;
   }
-  auto p = allocate(Tier::kCpu, 2 * h.params(), "replayed param16 " + h.name);
+  const bool on_gpu = h.policy.optimizer == core::OptimizerDevice::kGpu;
+  auto p = allocate(on_gpu ? Tier::kGpu : Tier::kCpu, 2 * h.params(), "replayed param16 " + h.name);
   if (!p) {
     cleanup();
     return std::unexpected(p.error());
   }
   fresh = std::move(*p);
+  if (on_gpu && h.policy.param16 == Tier::kNvme) {
+    auto q = allocate(Tier::kCpu, 2 * h.params(), "replayed param16 " + h.name + " for nvme");
+    if (!q) {
+      cleanup();
+      return std::unexpected(q.error());
+    }
+    fresh_on_host = std::move(*q);
+  }
   core::Result<void> r = backend.copy(op.lane, *states, 0, x.backup, 0, x.backup.bytes);
   if (r && skip) {
     r = backend.narrow(op.lane, *states, 0, fresh, options.precision);
@@ -862,6 +874,7 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
     as_update.partition = static_cast<int>(x.partition);
     r = backend.optimizer_step(op.lane, adam_work(as_update, *states, x.grads, fresh, divisor));
   }
+  if (r && fresh_on_host.data != nullptr) r = backend.copy(op.lane, fresh_on_host, 0, fresh, 0, fresh.bytes);
   // The write-backs go out on the NVMe write lane, behind what this op's
   // lane has written into the buffers they take.
   const bool writes_back = h.policy.optimizer_states == Tier::kNvme || h.policy.param16 == Tier::kNvme;
@@ -871,8 +884,9 @@ core::Result<void> Interpreter::State::replay(const Op& op, Speculation& x, bool
         backend.block_write(Lane::kNvmeWrite, {.region = h.states_region, .data = staged.as<std::byte>()}));
   const size_t slot = homes.slot(next_version(op.step));
   if (r && h.policy.param16 == Tier::kNvme)
-    r = moved_aside(backend.block_write(Lane::kNvmeWrite,
-                                        {.region = h.param16_region[slot], .data = fresh.as<std::byte>()}));
+    r = moved_aside(backend.block_write(
+        Lane::kNvmeWrite,
+        {.region = h.param16_region[slot], .data = (on_gpu ? fresh_on_host : fresh).as<std::byte>()}));
   else if (r)
     r = backend.copy(op.lane, h.param16[slot], 0, fresh, 0, fresh.bytes);
   // ... and this op's lane behind them, so that what waits for this op

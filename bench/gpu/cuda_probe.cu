@@ -169,10 +169,10 @@ double gemm_rate(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, cudaDataT
   for (DeviceMemory* operand : {&a, &b}) {
     if (type == CUDA_R_16BF) {
       fill_bf16<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(operand->data()),
-                                         operand->bytes() / element, 0.01f);
+                                          operand->bytes() / element, 0.01f);
     } else {
-      fill_fp32<<<1024, 256, 0, stream>>>(reinterpret_cast<float*>(operand->data()), operand->bytes() / element,
-                                         0.01f);
+      fill_fp32<<<1024, 256, 0, stream>>>(reinterpret_cast<float*>(operand->data()),
+                                          operand->bytes() / element, 0.01f);
     }
     check_launch("fill");
   }
@@ -181,11 +181,14 @@ double gemm_rate(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, cudaDataT
   STOWAGE_CUBLAS(cublasLtMatmulDescCreate(&op_raw, compute, CUDA_R_32F));
   const LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op(op_raw);
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
-  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&la, type, static_cast<uint64_t>(m), static_cast<uint64_t>(k), m));
+  STOWAGE_CUBLAS(
+      cublasLtMatrixLayoutCreate(&la, type, static_cast<uint64_t>(m), static_cast<uint64_t>(k), m));
   const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_a(la);
-  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&lb, type, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
+  STOWAGE_CUBLAS(
+      cublasLtMatrixLayoutCreate(&lb, type, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
   const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_b(lb);
-  STOWAGE_CUBLAS(cublasLtMatrixLayoutCreate(&lc, type, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m));
+  STOWAGE_CUBLAS(
+      cublasLtMatrixLayoutCreate(&lc, type, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m));
   const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_c(lc);
   cublasLtMatmulPreference_t pref_raw = nullptr;
   STOWAGE_CUBLAS(cublasLtMatmulPreferenceCreate(&pref_raw));
@@ -228,13 +231,15 @@ void print_gemm(cublasLtHandle_t lt, cudaStream_t stream) {
 // simulator prices. Rows start with a word, so that parsers of the table
 // above (torch_peer.py) do not read them as bf16 GEMMs.
 void print_executor_products(cublasLtHandle_t lt, cudaStream_t stream) {
-  std::printf("the executor's products on fp32 operands (--products), TFLOP/s and share of the bf16 GEMM's\n");
+  std::printf(
+      "the executor's products on fp32 operands (--products), TFLOP/s and share of the bf16 GEMM's\n");
   std::printf("%-28s %16s %16s %16s\n", "m x n x k", "bf16", "fp16", "fp32");
   for (const auto& s : kGemmShapes) {
     const double native = gemm_rate(lt, s[0], s[1], s[2], CUDA_R_16BF, CUBLAS_COMPUTE_32F, stream);
     std::printf("products %5lld x %5lld x %5lld", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
                 static_cast<long long>(s[2]));
-    for (const ProductPrecision p : {ProductPrecision::kBf16, ProductPrecision::kFp16, ProductPrecision::kFp32}) {
+    for (const ProductPrecision p :
+         {ProductPrecision::kBf16, ProductPrecision::kFp16, ProductPrecision::kFp32}) {
       const double rate = gemm_rate(lt, s[0], s[1], s[2], CUDA_R_32F, product_compute_type(p), stream);
       std::printf(" %8.1f (%4.2f)", rate, rate / native);
     }

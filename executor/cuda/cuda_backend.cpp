@@ -10,6 +10,7 @@
 
 #include "core/units.h"
 #include "executor/adam_update.h"
+#include "executor/buffer_sides.h"
 #include "executor/cuda/adam_kernel.h"
 #include "executor/cuda/cuda_device.h"
 #include "executor/cuda/cuda_error.h"
@@ -54,20 +55,6 @@ auto guarded(std::string_view call, F&& body) -> decltype(body()) {
   }
 }
 
-// Where a tier's element-wise call runs: all on the host (the CPU
-// backend's), all on the device (a kernel), or a mix no op makes.
-enum class Side : uint8_t { kHost, kDevice, kMixed };
-Side side_of(std::initializer_list<const Buffer*> buffers) {
-  bool device = false, host = false;
-  for (const Buffer* b : buffers) (on_device(*b) ? device : host) = true;
-  return device && host ? Side::kMixed : device ? Side::kDevice : Side::kHost;
-}
-
-core::Result<void> mixed(std::string_view call, const Buffer& a, const Buffer& b) {
-  return bug(std::string(call) + " of '" + a.what + "' (" + std::string(core::to_string(a.tier)) + ") and '" +
-             b.what + "' (" + std::string(core::to_string(b.tier)) + "): one is on the device and one is not");
-}
-
 int64_t device_arena_bytes(int64_t cap) {
   size_t free = 0, total = 0;
   STOWAGE_CUDA(cudaMemGetInfo(&free, &total));
@@ -106,16 +93,7 @@ CudaBackend::CudaBackend(CudaBackendOptions options, std::unique_ptr<CpuBackend>
       device_(describe_device(0)),
       arena_(arena_bytes),
       events_(std::make_shared<EventPool>()),
-      released_(streams_, events_),
-      timed_events_(std::make_shared<EventPool>(EventTiming::kTimed)) {
-  // The device's clock against the host's: an event on an idle stream
-  // completes at once, so the host's time after waiting for it is its time
-  // to within the wait's return (microseconds).
-  origin_.record(streams_[core::Lane::kGpuCompute]);
-  origin_.synchronize();
-  origin_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-                   .count();
+      released_(streams_, events_) {
   for (DeviceMemory& b : bins_) b = DeviceMemory(static_cast<int64_t>(sizeof(SquareSumBins)));
   layer_kernels_ = std::make_unique<CudaLayerKernels>(streams_[core::Lane::kGpuCompute], options_.products);
 }
@@ -125,7 +103,9 @@ CudaBackend::~CudaBackend() {
     streams_.synchronize_all();
     released_.collect(StreamOrderedRelease::Until::kAll);
   } catch (const CudaError&) {
-    // A fault already reported by the call that met it; the owners free the rest.
+    // A fault already reported by the call that met it: no stream will run
+    // again, so what is parked goes back unwaited, and the owners free the rest.
+    released_.collect(StreamOrderedRelease::Until::kUnwaited);
   }
   free_pinned(pinned_.trim(0));
   free_pinned(mirror_pool_.trim(0));
@@ -142,7 +122,12 @@ void CudaBackend::finish(core::Lane lane) {
 
 core::Result<void> CudaBackend::drain(core::Lane lane) {
   if (!options_.enqueue_only) return {};
-  return guarded("waiting for " + std::string(core::to_string(lane)), [&]() -> core::Result<void> {
+  // A fault of any device work enqueued before surfaces at the first wait
+  // after it, whatever that waits for: the message says so.
+  const std::string call = "waiting for " + std::string(core::to_string(lane)) +
+                           " (with --enqueue-only a device fault shows at the next wait; rerun without it to "
+                           "have the failing call named)";
+  return guarded(call, [&]() -> core::Result<void> {
     STOWAGE_CUDA(cudaStreamSynchronize(streams_[lane]));
     return {};
   });
@@ -162,7 +147,14 @@ void CudaBackend::give_back(std::function<void()> to_owner) {
   try {
     released_.park(to_owner);
   } catch (const CudaError&) {
-    to_owner();  // the device has failed: nothing enqueued will run
+    // No event to park behind (none could be made or recorded): wait for
+    // every stream instead, so that no work enqueued still uses the memory;
+    // if even that fails, the device has failed and none of it will run.
+    try {
+      streams_.synchronize_all();
+    } catch (const CudaError&) {
+    }
+    to_owner();
   }
 }
 
@@ -381,12 +373,12 @@ core::Result<void> CudaBackend::compute(core::Lane lane, std::string_view what, 
 }
 
 core::Result<void> CudaBackend::optimizer_step(core::Lane lane, const OptimizerWork& work) {
-  const Side side = side_of({work.states, work.grad16, work.param16_out});
-  if (side == Side::kHost) {
+  const core::Result<Side> side = one_side("optimizer step", {work.states, work.grad16, work.param16_out});
+  if (!side) return std::unexpected(side.error());
+  if (*side == Side::kHost) {
     if (auto r = drain(lane); !r) return r;
     return host_->optimizer_step(lane, work);
   }
-  if (side == Side::kMixed) return mixed("optimizer step", *work.states, *work.grad16);
   const int64_t n = work.grad16->bytes / 2;
   if (work.states->bytes != n * core::state_bytes_per_param(work.state_precision) ||
       work.param16_out->bytes != work.grad16->bytes) {
@@ -417,12 +409,12 @@ core::Result<void> CudaBackend::optimizer_step(core::Lane lane, const OptimizerW
 
 core::Result<void> CudaBackend::widen(core::Lane lane, const Buffer& src16, const Buffer& dst32,
                                       int64_t dst_offset, core::Precision precision) {
-  const Side side = side_of({&src16, &dst32});
-  if (side == Side::kHost) {
+  const core::Result<Side> side = one_side("widening", {&src16, &dst32});
+  if (!side) return std::unexpected(side.error());
+  if (*side == Side::kHost) {
     if (auto r = drain(lane); !r) return r;
     return host_->widen(lane, src16, dst32, dst_offset, precision);
   }
-  if (side == Side::kMixed) return mixed("widening", src16, dst32);
   const int64_t n = src16.bytes / 2;
   if (dst_offset < 0 || 4 * (dst_offset + n) > dst32.bytes)
     return bug("widening '" + src16.what + "' into '" + dst32.what + "': the sizes do not match");
@@ -436,12 +428,12 @@ core::Result<void> CudaBackend::widen(core::Lane lane, const Buffer& src16, cons
 
 core::Result<void> CudaBackend::narrow(core::Lane lane, const Buffer& src32, int64_t src_offset,
                                        const Buffer& dst16, core::Precision precision) {
-  const Side side = side_of({&src32, &dst16});
-  if (side == Side::kHost) {
+  const core::Result<Side> side = one_side("narrowing", {&src32, &dst16});
+  if (!side) return std::unexpected(side.error());
+  if (*side == Side::kHost) {
     if (auto r = drain(lane); !r) return r;
     return host_->narrow(lane, src32, src_offset, dst16, precision);
   }
-  if (side == Side::kMixed) return mixed("narrowing", src32, dst16);
   const int64_t n = dst16.bytes / 2;
   if (src_offset < 0 || 4 * (src_offset + n) > src32.bytes)
     return bug("narrowing '" + src32.what + "' into '" + dst16.what + "': the sizes do not match");
@@ -455,12 +447,12 @@ core::Result<void> CudaBackend::narrow(core::Lane lane, const Buffer& src32, int
 
 core::Result<void> CudaBackend::accumulate(core::Lane lane, const Buffer& acc16, const Buffer& add16,
                                            core::Precision precision) {
-  const Side side = side_of({&acc16, &add16});
-  if (side == Side::kHost) {
+  const core::Result<Side> side = one_side("accumulation", {&acc16, &add16});
+  if (!side) return std::unexpected(side.error());
+  if (*side == Side::kHost) {
     if (auto r = drain(lane); !r) return r;
     return host_->accumulate(lane, acc16, add16, precision);
   }
-  if (side == Side::kMixed) return mixed("accumulation", acc16, add16);
   if (acc16.bytes != add16.bytes)
     return bug("accumulation of '" + add16.what + "' into '" + acc16.what + "': the sizes do not match");
   return guarded("accumulating into '" + acc16.what + "'", [&]() -> core::Result<void> {
@@ -528,19 +520,14 @@ core::Result<std::optional<TimeMark>> CudaBackend::mark(core::Lane lane) {
   if (!options_.enqueue_only) return std::nullopt;  // each call waits for its work: the host's times stand
   return guarded("marking a time on " + std::string(core::to_string(lane)),
                  [&]() -> core::Result<std::optional<TimeMark>> {
-                   std::shared_ptr<const CudaEvent> event = timed_events_->take();
-                   event->record(streams_[lane]);
-                   return TimeMark{.lane = lane, .handle = std::move(event)};
+                   return TimeMark{.lane = lane, .handle = clock_.mark(streams_[lane])};
                  });
 }
 
 core::Result<int64_t> CudaBackend::marked_at(const TimeMark& mark) {
   if (mark.handle == nullptr) return std::unexpected(bug("a time mark made by another backend").error());
-  return guarded("reading a time mark", [&]() -> core::Result<int64_t> {
-    const auto& event = *static_cast<const CudaEvent*>(mark.handle.get());
-    event.synchronize();
-    return origin_ns_ + std::llround(static_cast<double>(elapsed_ms(origin_, event)) * 1e6);
-  });
+  return guarded("reading a time mark",
+                 [&]() -> core::Result<int64_t> { return clock_.host_ns(mark.handle); });
 }
 
 int64_t CudaBackend::bytes_moved(core::Lane lane) const {

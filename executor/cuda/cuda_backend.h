@@ -44,6 +44,7 @@
 #include "executor/cuda/cuda_layer_kernels.h"
 #include "executor/cuda/cuda_stream.h"
 #include "executor/cuda/device_arena.h"
+#include "executor/cuda/device_clock.h"
 #include "executor/cuda/device_memory.h"
 #include "executor/cuda/stream_ordered_release.h"
 
@@ -106,8 +107,8 @@ class CudaBackend final : public Backend {
                                                            core::Precision precision) override;
   [[nodiscard]] core::Result<Event> record(core::Lane lane) override;
   [[nodiscard]] core::Result<void> wait(core::Lane lane, const Event& event) override;
-  // With enqueue_only, a timed event on the lane's stream, read against one
-  // recorded when the backend was made (cudaEventElapsedTime, about 0.5 us).
+  // With enqueue_only, a timed event on the lane's stream, read on the
+  // host's clock (device_clock.h: about 0.5 us, however long the run).
   [[nodiscard]] core::Result<std::optional<TimeMark>> mark(core::Lane lane) override;
   [[nodiscard]] core::Result<int64_t> marked_at(const TimeMark& mark) override;
   [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override;
@@ -165,9 +166,7 @@ class CudaBackend final : public Backend {
   std::shared_ptr<EventPool> events_;  // the cross-lane edges' events
   std::atomic<uint64_t> events_recorded_{0};
   StreamOrderedRelease released_;  // enqueue_only: memory given back behind the work before it
-  std::shared_ptr<EventPool> timed_events_;  // enqueue_only: op marks
-  CudaEvent origin_{EventTiming::kTimed};    // the device's time origin_ns_ on the host's clock
-  int64_t origin_ns_ = 0;
+  DeviceClock clock_;              // enqueue_only: op marks on the host's clock
 };
 
 }  // namespace stowage::executor::cuda

@@ -26,7 +26,7 @@ const int32_t* CudaLayerKernels::upload_ids(const int32_t* ids, int64_t n) {
 }
 
 std::pair<const float*, const float*> CudaLayerKernels::rotary_on_device(const model::RotaryTable& table) {
-  auto it = rotary_.find(&table);
+  auto it = rotary_.find(table.id());
   if (it == rotary_.end()) {
     const auto bytes = static_cast<int64_t>(table.cos_table().size_bytes());
     std::pair<DeviceMemory, DeviceMemory> tables{DeviceMemory(bytes), DeviceMemory(bytes)};
@@ -34,7 +34,7 @@ std::pair<const float*, const float*> CudaLayerKernels::rotary_on_device(const m
                                  cudaMemcpyHostToDevice, stream_));
     STOWAGE_CUDA(cudaMemcpyAsync(tables.second.data(), table.sin_table().data(), static_cast<size_t>(bytes),
                                  cudaMemcpyHostToDevice, stream_));
-    it = rotary_.emplace(&table, std::move(tables)).first;
+    it = rotary_.emplace(table.id(), std::move(tables)).first;
   }
   return {reinterpret_cast<const float*>(it->second.first.data()),
           reinterpret_cast<const float*>(it->second.second.data())};
@@ -145,6 +145,12 @@ void CudaLayerKernels::causal_attention_backward(const float* q, const float* k,
   const int64_t kv_width = s.kv_width();
   const int64_t group = s.group();
   const float scale = s.scale();
+  // Outside a region a Temporary is a host vector, which the device cannot
+  // reach: the executor installs the op's (device) scratch around a layer.
+  if (!model::scratch_region_installed())
+    throw std::logic_error(
+        "causal attention's backward on the GPU needs its score gradients in the op's device "
+        "scratch, and no scratch region is installed");
   model::Temporary ds(seq * seq);  // the model's declared scratch, on the device
   for (int64_t b = 0; b < s.batch; ++b) {
     for (int64_t h = 0; h < s.heads; ++h) {

@@ -1,8 +1,8 @@
 // The GPU's layer kernels (model/layer_kernels.h): the CPU model's
 // sequence of products, in the same calls, on cuBLASLt in fp32 or on
-// bf16- or fp16-rounded operands with fp32 sums (row_major_gemm.h), and its loops as CUDA kernels (layer_primitives.h,
-// model_kernels.h), all enqueued on the compute lane's stream over device
-// memory. What the CUDA backend installs for a compute op.
+// bf16- or fp16-rounded operands with fp32 sums (row_major_gemm.h), and its loops as CUDA kernels
+// (layer_primitives.h, model_kernels.h), all enqueued on the compute lane's stream over device memory. What
+// the CUDA backend installs for a compute op.
 //
 // Host arrays the model hands over (token ids, targets, a rotary table) are
 // uploaded into device memory of this object's own: a few bytes a token
@@ -72,7 +72,7 @@ class CudaLayerKernels final : public model::LayerKernels {
   DeviceMemory ids_;
   DeviceMemory row_loss_;
   std::vector<double> row_loss_host_;
-  std::map<const model::RotaryTable*, std::pair<DeviceMemory, DeviceMemory>> rotary_;
+  std::map<uint64_t, std::pair<DeviceMemory, DeviceMemory>> rotary_;  // by RotaryTable::id
 };
 
 }  // namespace stowage::executor::cuda

@@ -1,6 +1,6 @@
 // model_kernels.h. GELU: grid-stride loops. LayerNorm: one block per row for
 // the statistics and dx (a shared-memory tree of doubles), one thread per
-// column for dw and db.
+// column for dw and db (grid-stride, as the grid is capped).
 #include "executor/cuda/model_kernels.h"
 
 #include "executor/cuda/block_reduce.cuh"
@@ -72,17 +72,18 @@ __global__ void layer_norm_input_grad_kernel(const float* x, const float* w, con
 __global__ void layer_norm_weight_grad_kernel(const float* x, const float* mean, const float* rstd,
                                               const float* dy, float* dw, float* db, int64_t rows,
                                               int64_t d) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= d) return;
-  float dw_i = dw[i];
-  float db_i = db[i];
-  for (int64_t r = 0; r < rows; ++r) {  // row order, as the CPU adds
-    const float dy_ri = dy[r * d + i];
-    dw_i += dy_ri * model::layer_norm_xhat(x[r * d + i], mean[r], rstd[r]);
-    db_i += dy_ri;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;  // blocks_for caps the grid
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < d; i += stride) {
+    float dw_i = dw[i];
+    float db_i = db[i];
+    for (int64_t r = 0; r < rows; ++r) {  // row order, as the CPU adds
+      const float dy_ri = dy[r * d + i];
+      dw_i += dy_ri * model::layer_norm_xhat(x[r * d + i], mean[r], rstd[r]);
+      db_i += dy_ri;
+    }
+    dw[i] = dw_i;
+    db[i] = db_i;
   }
-  dw[i] = dw_i;
-  db[i] = db_i;
 }
 
 }  // namespace

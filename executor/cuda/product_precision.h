@@ -15,6 +15,9 @@ enum class ProductPrecision : uint8_t {
   kBf16,  // operands rounded to bf16 on the tensor cores, sums in fp32
   kFp16,  // operands rounded to fp16 (whose range ends at 65504), sums in fp32
 };
+// cuBLASLt's fast modes allow the rounding rather than require it: where
+// no tensor-core algorithm takes a shape (rows not 16-byte aligned), a
+// 16-bit product may run in fp32 instead.
 
 // "fp32", "bf16", "fp16": what the command line and errors call them.
 [[nodiscard]] const char* product_precision_name(ProductPrecision precision);

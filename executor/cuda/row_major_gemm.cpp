@@ -108,8 +108,8 @@ void RowMajorGemm::matmul(model::Transpose ta, model::Transpose tb, int64_t m, i
                                                   pref.get(), 1, &heuristic, &found));
     if (found == 0)
       throw CudaError(CudaErrorSource::kCublasLt, 0, "cublasLtMatmulAlgoGetHeuristic",
-                      std::string("no GEMM algorithm for fp32 operands with ") + product_precision_name(precision_) +
-                          " products");
+                      std::string("no GEMM algorithm for fp32 operands with ") +
+                          product_precision_name(precision_) + " products");
     known = algorithms_.emplace(key, heuristic.algo).first;
   }
   STOWAGE_CUBLAS(cublasLtMatmul(handle_, desc.get(), &alpha, b, lb.get(), a, la.get(), &beta, c, lc.get(), c,

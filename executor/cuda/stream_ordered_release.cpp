@@ -10,10 +10,16 @@
 namespace stowage::executor::cuda {
 namespace {
 
-// Whether the event has completed; a fault it met is thrown.
+// Whether the event has completed; a fault it met is thrown. "Not ready"
+// is an answer, not a fault, but the runtime may also keep it as the
+// thread's last error, which the next launch's check (check_launch) would
+// then report as that kernel's failure: it is cleared here.
 bool completed(const CudaEvent& event) {
   const cudaError_t status = cudaEventQuery(event.get());
-  if (status == cudaErrorNotReady) return false;
+  if (status == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
   STOWAGE_CUDA(status);
   return true;
 }
@@ -40,6 +46,7 @@ bool StreamOrderedRelease::collect(Until until) {
       Parked& front = parked_.front();
       bool done = true;
       for (const std::shared_ptr<const CudaEvent>& e : front.after) {
+        if (until == Until::kUnwaited) break;
         if (until == Until::kAll) {
           e->synchronize();
         } else if (!completed(*e)) {

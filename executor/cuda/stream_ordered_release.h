@@ -28,10 +28,12 @@ class StreamOrderedRelease {
   // enqueued so far on any lane has finished. Throws CudaError.
   void park(std::function<void()> give_back);
 
-  enum class Until : uint8_t { kCompleted, kAll };
+  enum class Until : uint8_t { kCompleted, kAll, kUnwaited };
   // Gives back what waits on nothing any more (kCompleted: the host does
-  // not block) or everything parked (kAll: the host waits for it).
-  // Returns whether anything was given back. Throws CudaError.
+  // not block), everything parked (kAll: the host waits for it), or
+  // everything parked at once (kUnwaited: only after a device fault, when
+  // no stream will run again). Returns whether anything was given back.
+  // Throws CudaError (kUnwaited makes no CUDA call).
   bool collect(Until until);
 
  private:

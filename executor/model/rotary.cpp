@@ -4,14 +4,18 @@
 // which is forward with sin negated.
 #include "executor/model/rotary.h"
 
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 namespace stowage::executor::model {
+namespace {
+std::atomic<uint64_t> next_id{1};
+}  // namespace
 
 RotaryTable::RotaryTable(int64_t head_dim, int64_t positions, double theta)
-    : head_dim_(head_dim), positions_(positions) {
+    : head_dim_(head_dim), positions_(positions), id_(next_id.fetch_add(1, std::memory_order_relaxed)) {
   if (head_dim < 2 || head_dim % 2 != 0 || positions < 1 || !(theta > 0)) {
     throw std::invalid_argument("RotaryTable: head_dim " + std::to_string(head_dim) + ", positions " +
                                 std::to_string(positions) +

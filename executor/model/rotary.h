@@ -24,6 +24,10 @@ class RotaryTable {
   // [positions, head_dim / 2]: what a GPU's kernels upload.
   [[nodiscard]] std::span<const float> cos_table() const { return cos_; }
   [[nodiscard]] std::span<const float> sin_table() const { return sin_; }
+  // Which tables these are, unique among the tables made in this process
+  // (a copy keeps it, as it keeps the values): what a GPU's cache of
+  // uploaded tables keys on, since an address outlives its table.
+  [[nodiscard]] uint64_t id() const { return id_; }
 
   // x [batch * seq, heads * head_dim], token-major, token i at position
   // i % seq (seq <= positions): every head rotated in place.
@@ -37,6 +41,7 @@ class RotaryTable {
 
   int64_t head_dim_;
   int64_t positions_;
+  uint64_t id_;
   std::vector<float> cos_;  // [positions, head_dim / 2]
   std::vector<float> sin_;  // [positions, head_dim / 2]
 };

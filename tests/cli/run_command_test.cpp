@@ -543,7 +543,8 @@ TEST(RunCommand, LayersOffTheDeviceAreTheCudaBackendsChoiceOnly) {
 }
 
 TEST(RunCommand, HalfPrecisionProductsAreTheCudaBackendsChoiceOnly) {
-  expect_cuda_only("fp16-products", {"--products", "fp16"}, "--products fp16: only the cuda backend's device layers");
+  expect_cuda_only("fp16-products", {"--products", "fp16"},
+                   "--products fp16: only the cuda backend's device layers");
   std::vector<std::string> args = expect_cuda_only("bf16-products", {"--products", "bf16"},
                                                    "--products bf16: only the cuda backend's device layers");
   args.back() = "fp8";  // not a precision the GPU's products have

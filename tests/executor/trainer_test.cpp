@@ -367,7 +367,10 @@ TEST(Trainer, Fp16OverflowsAreSkippedReportedAndRecoveredFrom) {
 // Speculative updates never change the math: when the step's check passes
 // they are kept, when it fails (a norm above max_grad_norm, an fp16
 // overflow) they are rolled back and replayed, and either way the losses
-// equal those of updates that wait for the check, on every placement.
+// equal those of updates that wait for the check, on every placement:
+// a GPU optimizer's too, whose replay updates on the device and sends the
+// parameters home to the CPU or NVMe (every backend refuses an optimizer
+// step over device states into host memory, buffer_sides.h).
 TEST(Trainer, SpeculativeUpdatesGiveTheSameLossesWhetherKeptOrReplayed) {
   const Fixture& f = fixture();
   struct Setting {
@@ -388,7 +391,11 @@ TEST(Trainer, SpeculativeUpdatesGiveTheSameLossesWhetherKeptOrReplayed) {
     training.max_grad_norm = x.max_grad_norm;
     training.gradient_accumulation = 2;
     if (x.precision == core::Precision::kFp16) training.loss_scaling.initial_scale = x.initial_scale;
-    for (const core::PlanFile& waiting : {plan_where(kCpuOffload), three_tier_mix(), plan_where(kParamsOnNvme)}) {
+    const core::PlanFile gpu_optimizer_params_on_cpu = plan_where({.param16 = core::Tier::kCpu});
+    const core::PlanFile gpu_optimizer_params_on_nvme = plan_where({.param16 = core::Tier::kNvme});
+    for (const core::PlanFile& waiting :
+         {plan_where(kCpuOffload), three_tier_mix(), plan_where(kParamsOnNvme), gpu_optimizer_params_on_cpu,
+          gpu_optimizer_params_on_nvme}) {
       core::PlanFile speculative = waiting;
       speculative.policy.speculative_update = true;
       auto a = backend("spec-a");

@@ -1,6 +1,7 @@
 // The RAII owners on a device: the arena caps and fails as the CPU backend
 // does, pinned buffers round-trip, an event recorded on one lane's stream
-// orders another's, released memory waits for the work before it.
+// orders another's, released memory waits for the work before it, the
+// device's clock reads marks on the host's.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include "executor/cuda/cuda_event.h"
 #include "executor/cuda/cuda_stream.h"
 #include "executor/cuda/device_arena.h"
+#include "executor/cuda/device_clock.h"
 #include "executor/cuda/pinned_buffer.h"
 #include "executor/cuda/stream_ordered_release.h"
 #include "tests/executor/cuda/cuda_test_support.h"
@@ -76,10 +78,45 @@ TEST(StreamOrderedRelease, GivesMemoryBackOnlyAfterTheWorkEnqueuedBeforeIt) {
   released.park([&] { given_back = true; });
   EXPECT_FALSE(released.collect(StreamOrderedRelease::Until::kCompleted));
   EXPECT_FALSE(given_back);
+  // Asking left no error behind for the next launch's check to find.
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   EXPECT_TRUE(released.collect(StreamOrderedRelease::Until::kAll));
   EXPECT_TRUE(given_back);
   EXPECT_FALSE(held.load());  // the hold had ended when the memory came back
   EXPECT_FALSE(released.collect(StreamOrderedRelease::Until::kAll));  // nothing left
+}
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Marks on an idle stream complete as they are enqueued, so each reads as
+// the host's time then, whether the clock keeps one anchor or takes a
+// fresh one before every mark (as it does once an anchor is old): two
+// marks 20 ms apart are as far apart as the host's times just before each,
+// to within a millisecond, and each within the host's times around it.
+TEST(DeviceClock, ReadsMarksOnTheHostsClockAcrossFreshAnchors) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  for (const auto reanchor_after :
+       {std::chrono::nanoseconds(0), std::chrono::nanoseconds(std::chrono::hours(1))}) {
+    SCOPED_TRACE(reanchor_after.count() == 0 ? "an anchor a mark" : "one anchor");
+    DeviceClock clock(reanchor_after);
+    CudaStream stream;
+    const int64_t before = steady_ns();
+    const auto first = clock.mark(stream.get());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int64_t between = steady_ns();
+    const auto second = clock.mark(stream.get());
+    const int64_t after = steady_ns();
+    const int64_t a = clock.host_ns(first), b = clock.host_ns(second);
+    constexpr int64_t kMs = 1'000'000;
+    EXPECT_GE(a, before - kMs);
+    EXPECT_LE(b, after + kMs);
+    EXPECT_NEAR(static_cast<double>(b - a), static_cast<double>(between - before), 1.0 * kMs);
+    EXPECT_EQ(clock.anchors(), reanchor_after.count() == 0 ? 3 : 1);
+  }
 }
 
 TEST(DeviceMemory, AskingForMoreThanTheDeviceHasNamesCudaMalloc) {
