@@ -19,7 +19,9 @@
 #      and with STOWAGE_GPU_SANITIZE=1 again under compute-sanitizer's memcheck;
 #   3c. runs Stowage's executor with the CUDA backend: its tests, and
 #      `stowage run --backend cuda` on the plans in bench/gpu/plans, the tiny
-#      one beside `--backend cpu` (the same losses), with traces returned;
+#      ones beside `--backend cpu` (the same losses), with traces returned,
+#      and prints one table of every CUDA run against its prediction, lane
+#      by lane (bench/gpu/run-table);
 #   4. runs cuda_probe: pinned and pageable H2D/D2H bandwidth by size, the
 #      HBM copy, the Adam kernel as a share of it, bf16 GEMMs through cuBLASLt;
 #   5. runs the same measurements through PyTorch and prints both side by side;
@@ -31,6 +33,8 @@
 #      ran (tiny-gpt, GPT-2 XL with the optimizer on the CPU);
 #   7. prints what the check does NOT do yet (below), rather than pretend.
 # Results also go to $OUT (the device machine's return folder) when set.
+# bench/gpu/rehearse runs this script on a machine without a GPU, the CPU
+# backend standing in for the CUDA one (ctest bench.gpu_check_rehearsal).
 set -uo pipefail
 # STOWAGE_GPU_SKIP='probe torch deepspeed' leaves those steps out (a short rerun).
 skip() { case " ${STOWAGE_GPU_SKIP:-} " in *" $1 "*) log "$1: skipped (STOWAGE_GPU_SKIP)"; return 0;; esac; return 1; }
