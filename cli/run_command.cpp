@@ -60,8 +60,7 @@ struct RunArgs {
   std::string backend = "cpu";  // or "cuda", where this stowage was built with CUDA
   std::string layers = "device";  // the cuda backend's layers: "device" kernels, or "host" (OpenBLAS on mirrors)
   bool enqueue_only = false;      // the cuda backend: the host only enqueues, ops timed by CUDA events
-  std::string products{
-      kProductsAsPlanned};  // the layer products: plan, fp32, bf16 or fp16 (layer_products.h)
+  std::string products = std::string(kProductsAsPlanned);  // or fp32, bf16, fp16 (layer_products.h)
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   std::string resume;  // a checkpoint directory, or "latest" under --checkpoint-dir
