@@ -80,10 +80,12 @@ void print_bandwidth(cudaStream_t stream) {
   std::printf("(size in KiB)\n\n");
 }
 
-__global__ void fill_bf16(__nv_bfloat16* x, int64_t n, float value) {
+// x[i] = value for every i, as T (float or __nv_bfloat16).
+template <class T>
+__global__ void fill(T* x, int64_t n, float value) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    x[i] = __float2bfloat16(value);
+    x[i] = T(value);
 }
 
 // Device-to-device copy of `bytes`: GB/s counting what is read and what is
@@ -107,8 +109,8 @@ double adam_rate(int64_t n, cudaStream_t stream) {
   STOWAGE_CUDA(cudaMemsetAsync(master.data(), 0, static_cast<size_t>(n * 4), stream));
   STOWAGE_CUDA(cudaMemsetAsync(m.data(), 0, static_cast<size_t>(m.bytes()), stream));
   STOWAGE_CUDA(cudaMemsetAsync(v.data(), 0, static_cast<size_t>(v.bytes()), stream));
-  fill_bf16<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(grad.data()), n, 1.0f / 1024);
-  check_launch("fill_bf16");
+  fill<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(grad.data()), n, 1.0f / 1024);
+  check_launch("fill");
   const AdamPartitionOf<Moment> partition{.master = reinterpret_cast<float*>(master.data()),
                                           .m = reinterpret_cast<Moment*>(m.data()),
                                           .v = reinterpret_cast<Moment*>(v.data()),
@@ -152,12 +154,6 @@ struct LtDeleter {
 template <class T, cublasStatus_t (*kDestroy)(T)>
 using LtOwner = std::unique_ptr<std::remove_pointer_t<T>, LtDeleter<T, kDestroy>>;
 
-__global__ void fill_fp32(float* x, int64_t n, float value) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    x[i] = value;
-}
-
 // C[m,n] = A[m,k] B[k,n] with A, B and C of `type` (bf16 or fp32), fp32
 // accumulation under `compute`; returns TFLOP/s.
 double gemm_rate(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, cudaDataType_t type,
@@ -167,12 +163,11 @@ double gemm_rate(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, cudaDataT
   constexpr int64_t kWorkspace = int64_t{64} << 20;
   DeviceMemory workspace(kWorkspace);
   for (DeviceMemory* operand : {&a, &b}) {
+    const int64_t elements = operand->bytes() / element;
     if (type == CUDA_R_16BF) {
-      fill_bf16<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(operand->data()),
-                                          operand->bytes() / element, 0.01f);
+      fill<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(operand->data()), elements, 0.01f);
     } else {
-      fill_fp32<<<1024, 256, 0, stream>>>(reinterpret_cast<float*>(operand->data()),
-                                          operand->bytes() / element, 0.01f);
+      fill<<<1024, 256, 0, stream>>>(reinterpret_cast<float*>(operand->data()), elements, 0.01f);
     }
     check_launch("fill");
   }

@@ -37,15 +37,25 @@ std::vector<float> zeros(int64_t n) {
   return std::vector<float>(static_cast<size_t>(n));
 }
 
+// The largest |gpu - cpu|, and the largest |cpu|.
+struct Apart {
+  double worst = 0, largest = 0;
+  [[nodiscard]] bool within(double bound) const { return worst <= bound * largest; }
+};
+Apart apart(const std::vector<float>& gpu, const std::vector<float>& cpu) {
+  Apart a;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    a.largest = std::max(a.largest, std::fabs(static_cast<double>(cpu[i])));
+    a.worst = std::max(a.worst, std::fabs(static_cast<double>(gpu[i]) - cpu[i]));
+  }
+  return a;
+}
+
 // max |gpu - cpu| <= bound * max |cpu|.
 void expect_close(const std::vector<float>& gpu, const std::vector<float>& cpu, double bound, const char* what) {
   ASSERT_EQ(gpu.size(), cpu.size()) << what;
-  double largest = 0, worst = 0;
-  for (size_t i = 0; i < cpu.size(); ++i) {
-    largest = std::max(largest, std::fabs(static_cast<double>(cpu[i])));
-    worst = std::max(worst, std::fabs(static_cast<double>(gpu[i]) - cpu[i]));
-  }
-  EXPECT_LE(worst, bound * largest) << what << ": largest difference " << worst << " of values up to " << largest;
+  const Apart a = apart(gpu, cpu);
+  EXPECT_TRUE(a.within(bound)) << what << ": largest difference " << a.worst << " of values up to " << a.largest;
 }
 
 struct Kernels {
@@ -94,12 +104,6 @@ TEST(CudaLayerKernels, LinearForwardAndBackwardMatchTheCpu) {
 TEST(CudaLayerKernels, HalfPrecisionProductsRoundTheOperandsAndSumInFp32) {
   STOWAGE_REQUIRE_CUDA_DEVICE();
   model::CpuLayerKernels cpu;
-  auto largest_difference = [](const std::vector<float>& a, const std::vector<float>& b) {
-    double apart = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-      apart = std::max(apart, std::fabs(static_cast<double>(a[i]) - b[i]));
-    return apart;
-  };
   for (const LinearShape s :
        {LinearShape{.rows = 48, .in = 64, .out = 80}, LinearShape{.rows = 37, .in = 29, .out = 53}}) {
     const bool aligned = s.in % 16 == 0;
@@ -130,17 +134,11 @@ TEST(CudaLayerKernels, HalfPrecisionProductsRoundTheOperandsAndSumInFp32) {
       gpu.linear_forward(gx.get(), gw.get(), nullptr, gy.get(), s);
       const std::vector<float> y = gy.to_host();
       const double bound = 2e-6 * static_cast<double>(s.in);
-      auto largest = [](const std::vector<float>& v) {
-        double m = 0;
-        for (float f : v) m = std::max(m, std::fabs(static_cast<double>(f)));
-        return m;
-      };
-      const bool rounded = largest_difference(y, c.expected) <= bound * largest(c.expected);
       if (aligned) {
         expect_close(y, c.expected, bound, "y against the product of the rounded operands");
-        EXPECT_GT(largest_difference(y, fp32), 1e-4) << "the products equal the fp32 ones: not rounded";
-        EXPECT_GT(largest_difference(y, c.other_half), 1e-4) << "the operands were rounded to the other type";
-      } else if (!rounded) {
+        EXPECT_GT(apart(y, fp32).worst, 1e-4) << "the products equal the fp32 ones: not rounded";
+        EXPECT_GT(apart(y, c.other_half).worst, 1e-4) << "the operands were rounded to the other type";
+      } else if (!apart(y, c.expected).within(bound)) {
         expect_close(y, fp32, 2e-5, "y, not rounded, against the fp32 product");
       }
     }
