@@ -940,14 +940,13 @@ Result<Schedule> Lowering::finish() {
   std::vector<OpId> renumber(n);
   for (size_t i = 0; i < n; ++i) renumber[static_cast<size_t>(order[i])] = static_cast<OpId>(i);
   Schedule s;
-  s.ops.resize(n);
+  s.ops.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    Op op = std::move(ops_[static_cast<size_t>(order[i])]);
+    Op& op = s.ops.emplace_back(std::move(ops_[static_cast<size_t>(order[i])]));
     op.id = static_cast<OpId>(i);
     for (OpId& d : op.deps) d = renumber[static_cast<size_t>(d)];
     std::sort(op.deps.begin(), op.deps.end());
     op.deps.erase(std::unique(op.deps.begin(), op.deps.end()), op.deps.end());
-    s.ops[i] = std::move(op);
   }
   s.steps = options_.steps;
   s.bf16 = training_.precision == Precision::kBf16;

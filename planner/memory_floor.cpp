@@ -1,8 +1,7 @@
 #include "planner/memory_floor.h"
 
 #include <algorithm>
-#include <deque>
-#include <map>
+#include <array>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -27,18 +26,27 @@ struct Held {
 };
 
 // The allocations of a lane's ops (in issue order) that an op of the same
-// lane frees, matched first in, first out by tier and tensor name.
+// lane frees, matched first in, first out by tier and tensor name. Keys
+// view the schedule's names: the planner takes the floor of thousands of
+// lowered candidates, and copying every name into an ordered map was a
+// tenth of planning a trillion-parameter model.
 std::vector<Held> matched_on_lane(const core::Schedule& s, const std::vector<core::OpId>& lane) {
-  std::map<std::pair<core::Tier, std::string>, std::deque<std::pair<size_t, core::Bytes>>> open;
+  struct Open {
+    std::vector<std::pair<size_t, core::Bytes>> allocations;
+    size_t next = 0;  // the first not yet freed
+  };
+  std::array<std::unordered_map<std::string_view, Open>, 3> open;
   std::vector<Held> out;
   for (size_t k = 0; k < lane.size(); ++k) {
     const core::Op& op = s.op(lane[k]);
-    for (const core::MemoryEffect& e : op.allocs) open[{e.tier, e.tensor}].emplace_back(k, e.bytes);
+    for (const core::MemoryEffect& e : op.allocs)
+      open[static_cast<size_t>(e.tier)][e.tensor].allocations.emplace_back(k, e.bytes);
     for (const core::MemoryEffect& e : op.frees) {
-      auto it = open.find({e.tier, e.tensor});
-      if (it == open.end() || it->second.empty()) continue;  // allocated on another lane
-      out.push_back({it->second.front().first, k, e.tier, it->second.front().second});
-      it->second.pop_front();
+      auto& by_name = open[static_cast<size_t>(e.tier)];
+      auto it = by_name.find(e.tensor);
+      if (it == by_name.end() || it->second.next == it->second.allocations.size()) continue;  // allocated on another lane
+      const auto& [from, bytes] = it->second.allocations[it->second.next++];
+      out.push_back({from, k, e.tier, bytes});
     }
   }
   return out;
@@ -127,6 +135,14 @@ Tiers cross_lane_floor(const core::Schedule& s) {
       ++l.frees;
     }
   }
+  std::array<std::vector<const Life*>, 3> counted;
+  for (size_t t = 0; t < 3; ++t) {
+    for (const auto& [name, l] : lives[t]) {
+      core::Bytes allocated;
+      for (const auto& [a, bytes] : l.allocs) allocated += bytes;
+      if (l.frees == 1 && allocated == l.freed) counted[t].push_back(&l);
+    }
+  }
   const Precedence p(s);
   Tiers best{};
   for (size_t lane = 0; lane < p.lanes.size(); ++lane) {
@@ -135,13 +151,11 @@ Tiers cross_lane_floor(const core::Schedule& s) {
     std::array<std::vector<int64_t>, 3> delta;
     for (auto& d : delta) d.assign(ops.size() + 1, 0);
     for (size_t t = 0; t < 3; ++t) {
-      for (const auto& [name, l] : lives[t]) {
-        core::Bytes allocated;
-        for (const auto& [a, bytes] : l.allocs) allocated += bytes;
-        if (l.frees != 1 || allocated != l.freed) continue;
+      for (const Life* l : counted[t]) {
         // ... up to the last op X of the lane that starts no later than F.
-        const int64_t hi = p.started_by[static_cast<size_t>(l.free)][lane];
-        for (const auto& [a, bytes] : l.allocs) {
+        const int64_t hi = p.started_by[static_cast<size_t>(l->free)][lane];
+        if (hi < 0) continue;  // no op of the lane starts before F
+        for (const auto& [a, bytes] : l->allocs) {
           // From the first op X of the lane that A starts no later than.
           const auto first = std::partition_point(ops.begin(), ops.end(),
                                                   [&](core::OpId x) { return !p.precedes(s, a, x); });
