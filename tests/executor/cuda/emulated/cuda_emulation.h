@@ -1,0 +1,83 @@
+// The CUDA the project's kernels use, on the host: forced into every .cu
+// file compiled for emulation (-include), after translate_launches.py has
+// rewritten its <<<...>>> launches into launch_kernel calls.
+//
+// Why: the kernels are written on machines without a GPU, and a GPU is lent
+// rarely and for minutes. Run here, each kernel's test against its CPU twin
+// finds what does not depend on the GPU itself: indexing, grid-stride and
+// launch shapes, block reductions, a missing or divergent __syncthreads,
+// and (under the sanitizers) out-of-bounds accesses. What it cannot find:
+// races between threads (the threads of a block run one after another
+// between barriers), the device's own rounding of library math, memory
+// ordering across streams. Those stay for the GPU run (bench/gpu/check.sh).
+//
+// A launch runs its blocks one after another; a block's threads run in
+// index order, each to its next __syncthreads or its end, as fibers
+// (emulated_blocks.cpp). `__shared__` variables become function statics:
+// one block runs at a time, so one copy is what a block shares.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <vector_functions.h>
+#include <vector_types.h>
+
+#include <math.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#define __global__
+#define __shared__ static
+#define __forceinline__ inline
+#ifndef __device__
+#define __device__
+#endif
+#ifndef __host__
+#define __host__
+#endif
+
+// The built-in variables, set by the emulated launch for the thread it runs.
+inline uint3 threadIdx;
+inline uint3 blockIdx;
+inline dim3 blockDim;
+inline dim3 gridDim;
+
+namespace stowage::cuda_emulation {
+
+// Runs `thread` once for every thread of every block of the grid, setting
+// the built-in variables; __syncthreads suspends it until the block's
+// other threads reach the barrier too. A barrier that some threads of a
+// block reach and others do not (undefined on a GPU, a hang or worse)
+// ends the process with a message naming the block and the threads.
+void run_grid(dim3 grid, dim3 block, const std::function<void()>& thread);
+
+// The barrier of the block being run.
+void sync_block();
+
+// What `kernel<<<grid, block, shared, stream>>>(args...)` becomes, with
+// `thread` calling kernel(args...). The stream is ignored: the grid has run
+// when the launch returns.
+inline void launch_kernel(const std::function<void()>& thread, dim3 grid, dim3 block, size_t /*dynamic_shared*/ = 0,
+                          cudaStream_t /*stream*/ = nullptr) {
+  run_grid(grid, block, thread);
+}
+
+}  // namespace stowage::cuda_emulation
+
+inline void __syncthreads() { ::stowage::cuda_emulation::sync_block(); }
+
+// One thread runs at a time, so the atomics are plain read-modify-writes.
+template <class T>
+T atomicAdd(T* address, T value) {
+  const T old = *address;
+  *address = old + value;
+  return old;
+}
+template <class T>
+T atomicOr(T* address, T value) {
+  const T old = *address;
+  *address = old | value;
+  return old;
+}
