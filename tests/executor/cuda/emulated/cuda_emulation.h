@@ -6,7 +6,7 @@
 // rarely and for minutes. Run here, each kernel's test against its CPU twin
 // finds what does not depend on the GPU itself: indexing, grid-stride and
 // launch shapes, block reductions, a missing or divergent __syncthreads,
-// and (under the sanitizers) out-of-bounds accesses. What it cannot find:
+// the arguments every call passes. What it cannot find:
 // races between threads (the threads of a block run one after another
 // between barriers), the device's own rounding of library math, memory
 // ordering across streams. Those stay for the GPU run (bench/gpu/check.sh).
@@ -28,15 +28,18 @@
 #include <cstdint>
 #include <functional>
 
+// The toolkit's host_defines.h gives these attributes a host compiler
+// ignores or rejects; here they become plain C++.
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __shared__
+#undef __forceinline__
 #define __global__
+#define __device__
+#define __host__
 #define __shared__ static
 #define __forceinline__ inline
-#ifndef __device__
-#define __device__
-#endif
-#ifndef __host__
-#define __host__
-#endif
 
 // The built-in variables, set by the emulated launch for the thread it runs.
 inline uint3 threadIdx;
@@ -59,14 +62,16 @@ void sync_block();
 // What `kernel<<<grid, block, shared, stream>>>(args...)` becomes, with
 // `thread` calling kernel(args...). The stream is ignored: the grid has run
 // when the launch returns.
-inline void launch_kernel(const std::function<void()>& thread, dim3 grid, dim3 block, size_t /*dynamic_shared*/ = 0,
-                          cudaStream_t /*stream*/ = nullptr) {
+inline void launch_kernel(const std::function<void()>& thread, dim3 grid, dim3 block,
+                          size_t /*dynamic_shared*/ = 0, cudaStream_t /*stream*/ = nullptr) {
   run_grid(grid, block, thread);
 }
 
 }  // namespace stowage::cuda_emulation
 
-inline void __syncthreads() { ::stowage::cuda_emulation::sync_block(); }
+inline void __syncthreads() {
+  ::stowage::cuda_emulation::sync_block();
+}
 
 // One thread runs at a time, so the atomics are plain read-modify-writes.
 template <class T>

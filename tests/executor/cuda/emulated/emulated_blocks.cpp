@@ -1,16 +1,18 @@
 // cuda_emulation.h's grid: blocks one after another, a block's threads as
-// fibers (ucontext) switched at __syncthreads. Most kernels never reach a
-// barrier, and switching contexts costs a system call, so a block's thread
-// 0 runs as a fiber first: if it ends without a barrier, a correct kernel's
+// fibers (Boost.Context: glibc's swapcontext makes a system call a switch,
+// which was three quarters of training the tiny GPT here) switched at
+// __syncthreads. Most kernels never reach a barrier, so a block's thread 0
+// runs as a fiber first: if it ends without a barrier, a correct kernel's
 // other threads reach none either (a __syncthreads must be reached by all
 // of a block's threads or none), and every other thread of the grid runs as
 // a plain call. One that then reaches a barrier is the divergence that
 // would hang a GPU, and is reported.
-#include <ucontext.h>
+#include <boost/context/fiber.hpp>
+#include <boost/context/pooled_fixedsize_stack.hpp>
 
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
+#include <utility>
 #include <vector>
 
 #include "tests/executor/cuda/emulated/cuda_emulation.h"
@@ -18,22 +20,35 @@
 namespace stowage::cuda_emulation {
 namespace {
 
-constexpr size_t kStackBytes = 256 * 1024;  // the sanitizers' frames included
+constexpr size_t kStackBytes = 64 * 1024;  // a kernel's frames and the std::function's
 
 enum class State { kRunning, kAtBarrier, kDone };
 
+namespace context = boost::context;
+
+// One thread of the block for the whole grid: it runs the kernel for each
+// block the scheduler resumes it in, and stops at each barrier and end.
 struct Fiber {
-  ucontext_t context{};
-  std::unique_ptr<char[]> stack;
+  context::fiber self;       // the thread, where it stopped
+  context::fiber scheduler;  // what resumes the grid when it stops
   State state = State::kRunning;
 };
 
 struct Grid {
-  const std::function<void()>* thread = nullptr;
-  ucontext_t scheduler{};
-  std::vector<Fiber> fibers;  // one per thread of the block, stacks reused block to block
+  Grid(const std::function<void()>& body, const dim3& block) : thread(&body), stacks(kStackBytes) {
+    const unsigned threads = block.x * block.y * block.z;
+    fibers.resize(threads);
+    index.reserve(threads);
+    for (unsigned t = 0; t < threads; ++t)
+      index.push_back({t % block.x, (t / block.x) % block.y, t / (block.x * block.y)});
+  }
+  const std::function<void()>* thread;
+  context::pooled_fixedsize_stack stacks;
+  std::vector<Fiber> fibers;  // started on first use
+  std::vector<uint3> index;   // threadIdx of each
   int current = -1;           // the fiber running, or -1 for a plain call
   bool barrier_seen = false;  // by thread 0 of the first block
+  bool finished = false;      // the fibers leave their loops
 };
 
 Grid* running = nullptr;  // the grid being run (launches do not nest)
@@ -46,54 +61,74 @@ Grid* running = nullptr;  // the grid being run (launches do not nest)
   std::abort();
 }
 
-void set_thread(const dim3& block, unsigned t) {
-  threadIdx = {t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+std::vector<unsigned> all_from(unsigned from, size_t threads) {
+  std::vector<unsigned> out;
+  for (unsigned t = from; t < threads; ++t) out.push_back(t);
+  return out;
 }
 
-void fiber_entry() {
-  Grid& g = *running;
-  (*g.thread)();
-  g.fibers[static_cast<size_t>(g.current)].state = State::kDone;
-  // Returning resumes uc_link: the scheduler.
-}
-
-void start_fiber(Grid& g, unsigned t) {
+// Runs thread t as a fiber to its next barrier or its end (starting it
+// first, or for a new block).
+void resume(Grid& g, unsigned t) {
   Fiber& f = g.fibers[t];
-  if (!f.stack) f.stack = std::make_unique<char[]>(kStackBytes);
-  getcontext(&f.context);
-  f.context.uc_stack.ss_sp = f.stack.get();
-  f.context.uc_stack.ss_size = kStackBytes;
-  f.context.uc_link = &g.scheduler;
-  makecontext(&f.context, fiber_entry, 0);
+  if (!f.self) {
+    f.self = context::fiber(std::allocator_arg, g.stacks, [&g, t](context::fiber&& scheduler) {
+      Fiber& me = g.fibers[t];
+      me.scheduler = std::move(scheduler);
+      while (!g.finished) {
+        (*g.thread)();
+        me.state = State::kDone;
+        me.scheduler = std::move(me.scheduler).resume();
+      }
+      return std::move(me.scheduler);
+    });
+  }
+  threadIdx = g.index[t];
   f.state = State::kRunning;
-}
-
-void resume(Grid& g, const dim3& block, unsigned t) {
-  set_thread(block, t);
   g.current = static_cast<int>(t);
-  swapcontext(&g.scheduler, &g.fibers[t].context);
+  f.self = std::move(f.self).resume();
   g.current = -1;
 }
 
-// The block's threads as fibers, phase by phase: each running fiber runs to
-// its next barrier or its end; when all have, those at the barrier run on.
-// A phase that ends with some threads at a barrier and others ended is a
-// divergent barrier. Fibers already at a barrier wait for the next phase.
-void run_phases(Grid& g, const dim3& block, unsigned threads) {
+// The block's threads as fibers, phase by phase: each runs to its next
+// barrier or its end; when all wait at a barrier, they run on. A phase
+// that ends with some at a barrier and others ended is a divergent
+// barrier. `runnable` run in the first phase (any other thread is already
+// waiting at the barrier).
+void run_phases(Grid& g, std::vector<unsigned> runnable) {
+  const size_t threads = g.fibers.size();
+  std::vector<unsigned> waiting;
+  size_t already_waiting = threads - runnable.size();
   for (;;) {
-    for (unsigned t = 0; t < threads; ++t) {
-      if (g.fibers[t].state == State::kRunning) resume(g, block, t);
-    }
-    unsigned waiting = 0;
-    for (unsigned t = 0; t < threads; ++t) waiting += g.fibers[t].state == State::kAtBarrier ? 1 : 0;
-    if (waiting == 0) return;
-    for (unsigned t = 0; t < threads; ++t) {
-      if (g.fibers[t].state == State::kDone) {
-        set_thread(block, t);
-        fail("__syncthreads reached by some threads of a block after this one had ended");
+    waiting.clear();
+    bool ended = false;
+    for (unsigned t : runnable) {
+      resume(g, t);
+      if (g.fibers[t].state == State::kAtBarrier) {
+        waiting.push_back(t);
+      } else {
+        ended = true;
       }
-      g.fibers[t].state = State::kRunning;
     }
+    if (waiting.empty() && already_waiting == 0) return;
+    if (ended) {
+      for (unsigned t = 0; t < threads; ++t) {
+        if (g.fibers[t].state == State::kDone) {
+          threadIdx = g.index[t];
+          fail("__syncthreads reached by some threads of a block after this one had ended");
+        }
+      }
+    }
+    if (already_waiting != 0) waiting = all_from(0, threads);
+    already_waiting = 0;
+    runnable.swap(waiting);
+  }
+}
+
+void run_plain(Grid& g, unsigned from) {
+  for (unsigned t = from; t < g.fibers.size(); ++t) {
+    threadIdx = g.index[t];
+    (*g.thread)();
   }
 }
 
@@ -106,20 +141,19 @@ void sync_block() {
   g->barrier_seen = true;
   Fiber& f = g->fibers[static_cast<size_t>(g->current)];
   f.state = State::kAtBarrier;
-  swapcontext(&f.context, &g->scheduler);
+  f.scheduler = std::move(f.scheduler).resume();
 }
 
 void run_grid(dim3 grid, dim3 block, const std::function<void()>& thread) {
   const unsigned threads = block.x * block.y * block.z;
   const unsigned blocks = grid.x * grid.y * grid.z;
   if (threads == 0 || blocks == 0 || threads > 1024) {
-    std::fprintf(stderr, "cuda emulation: a launch of %u blocks of %u threads (a GPU refuses it)\n", blocks, threads);
+    std::fprintf(stderr, "cuda emulation: a launch of %u blocks of %u threads (a GPU refuses it)\n", blocks,
+                 threads);
     std::abort();
   }
   if (running != nullptr) fail("a launch from inside a kernel");
-  Grid g;
-  g.thread = &thread;
-  g.fibers.resize(threads);
+  Grid g(thread, block);
   running = &g;
   gridDim = grid;
   blockDim = block;
@@ -127,27 +161,22 @@ void run_grid(dim3 grid, dim3 block, const std::function<void()>& thread) {
     blockIdx = {b % grid.x, (b / grid.x) % grid.y, b / (grid.x * grid.y)};
     if (b == 0) {
       // Thread 0 alone first, as a fiber: does the kernel reach a barrier?
-      start_fiber(g, 0);
-      resume(g, block, 0);
+      resume(g, 0);
       if (g.fibers[0].state == State::kAtBarrier) {
-        // It does: thread 0 waits at its first barrier for the others.
-        for (unsigned t = 1; t < threads; ++t) start_fiber(g, t);
-        run_phases(g, block, threads);
-        continue;
-      }
-      for (unsigned t = 1; t < threads; ++t) {
-        set_thread(block, t);
-        thread();
+        run_phases(g, all_from(1, threads));  // thread 0 waits at its first barrier
+      } else {
+        run_plain(g, 1);
       }
     } else if (g.barrier_seen) {
-      for (unsigned t = 0; t < threads; ++t) start_fiber(g, t);
-      run_phases(g, block, threads);
+      run_phases(g, all_from(0, threads));
     } else {
-      for (unsigned t = 0; t < threads; ++t) {
-        set_thread(block, t);
-        thread();
-      }
+      run_plain(g, 0);
     }
+  }
+  // Each started fiber waits in its loop after its last block: let it end.
+  g.finished = true;
+  for (Fiber& f : g.fibers) {
+    if (f.self) f.self = std::move(f.self).resume();
   }
   running = nullptr;
 }

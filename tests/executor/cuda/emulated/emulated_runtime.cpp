@@ -7,6 +7,8 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -48,13 +50,110 @@ cudaError_t release(void* p, cudaMemoryType type) {
   return cudaSuccess;
 }
 
+// The allocation holding p, if any.
+const std::pair<const void* const, Allocation>* holding(const void* p) {
+  auto it = allocations().upper_bound(p);
+  if (it == allocations().begin()) return nullptr;
+  --it;
+  const auto* first = static_cast<const char*>(it->first);
+  return static_cast<const char*>(p) < first + std::max<size_t>(it->second.bytes, 1) ? &*it : nullptr;
+}
+
+// An event holds the host's time when it was recorded: the work before it
+// has finished by then.
+struct Event {
+  std::chrono::steady_clock::time_point at;
+  bool recorded = false;
+};
+
 }  // namespace
 
-cudaError_t cudaMalloc(void** p, size_t bytes) { return allocate(p, bytes, cudaMemoryTypeDevice); }
-cudaError_t cudaFree(void* p) { return release(p, cudaMemoryTypeDevice); }
+cudaError_t cudaMalloc(void** p, size_t bytes) {
+  return allocate(p, bytes, cudaMemoryTypeDevice);
+}
+cudaError_t cudaFree(void* p) {
+  return release(p, cudaMemoryTypeDevice);
+}
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind /*kind*/) {
   if (bytes > 0) std::memmove(dst, src, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t /*stream*/) {
+  return cudaMemcpy(dst, src, bytes, kind);
+}
+
+cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned int /*flags*/) {
+  return allocate(p, bytes, cudaMemoryTypeHost);
+}
+cudaError_t cudaFreeHost(void* p) {
+  return release(p, cudaMemoryTypeHost);
+}
+
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* p) {
+  *attributes = cudaPointerAttributes{};
+  const std::scoped_lock lock(allocations_mutex);
+  const auto* held = holding(p);
+  attributes->type = held ? held->second.type : cudaMemoryTypeUnregistered;
+  attributes->device = 0;
+  if (held) {
+    attributes->devicePointer = const_cast<void*>(p);
+    if (held->second.type == cudaMemoryTypeHost) attributes->hostPointer = const_cast<void*>(p);
+  }
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
+  *total = size_t{1} << 34;
+  size_t used = 0;
+  const std::scoped_lock lock(allocations_mutex);
+  for (const auto& [p, a] : allocations()) used += a.type == cudaMemoryTypeDevice ? a.bytes : 0;
+  *free = *total - std::min(used, *total);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int /*flags*/) {
+  *stream = reinterpret_cast<cudaStream_t>(new char);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  delete reinterpret_cast<char*>(stream);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t /*stream*/) {
+  return cudaSuccess;
+}
+cudaError_t cudaStreamWaitEvent(cudaStream_t /*stream*/, cudaEvent_t /*event*/, unsigned int /*flags*/) {
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int /*flags*/) {
+  *event = reinterpret_cast<cudaEvent_t>(new Event);
+  return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  delete reinterpret_cast<Event*>(event);
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t /*stream*/) {
+  auto* e = reinterpret_cast<Event*>(event);
+  e->at = std::chrono::steady_clock::now();
+  e->recorded = true;
+  return cudaSuccess;
+}
+cudaError_t cudaEventQuery(cudaEvent_t /*event*/) {
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t /*event*/) {
+  return cudaSuccess;
+}
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  const auto* a = reinterpret_cast<const Event*>(start);
+  const auto* b = reinterpret_cast<const Event*>(end);
+  if (!a->recorded || !b->recorded) return cudaErrorInvalidResourceHandle;
+  *ms = std::chrono::duration<float, std::milli>(b->at - a->at).count();
   return cudaSuccess;
 }
 
@@ -63,8 +162,12 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t /*s
   return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
-cudaError_t cudaGetLastError() { return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize() {
+  return cudaSuccess;
+}
+cudaError_t cudaGetLastError() {
+  return cudaSuccess;
+}
 
 cudaError_t cudaGetDeviceCount(int* count) {
   *count = 1;
@@ -95,16 +198,25 @@ cudaError_t cudaRuntimeGetVersion(int* version) {
 
 const char* cudaGetErrorName(cudaError_t error) {
   switch (error) {
-    case cudaSuccess: return "cudaSuccess";
-    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
-    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
-    default: return "cudaError (emulated)";
+    case cudaSuccess:
+      return "cudaSuccess";
+    case cudaErrorInvalidValue:
+      return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation:
+      return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidDevice:
+      return "cudaErrorInvalidDevice";
+    default:
+      return "cudaError (emulated)";
   }
 }
-const char* cudaGetErrorString(cudaError_t error) { return cudaGetErrorName(error); }
+const char* cudaGetErrorString(cudaError_t error) {
+  return cudaGetErrorName(error);
+}
 
 const char* cublasLtGetStatusName(cublasStatus_t status) {
   return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS (emulated)";
 }
-const char* cublasLtGetStatusString(cublasStatus_t status) { return cublasLtGetStatusName(status); }
+const char* cublasLtGetStatusString(cublasStatus_t status) {
+  return cublasLtGetStatusName(status);
+}
