@@ -23,6 +23,7 @@
 
 #include "executor/cuda/cuda_backend.h"
 #include "executor/cuda/cuda_device.h"
+#include "executor/cuda/product_precision.h"
 #include "tests/core/memory_by_class_check.h"
 #include "tests/executor/stream_order_checker.h"
 #include "tests/executor/tiny_gpt_fixture.h"
@@ -39,8 +40,9 @@ using namespace executor::testing;
   } while (0)
 
 std::unique_ptr<CudaBackend> cuda_backend(const std::string& name, int64_t device_cap = int64_t{1} << 30,
-                                          LayersOn layers = LayersOn::kHostMirrors, bool enqueue_only = false) {
-  CudaBackendOptions o{.layers = layers, .enqueue_only = enqueue_only};
+                                          LayersOn layers = LayersOn::kHostMirrors, bool enqueue_only = false,
+                                          ProductPrecision products = ProductPrecision::kFp32) {
+  CudaBackendOptions o{.layers = layers, .products = products, .enqueue_only = enqueue_only};
   o.capacity[0] = device_cap;
   o.nvme = BlockStoreOptions{.directories = {scratch(name) / "nvme"},
                              .block_bytes = core::Bytes(64 << 10),
@@ -194,6 +196,38 @@ TEST(CudaBackend, BfloatStatesOnTheDeviceTrainAsOnTheCpu) {
     Case c{.placement = std::string(name) + " bf16-states", .plan = plan_where(where)};
     c.plan.policy.optimizer_state_precision = core::StatePrecision::kBf16;
     expect_the_cpu_backends_losses(c, std::string("bf16-states-") + name);
+  }
+}
+
+// 16-bit products (`stowage run --products`, the plan's precision by
+// default on the device): the training stays within bench/gpu/check.sh's
+// bound of the CPU backend's fp32 products, 2^-8 relative at every step,
+// and moves off the fp32-product run's bits (the option reaches the
+// GEMMs). Rounding OpenBLAS's operands the same way moved the tiny plan's
+// 10 steps by at most 5.2e-4 (bf16) and 6.5e-5 (fp16).
+TEST(CudaBackend, HalfPrecisionProductsTrainWithinTheirBoundOfTheCpu) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  for (const auto& [precision, products] : {std::pair{core::Precision::kBf16, ProductPrecision::kBf16},
+                                            std::pair{core::Precision::kFp16, ProductPrecision::kFp16}}) {
+    const Case c{.placement = std::string("all-device, ") + product_precision_name(products) + " products",
+                 .plan = plan_where(kAllDevice),
+                 .precision = precision};
+    SCOPED_TRACE(c.placement);
+    const std::string tag = std::string("products-") + product_precision_name(products);
+    auto cpu = backend(tag + "-cpu");
+    auto fp32 = cuda_backend(tag + "-fp32", int64_t{1} << 30, LayersOn::kDevice);
+    auto half = cuda_backend(tag + "-half", int64_t{1} << 30, LayersOn::kDevice, false, products);
+    ASSERT_TRUE(fp32 && half);
+    auto expected = run_on(*cpu, c);
+    auto exact = run_on(*fp32, c);
+    auto got = run_on(*half, c);
+    ASSERT_TRUE(expected && exact && got);
+    ASSERT_EQ(got->losses.size(), expected->losses.size());
+    for (size_t i = 0; i < got->losses.size(); ++i) {
+      EXPECT_LE(std::fabs(got->losses[i] - expected->losses[i]), 0x1.0p-8 * std::fabs(expected->losses[i]))
+          << "step " << i + 1 << ": " << got->losses[i] << " against " << expected->losses[i];
+    }
+    EXPECT_NE(got->losses, exact->losses);
   }
 }
 
