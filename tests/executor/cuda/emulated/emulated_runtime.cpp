@@ -2,8 +2,9 @@
 // served on the host (cuda_emulation.h): one "device" whose memory is host
 // memory, copies that are memcpy, and work that has finished when it is
 // enqueued. Each call does what the runtime documents for a valid
-// argument; the few errors the owners rely on are returned as the runtime
-// would (an unknown pointer freed, a zero-size allocation).
+// argument; freeing a pointer that is not a live allocation of that kind
+// returns cudaErrorInvalidValue. Only the calls the emulated programs make
+// are here: another is a link error, not a silent gap.
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
@@ -31,8 +32,9 @@ std::map<const void*, Allocation>& allocations() {
 
 cudaError_t allocate(void** out, size_t bytes, cudaMemoryType type) {
   if (out == nullptr) return cudaErrorInvalidValue;
-  // 256-byte aligned, as cudaMalloc's are; never null for zero bytes.
-  void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+  // 256-byte aligned and rounded, as cudaMalloc's are; never null, even
+  // for zero bytes.
+  void* p = std::aligned_alloc(256, std::max<size_t>(256, (bytes + 255) / 256 * 256));
   if (p == nullptr) return cudaErrorMemoryAllocation;
   const std::scoped_lock lock(allocations_mutex);
   allocations()[p] = {bytes, type};

@@ -5,12 +5,14 @@
 becomes
     ::stowage::cuda_emulation::launch_kernel([=] { name<T, U>(args); }, grid, block, shared, stream)
 
-(a call in a lambda, so that template arguments the launch leaves to
-deduction from the arguments are deduced as nvcc deduces them)
 so that the CUDA sources compile with g++ against cuda_emulation.h (forced
-in with -include) and run on the host's emulated blocks. Only the launch
-syntax needs rewriting: everything else a kernel uses is C++ once the
-emulation header defines CUDA's keywords and built-ins.
+in with -include) and run on the host's emulated blocks. The call sits in
+a lambda so that template arguments the launch leaves to deduction are
+deduced from the arguments as nvcc deduces them; the argument expressions
+are then evaluated by each thread rather than once (the project's
+launches pass variables and pure expressions). Only the launch syntax
+needs rewriting: everything else a kernel uses is C++ once the emulation
+header defines CUDA's keywords and built-ins.
 
 Usage: translate_launches.py IN.cu OUT.cpp
 """
