@@ -44,7 +44,8 @@ std::vector<Held> matched_on_lane(const core::Schedule& s, const std::vector<cor
     for (const core::MemoryEffect& e : op.frees) {
       auto& by_name = open[static_cast<size_t>(e.tier)];
       auto it = by_name.find(e.tensor);
-      if (it == by_name.end() || it->second.next == it->second.allocations.size()) continue;  // allocated on another lane
+      if (it == by_name.end() || it->second.next == it->second.allocations.size())
+        continue;  // allocated on another lane
       const auto& [from, bytes] = it->second.allocations[it->second.next++];
       out.push_back({from, k, e.tier, bytes});
     }
