@@ -12,15 +12,21 @@ namespace {
 
 using model::Transpose;
 
-// Grows `memory` to at least `bytes` (contents dropped).
-void reserve(DeviceMemory& memory, int64_t bytes) {
-  if (memory.bytes() < bytes) memory = DeviceMemory(bytes);
+// Grows `memory` to at least `bytes` (contents dropped). Work enqueued on
+// `stream` may still read the old buffer, so the host waits for it before
+// freeing that, rather than count on cudaFree's implicit synchronisation
+// (which a stream-ordered free would not have). Rare: a buffer grows a few
+// times in a run.
+void reserve(DeviceMemory& memory, int64_t bytes, cudaStream_t stream) {
+  if (memory.bytes() >= bytes) return;
+  if (memory.data() != nullptr) STOWAGE_CUDA(cudaStreamSynchronize(stream));
+  memory = DeviceMemory(bytes);
 }
 
 }  // namespace
 
 const int32_t* CudaLayerKernels::upload_ids(const int32_t* ids, int64_t n) {
-  reserve(ids_, 4 * n);
+  reserve(ids_, 4 * n, stream_);
   STOWAGE_CUDA(cudaMemcpyAsync(ids_.data(), ids, static_cast<size_t>(4 * n), cudaMemcpyHostToDevice, stream_));
   return reinterpret_cast<const int32_t*>(ids_.data());
 }
@@ -174,7 +180,7 @@ void CudaLayerKernels::causal_attention_backward(const float* q, const float* k,
 double CudaLayerKernels::softmax_cross_entropy_forward(float* logits, const int32_t* targets, int64_t rows,
                                                        int64_t vocab) {
   const int32_t* device_targets = upload_ids(targets, rows);
-  reserve(row_loss_, 8 * rows);
+  reserve(row_loss_, 8 * rows, stream_);
   auto* row_loss = reinterpret_cast<double*>(row_loss_.data());
   launch_cross_entropy_forward(logits, device_targets, row_loss, rows, vocab, stream_);
   row_loss_host_.resize(static_cast<size_t>(rows));

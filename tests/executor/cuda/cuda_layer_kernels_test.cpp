@@ -182,6 +182,51 @@ TEST(CudaLayerKernels, GroupedQueryCausalAttentionMatchesTheCpu) {
   expect_close(gdv.to_host(), dv, 2e-5, "dv");
 }
 
+// Scores spread over about a hundred in a row, so exp(score - max) under
+// any max but the row's own overflows or underflows (a missing barrier in
+// block_max). q and k are multiples of 1/4 in [-12, 12]: over a head of 8
+// each dot product is exact in fp32 whatever the order of its sum, so the
+// probabilities differ only by the scale's and exp's roundings, within
+// the bound above even where scores are large.
+TEST(CudaLayerKernels, CausalAttentionTakesEachRowsOwnMaxOverWideScores) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  Kernels k;
+  const AttentionShape s{.batch = 2, .seq = 37, .heads = 2, .head_dim = 8, .kv_heads = 2};
+  const int64_t n = s.batch * s.seq;
+  auto quarters = [](std::vector<float> x) {
+    for (float& v : x) v = std::round(v * 4.0f) / 4.0f;
+    return x;
+  };
+  const auto q = quarters(random_floats(n * s.width(), -12, 12, 15)),
+             kk = quarters(random_floats(n * s.kv_width(), -12, 12, 16)),
+             v = random_floats(n * s.kv_width(), -1, 1, 17);
+  const int64_t probs_size = s.batch * s.heads * s.seq * s.seq;
+  std::vector<float> probs(probs_size), y(n * s.width());
+  k.cpu.causal_attention_forward(q.data(), kk.data(), v.data(), probs.data(), y.data(), s);
+  DeviceArray<float> gq(q), gk(kk), gv(v), gprobs(zeros(probs_size)), gy(zeros(y.size()));
+  k.gpu.causal_attention_forward(gq.get(), gk.get(), gv.get(), gprobs.get(), gy.get(), s);
+  double widest = 0;  // the inputs do what they are for: a row's scores spread past exp's range
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t h = 0; h < s.heads; ++h) {
+      for (int64_t t = 0; t < s.seq; ++t) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int64_t c = 0; c <= t; ++c) {
+          double dot = 0;
+          for (int64_t i = 0; i < s.head_dim; ++i)
+            dot += q[(b * s.seq + t) * s.width() + h * s.head_dim + i] *
+                   kk[(b * s.seq + c) * s.kv_width() + (h / s.group()) * s.head_dim + i];
+          lo = std::min(lo, dot * s.scale());
+          hi = std::max(hi, dot * s.scale());
+        }
+        widest = std::max(widest, hi - lo);
+      }
+    }
+  }
+  ASSERT_GT(widest, 2 * 88.7) << "exp(x) overflows a float past 88.7";
+  expect_close(gprobs.to_host(), probs, 2e-5, "probs");
+  expect_close(gy.to_host(), y, 2e-5, "y");
+}
+
 TEST(CudaLayerKernels, NormsMatchTheCpu) {
   STOWAGE_REQUIRE_CUDA_DEVICE();
   Kernels k;
@@ -250,18 +295,30 @@ TEST(CudaLayerKernels, CrossEntropyMatchesTheCpu) {
   STOWAGE_REQUIRE_CUDA_DEVICE();
   Kernels k;
   const int64_t rows = 23, vocab = 301;
-  auto logits = random_floats(rows * vocab, -5, 5, 41);
   std::vector<int32_t> targets(rows);
   for (int64_t r = 0; r < rows; ++r) targets[r] = static_cast<int32_t>((r * 37) % vocab);
-  DeviceArray<float> glogits(logits), gd(zeros(logits.size()));
-  std::vector<float> d(logits.size());
-  const double cpu_loss = k.cpu.softmax_cross_entropy_forward(logits.data(), targets.data(), rows, vocab);
-  const double gpu_loss = k.gpu.softmax_cross_entropy_forward(glogits.get(), targets.data(), rows, vocab);
-  EXPECT_NEAR(gpu_loss, cpu_loss, 1e-6 * cpu_loss);
-  expect_close(glogits.to_host(), logits, 1e-6, "probabilities");
-  k.cpu.softmax_cross_entropy_backward(logits.data(), targets.data(), 0.25f, d.data(), rows, vocab);
-  k.gpu.softmax_cross_entropy_backward(glogits.get(), targets.data(), 0.25f, gd.get(), rows, vocab);
-  expect_close(gd.to_host(), d, 1e-6, "dlogits");
+  // Every other row with one logit 120 above the others, where the
+  // largest column sits in either half of a block's threads: exp(x - max)
+  // overflows under a max that missed it, and underflows to a zero sum
+  // under another row's, so a row reduction that reads a partial or stale
+  // max (a missing barrier in block_max) gives an infinite loss.
+  for (const bool outliers : {false, true}) {
+    SCOPED_TRACE(outliers ? "one logit in every other row dwarfs the rest" : "logits in [-5, 5]");
+    auto logits = random_floats(rows * vocab, -5, 5, 41);
+    if (outliers) {
+      for (int64_t r = 0; r < rows; r += 2) logits[r * vocab + (r * 131 + 7) % vocab] += 120.0f;
+    }
+    DeviceArray<float> glogits(logits), gd(zeros(logits.size()));
+    std::vector<float> d(logits.size());
+    const double cpu_loss = k.cpu.softmax_cross_entropy_forward(logits.data(), targets.data(), rows, vocab);
+    const double gpu_loss = k.gpu.softmax_cross_entropy_forward(glogits.get(), targets.data(), rows, vocab);
+    ASSERT_TRUE(std::isfinite(cpu_loss));
+    EXPECT_NEAR(gpu_loss, cpu_loss, 1e-6 * cpu_loss);
+    expect_close(glogits.to_host(), logits, 1e-6, "probabilities");
+    k.cpu.softmax_cross_entropy_backward(logits.data(), targets.data(), 0.25f, d.data(), rows, vocab);
+    k.gpu.softmax_cross_entropy_backward(glogits.get(), targets.data(), 0.25f, gd.get(), rows, vocab);
+    expect_close(gd.to_host(), d, 1e-6, "dlogits");
+  }
 }
 
 TEST(CudaLayerKernels, GathersScattersAndElementWiseWorkGiveTheCpusBits) {

@@ -6,15 +6,21 @@
 // rarely and for minutes. Run here, each kernel's test against its CPU twin
 // finds what does not depend on the GPU itself: indexing, grid-stride and
 // launch shapes, block reductions, a missing or divergent __syncthreads,
-// the arguments every call passes. What it cannot find:
-// races between threads (the threads of a block run one after another
-// between barriers), the device's own rounding of library math, memory
-// ordering across streams. Those stay for the GPU run (bench/gpu/check.sh).
+// the arguments every call passes. What it cannot find: races that neither
+// order below exposes (threads interleaved within a phase, warps in
+// lockstep), the device's own rounding of library math, memory ordering
+// across streams. Those stay for the GPU run (bench/gpu/check.sh).
 //
-// A launch runs its blocks one after another; a block's threads run in
-// index order, each to its next __syncthreads or its end, as fibers
+// A launch runs its blocks one after another; a block's threads run one
+// after another, each to its next __syncthreads or its end, as fibers
 // (emulated_blocks.cpp). `__shared__` variables become function statics:
-// one block runs at a time, so one copy is what a block shares.
+// one block runs at a time, so one copy is what a block shares. Blocks and
+// threads run in index order, or in reverse order under
+// STOWAGE_CUDA_EMULATION_ORDER=reverse: a GPU may run them in any order, so
+// a read of what another thread writes without a barrier between (or of
+// what another block writes) gives the right answer in at most one of the
+// two orders when the writer's turn decides it, and CI runs the tests in
+// both.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -48,6 +54,13 @@ inline dim3 blockDim;
 inline dim3 gridDim;
 
 namespace stowage::cuda_emulation {
+
+// The order a launch runs its blocks, and a block's threads between
+// barriers, in: index order, or its reverse. From
+// STOWAGE_CUDA_EMULATION_ORDER (forward, the default, or reverse), read
+// once; any other value ends the process with exit status 2.
+enum class Order : uint8_t { kForward, kReverse };
+Order emulation_order();
 
 // Runs `thread` once for every thread of every block of the grid, setting
 // the built-in variables; __syncthreads suspends it until the block's

@@ -1,7 +1,9 @@
 // The emulation itself (cuda_emulation.h), through the same translation as
 // the project's kernels: every (block, thread) runs once with its built-in
-// variables; __syncthreads orders a block's threads (a tree sum over
-// shared memory gives the exact total; without the barriers it would not);
+// variables, in the order STOWAGE_CUDA_EMULATION_ORDER names (CI runs these
+// in both); __syncthreads orders a block's threads (a tree sum over
+// shared memory gives the exact total; without the barriers it would not),
+// and a read a barrier should guard goes wrong in one of the orders;
 // a kernel whose template arguments are deduced from its arguments
 // launches; a divergent barrier ends the process saying so.
 #include <gtest/gtest.h>
@@ -10,6 +12,7 @@
 
 #include <cstdint>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "executor/cuda/block_reduce.cuh"
@@ -50,6 +53,76 @@ TEST(CudaEmulation, BarriersLetABlockSumOverSharedMemory) {
   }
 }
 
+__global__ void turn_kernel(unsigned* turns, unsigned* next, unsigned threads_per_block) {
+  turns[blockIdx.x * threads_per_block + threadIdx.x] = (*next)++;  // one thread runs at a time
+}
+
+TEST(CudaEmulation, BlocksAndThreadsRunInTheConfiguredOrder) {
+  const unsigned blocks = 3, threads = 5;
+  std::vector<unsigned> turns(blocks * threads);
+  unsigned next = 0;
+  unsigned* pturns = turns.data();
+  unsigned* pnext = &next;
+  turn_kernel<<<blocks, threads>>>(pturns, pnext, threads);
+  for (unsigned i = 0; i < turns.size(); ++i) {
+    const unsigned expected = cuda_emulation::emulation_order() == cuda_emulation::Order::kForward
+                                  ? i
+                                  : static_cast<unsigned>(turns.size()) - 1 - i;
+    EXPECT_EQ(turns[i], expected) << i;
+  }
+}
+
+// Thread 0 reads what thread 5 writes, with no barrier between: on a GPU
+// either may go first, so the answer is a race.
+__global__ void unguarded_read_kernel(int* out) {
+  __shared__ int value;
+  if (threadIdx.x == 0) value = -1;
+  __syncthreads();
+  if (threadIdx.x == 5) value = 42;
+  if (threadIdx.x == 0) *out = value;  // a __syncthreads belongs before this
+}
+
+TEST(CudaEmulation, AMissingBarrierGivesTheWrongAnswerInOneOrder) {
+  int out = 0;
+  int* pout = &out;
+  unguarded_read_kernel<<<1, 8>>>(pout);
+  // Forward, the reader runs before the writer; reverse, after it.
+  EXPECT_EQ(out, cuda_emulation::emulation_order() == cuda_emulation::Order::kForward ? -1 : 42);
+}
+
+__global__ void index_kernel(unsigned* out) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  for (int spin = 0; spin < 50; ++spin) out[i] = blockIdx.x * 1000 + threadIdx.x;  // time for another launch
+  __syncthreads();
+  out[i] += gridDim.x * blockDim.x == 0 ? 1 : 0;
+}
+
+// The backend's lanes are host threads, each launching on its own stream;
+// on a GPU their kernels may run at once. Emulated, a grid runs on the
+// launching thread, and the built-in variables and __shared__ statics are
+// the process's: so grids run one at a time, whichever thread launches.
+TEST(CudaEmulation, LaunchesFromSeveralHostThreadsRunOneGridAtATime) {
+  std::vector<std::thread> launchers;
+  std::vector<std::vector<unsigned>> outs(4);
+  for (unsigned l = 0; l < outs.size(); ++l) {
+    launchers.emplace_back([&outs, l] {
+      const unsigned blocks = 3 + l, threads = 32 * (l + 1);
+      for (int round = 0; round < 20; ++round) {
+        outs[l].assign(blocks * threads, 0);
+        unsigned* p = outs[l].data();
+        index_kernel<<<blocks, threads>>>(p);
+        for (unsigned i = 0; i < outs[l].size(); ++i) {
+          if (outs[l][i] != i / threads * 1000 + i % threads) {
+            ADD_FAILURE() << "launcher " << l << " round " << round << " element " << i << ": " << outs[l][i];
+            return;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : launchers) t.join();
+}
+
 template <int kScale, class T>
 __global__ void scale_kernel(T* x, int64_t n) {
   for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x[i] *= kScale;
@@ -67,14 +140,14 @@ __global__ void divergent_kernel() {
 }
 
 __global__ void late_divergent_kernel() {
-  // Thread 0 of block 0 reaches no barrier; a thread of a later block does.
+  // The first thread run (in either order) reaches no barrier; one thread
+  // of one block, run later, does.
   if (blockIdx.x == 1 && threadIdx.x == 5) __syncthreads();
 }
 
 TEST(CudaEmulationDeathTest, ADivergentBarrierEndsTheRunNamingIt) {
-  EXPECT_DEATH(divergent_kernel<<<1, 8>>>(),
-               "__syncthreads reached by some threads of a block after this one");
-  EXPECT_DEATH(late_divergent_kernel<<<2, 8>>>(), "block 1,0,0 thread 5,0,0");
+  EXPECT_DEATH(divergent_kernel<<<1, 8>>>(), "__syncthreads reached by .*would hang");
+  EXPECT_DEATH(late_divergent_kernel<<<3, 8>>>(), "block 1,0,0 thread 5,0,0");
 }
 
 }  // namespace
