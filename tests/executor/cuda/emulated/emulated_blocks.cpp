@@ -93,9 +93,9 @@ constexpr const char* kWouldHang = ": on a GPU this barrier would hang or corrup
   std::abort();
 }
 
-// The block's threads from the one run `skip`th on.
-std::vector<unsigned> all_but_first(const Grid& g, size_t skip) {
-  return {g.order.begin() + static_cast<std::ptrdiff_t>(skip), g.order.end()};
+// The block's threads but the first run, in the order they run.
+std::vector<unsigned> all_but_the_first(const Grid& g) {
+  return {g.order.begin() + 1, g.order.end()};
 }
 
 // Runs thread t as a fiber to its next barrier or its end (starting it
@@ -156,6 +156,7 @@ void run_phases(Grid& g, std::vector<unsigned> runnable) {
   }
 }
 
+// The block's threads from the `skip`th run on, as plain calls.
 void run_plain(Grid& g, size_t skip) {
   for (size_t i = skip; i < g.order.size(); ++i) {
     threadIdx = g.index[g.order[i]];
@@ -204,7 +205,7 @@ void run_grid(dim3 grid, dim3 block, const std::function<void()>& thread) {
       const unsigned first = g.order.front();
       resume(g, first);
       if (g.fibers[first].state == State::kAtBarrier) {
-        run_phases(g, all_but_first(g, 1));  // the first waits at its first barrier
+        run_phases(g, all_but_the_first(g));  // the first waits at its first barrier
       } else {
         run_plain(g, 1);
       }
