@@ -34,6 +34,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "tests/executor/cuda/emulated/emulated_streams.h"
+
 // The toolkit's host_defines.h gives these attributes a host compiler
 // ignores or rejects; here they become plain C++.
 #undef __global__
@@ -73,11 +75,11 @@ void run_grid(dim3 grid, dim3 block, const std::function<void()>& thread);
 void sync_block();
 
 // What `kernel<<<grid, block, shared, stream>>>(args...)` becomes, with
-// `thread` calling kernel(args...). The stream is ignored: the grid has run
-// when the launch returns.
+// `thread` calling kernel(args...) (its arguments captured at the launch),
+// run when its stream runs (emulated_streams.h).
 inline void launch_kernel(const std::function<void()>& thread, dim3 grid, dim3 block,
-                          size_t /*dynamic_shared*/ = 0, cudaStream_t /*stream*/ = nullptr) {
-  run_grid(grid, block, thread);
+                          size_t /*dynamic_shared*/ = 0, cudaStream_t stream = nullptr) {
+  enqueue(stream, [thread, grid, block] { run_grid(grid, block, thread); });
 }
 
 }  // namespace stowage::cuda_emulation

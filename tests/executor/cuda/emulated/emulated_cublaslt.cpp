@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "executor/half_bits.h"
+#include "tests/executor/cuda/emulated/emulated_streams.h"
 
 namespace {
 
@@ -127,7 +128,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t /*handle*/, cublasLtMatmulDesc_t 
                               const void* b_p, cublasLtMatrixLayout_t b_layout, const void* beta_p,
                               const void* c_p, cublasLtMatrixLayout_t c_layout, void* d_p,
                               cublasLtMatrixLayout_t d_layout, const cublasLtMatmulAlgo_t* /*algo*/,
-                              void* /*workspace*/, size_t /*workspace_bytes*/, cudaStream_t /*stream*/) {
+                              void* /*workspace*/, size_t /*workspace_bytes*/, cudaStream_t stream) {
   const Desc& desc = *as<Desc>(desc_handle);
   const Layout& la = *as<Layout>(a_layout);
   const Layout& lb = *as<Layout>(b_layout);
@@ -142,12 +143,16 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t /*handle*/, cublasLtMatmulDesc_t 
   const int64_t b_cols = desc.trans_b == CUBLAS_OP_N ? lb.cols : lb.rows;
   if (a_rows != m || b_rows != k || b_cols != n) return CUBLAS_STATUS_INVALID_VALUE;
   if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
-  std::vector<float> a_copy, b_copy;
-  const float* a = as_operand(static_cast<const float*>(a_p), la, desc.compute, a_copy);
-  const float* b = as_operand(static_cast<const float*>(b_p), lb, desc.compute, b_copy);
-  cblas_sgemm(CblasColMajor, to_cblas(desc.trans_a), to_cblas(desc.trans_b), static_cast<blasint>(m),
-              static_cast<blasint>(n), static_cast<blasint>(k), *static_cast<const float*>(alpha_p), a,
-              static_cast<blasint>(la.ld), b, static_cast<blasint>(lb.ld), *static_cast<const float*>(beta_p),
-              static_cast<float*>(d_p), static_cast<blasint>(ld.ld));
+  // The scalars are read now (host pointer mode), the operands when the
+  // stream runs the product.
+  const float alpha = *static_cast<const float*>(alpha_p), beta = *static_cast<const float*>(beta_p);
+  stowage::cuda_emulation::enqueue(stream, [=] {
+    std::vector<float> a_copy, b_copy;
+    const float* a = as_operand(static_cast<const float*>(a_p), la, desc.compute, a_copy);
+    const float* b = as_operand(static_cast<const float*>(b_p), lb, desc.compute, b_copy);
+    cblas_sgemm(CblasColMajor, to_cblas(desc.trans_a), to_cblas(desc.trans_b), static_cast<blasint>(m),
+                static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(la.ld), b,
+                static_cast<blasint>(lb.ld), beta, static_cast<float*>(d_p), static_cast<blasint>(ld.ld));
+  });
   return CUBLAS_STATUS_SUCCESS;
 }

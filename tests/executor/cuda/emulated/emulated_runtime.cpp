@@ -1,7 +1,7 @@
 // The CUDA runtime calls the emulated kernels and their owners make,
 // served on the host (cuda_emulation.h): one "device" whose memory is host
-// memory, copies that are memcpy, and work that has finished when it is
-// enqueued. Each call does what the runtime documents for a valid
+// memory, copies that are memcpy, and streams whose work runs when the host
+// waits for it (emulated_streams.h). Each call does what the runtime documents for a valid
 // argument; freeing a pointer that is not a live allocation of that kind
 // returns cudaErrorInvalidValue. Only the calls the emulated programs make
 // are here: another is a link error, not a silent gap.
@@ -13,9 +13,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 
+#include "tests/executor/cuda/emulated/emulated_streams.h"
+
 namespace {
+
+namespace emulation = stowage::cuda_emulation;
 
 struct Allocation {
   size_t bytes;
@@ -61,36 +66,59 @@ const std::pair<const void* const, Allocation>* holding(const void* p) {
   return static_cast<const char*>(p) < first + std::max<size_t>(it->second.bytes, 1) ? &*it : nullptr;
 }
 
-// An event holds the host's time when it was recorded: the work before it
-// has finished by then.
+// Is p host memory the runtime did not allocate (pageable)?
+bool pageable(const void* p) {
+  const std::scoped_lock lock(allocations_mutex);
+  return holding(p) == nullptr;
+}
+
+// An event is its latest record: a point in a stream's work, and the host's
+// time when the work before it had run.
 struct Event {
-  std::chrono::steady_clock::time_point at;
-  bool recorded = false;
+  std::shared_ptr<emulation::StreamPoint> latest;  // null: never recorded
 };
+Event& event_of(cudaEvent_t event) {
+  return *reinterpret_cast<Event*>(event);
+}
 
 }  // namespace
 
 cudaError_t cudaMalloc(void** p, size_t bytes) {
   return allocate(p, bytes, cudaMemoryTypeDevice);
 }
+// cudaFree and cudaFreeHost wait for the device, as the runtime's do.
 cudaError_t cudaFree(void* p) {
+  emulation::run_all_streams();
   return release(p, cudaMemoryTypeDevice);
 }
 
+// On the legacy default stream, which does not wait for the project's
+// (non-blocking) streams.
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind /*kind*/) {
   if (bytes > 0) std::memmove(dst, src, bytes);
   return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
-                            cudaStream_t /*stream*/) {
-  return cudaMemcpy(dst, src, bytes, kind);
+// A copy to or from pageable memory waits for the stream and is done when
+// the call returns (the runtime stages it through a buffer of its own);
+// between device and pinned memory it is the stream's work.
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind /*kind*/,
+                            cudaStream_t stream) {
+  if (bytes == 0) return cudaSuccess;
+  if (pageable(dst) || pageable(src)) {
+    emulation::run_stream(stream);
+    std::memmove(dst, src, bytes);
+  } else {
+    emulation::enqueue(stream, [dst, src, bytes] { std::memmove(dst, src, bytes); });
+  }
+  return cudaSuccess;
 }
 
 cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned int /*flags*/) {
   return allocate(p, bytes, cudaMemoryTypeHost);
 }
 cudaError_t cudaFreeHost(void* p) {
+  emulation::run_all_streams();
   return release(p, cudaMemoryTypeHost);
 }
 
@@ -117,17 +145,26 @@ cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int /*flags*/) {
-  *stream = reinterpret_cast<cudaStream_t>(new char);
+  *stream = emulation::create_stream();
   return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  delete reinterpret_cast<char*>(stream);
+  emulation::destroy_stream(stream);
   return cudaSuccess;
 }
-cudaError_t cudaStreamSynchronize(cudaStream_t /*stream*/) {
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  emulation::run_stream(stream);
   return cudaSuccess;
 }
-cudaError_t cudaStreamWaitEvent(cudaStream_t /*stream*/, cudaEvent_t /*event*/, unsigned int /*flags*/) {
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int /*flags*/) {
+  // The record as it is now: a later one does not change what is waited for.
+  if (std::shared_ptr<emulation::StreamPoint> point = event_of(event).latest) {
+    if (stream == nullptr) {
+      emulation::run_until(point);
+    } else {
+      emulation::wait_for(stream, std::move(point));
+    }
+  }
   return cudaSuccess;
 }
 
@@ -136,35 +173,39 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int /*flags*/)
   return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
-  delete reinterpret_cast<Event*>(event);
+  delete &event_of(event);  // a wait enqueued on it keeps its point
   return cudaSuccess;
 }
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t /*stream*/) {
-  auto* e = reinterpret_cast<Event*>(event);
-  e->at = std::chrono::steady_clock::now();
-  e->recorded = true;
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  event_of(event).latest = emulation::mark(stream);
   return cudaSuccess;
 }
-cudaError_t cudaEventQuery(cudaEvent_t /*event*/) {
-  return cudaSuccess;
+// Not ready until the host has waited for the work before it (this device
+// runs nothing unbidden).
+cudaError_t cudaEventQuery(cudaEvent_t event) {
+  const auto& point = event_of(event).latest;
+  return point == nullptr || point->reached ? cudaSuccess : cudaErrorNotReady;
 }
-cudaError_t cudaEventSynchronize(cudaEvent_t /*event*/) {
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  if (const auto& point = event_of(event).latest) emulation::run_until(point);
   return cudaSuccess;
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-  const auto* a = reinterpret_cast<const Event*>(start);
-  const auto* b = reinterpret_cast<const Event*>(end);
-  if (!a->recorded || !b->recorded) return cudaErrorInvalidResourceHandle;
+  const auto& a = event_of(start).latest;
+  const auto& b = event_of(end).latest;
+  if (a == nullptr || b == nullptr) return cudaErrorInvalidResourceHandle;
+  if (!a->reached || !b->reached) return cudaErrorNotReady;
   *ms = std::chrono::duration<float, std::milli>(b->at - a->at).count();
   return cudaSuccess;
 }
 
-cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t /*stream*/) {
-  if (bytes > 0) std::memset(dst, value, bytes);
+cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t stream) {
+  if (bytes > 0) emulation::enqueue(stream, [dst, value, bytes] { std::memset(dst, value, bytes); });
   return cudaSuccess;
 }
 
 cudaError_t cudaDeviceSynchronize() {
+  emulation::run_all_streams();
   return cudaSuccess;
 }
 cudaError_t cudaGetLastError() {
@@ -208,6 +249,8 @@ const char* cudaGetErrorName(cudaError_t error) {
       return "cudaErrorMemoryAllocation";
     case cudaErrorInvalidDevice:
       return "cudaErrorInvalidDevice";
+    case cudaErrorNotReady:
+      return "cudaErrorNotReady";
     default:
       return "cudaError (emulated)";
   }

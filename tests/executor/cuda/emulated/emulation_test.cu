@@ -3,7 +3,9 @@
 // variables, in the order STOWAGE_CUDA_EMULATION_ORDER names (CI runs these
 // in both); __syncthreads orders a block's threads (a tree sum over
 // shared memory gives the exact total; without the barriers it would not),
-// and a read a barrier should guard goes wrong in one of the orders;
+// and a read a barrier should guard goes wrong in one of the orders; a
+// stream's work runs when the host waits for it, after the events it waits
+// on;
 // a kernel whose template arguments are deduced from its arguments
 // launches; a divergent barrier ends the process saying so.
 #include <gtest/gtest.h>
@@ -121,6 +123,55 @@ TEST(CudaEmulation, LaunchesFromSeveralHostThreadsRunOneGridAtATime) {
     });
   }
   for (std::thread& t : launchers) t.join();
+}
+
+__global__ void set_kernel(int* x, int value) {
+  *x = value;
+}
+__global__ void copy_kernel(const int* from, int* to) {
+  *to = *from;
+}
+
+// The lanes' streams run their work when the host waits for it, and a
+// stream waiting on an event runs the event's stream up to it first: so a
+// read of another stream's write with no event between sees the value
+// before the write (as a GPU may, when the host has raced ahead).
+TEST(CudaEmulation, AStreamsWorkRunsWhenWaitedForAfterTheEventsItWaitsOn) {
+  cudaStream_t writer = nullptr, reader = nullptr;
+  cudaEvent_t written = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&writer, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&reader, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaEventCreateWithFlags(&written, cudaEventDisableTiming), cudaSuccess);
+  int* x = nullptr;
+  int* y = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&x), sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&y), sizeof(int)), cudaSuccess);
+  *x = 0;
+  *y = -1;
+
+  set_kernel<<<1, 1, 0, writer>>>(x, 1);
+  copy_kernel<<<1, 1, 0, reader>>>(x, y);  // no event: a race
+  EXPECT_EQ(*y, -1) << "enqueued work ran before anything waited for it";
+  ASSERT_EQ(cudaStreamSynchronize(reader), cudaSuccess);
+  EXPECT_EQ(*y, 0) << "the read ran after the write it did not wait for";
+  ASSERT_EQ(cudaStreamSynchronize(writer), cudaSuccess);
+  EXPECT_EQ(*x, 1);
+
+  set_kernel<<<1, 1, 0, writer>>>(x, 2);
+  ASSERT_EQ(cudaEventRecord(written, writer), cudaSuccess);
+  EXPECT_EQ(cudaEventQuery(written), cudaErrorNotReady);
+  ASSERT_EQ(cudaStreamWaitEvent(reader, written, 0), cudaSuccess);
+  set_kernel<<<1, 1, 0, writer>>>(x, 3);  // after the event: not waited for
+  copy_kernel<<<1, 1, 0, reader>>>(x, y);
+  ASSERT_EQ(cudaStreamSynchronize(reader), cudaSuccess);
+  EXPECT_EQ(*y, 2);
+  EXPECT_EQ(cudaEventQuery(written), cudaSuccess);
+
+  ASSERT_EQ(cudaFree(x), cudaSuccess);  // waits for the device, as the runtime's does
+  EXPECT_EQ(cudaFree(y), cudaSuccess);
+  EXPECT_EQ(cudaEventDestroy(written), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(reader), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(writer), cudaSuccess);
 }
 
 template <int kScale, class T>
