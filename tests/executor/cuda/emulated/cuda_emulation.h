@@ -6,10 +6,12 @@
 // rarely and for minutes. Run here, each kernel's test against its CPU twin
 // finds what does not depend on the GPU itself: indexing, grid-stride and
 // launch shapes, block reductions, a missing or divergent __syncthreads,
-// the arguments every call passes. What it cannot find: races that neither
-// order below exposes (threads interleaved within a phase, warps in
-// lockstep), the device's own rounding of library math, memory ordering
-// across streams. Those stay for the GPU run (bench/gpu/check.sh).
+// the arguments every call passes, a missing event between streams (a
+// stream's work runs only when waited for: emulated_streams.h). What it
+// cannot find: races that neither order below exposes (threads interleaved
+// within a phase, warps in lockstep), streams running at once, the
+// device's own rounding of library math. Those stay for the GPU run
+// (bench/gpu/check.sh).
 //
 // A launch runs its blocks one after another; a block's threads run one
 // after another, each to its next __syncthreads or its end, as fibers
