@@ -15,6 +15,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -26,8 +27,8 @@ namespace stowage::cuda_emulation {
 struct StreamPoint {
   void* queue = nullptr;                     // the stream's (nullptr: the default stream, whose work has run)
   uint64_t upto = 0;                         // the items enqueued before it
-  bool reached = false;                      // set when the work before it has run
-  std::chrono::steady_clock::time_point at;  // the host's time then
+  std::chrono::steady_clock::time_point at;  // the host's time when the work before it had run
+  std::atomic<bool> reached = false;         // set after `at`; read by any host thread
 };
 
 cudaStream_t create_stream();
