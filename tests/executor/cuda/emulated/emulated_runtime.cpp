@@ -1,9 +1,9 @@
 // The CUDA runtime calls the emulated kernels and their owners make,
 // served on the host (cuda_emulation.h): one "device" whose memory is host
 // memory, copies that are memcpy, and streams whose work runs when the host
-// waits for it (emulated_streams.h). Each call does what the runtime documents for a valid
-// argument; freeing a pointer that is not a live allocation of that kind
-// returns cudaErrorInvalidValue. Only the calls the emulated programs make
+// waits for it (emulated_streams.h). Each call does what the runtime
+// documents for a valid argument; freeing a pointer that is not a live
+// allocation of that kind returns cudaErrorInvalidValue. Only the calls the emulated programs make
 // are here: another is a link error, not a silent gap.
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
