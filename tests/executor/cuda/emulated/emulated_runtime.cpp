@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "tests/executor/cuda/emulated/emulated_streams.h"
 
@@ -99,15 +100,21 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind 
   return cudaSuccess;
 }
 
-// A copy to or from pageable memory waits for the stream and is done when
-// the call returns (the runtime stages it through a buffer of its own);
-// between device and pinned memory it is the stream's work.
+// As the runtime documents (API synchronization behavior): a copy into
+// pageable memory is done when the call returns (the stream's work before
+// it first); a copy from pageable memory is staged at once (the caller may
+// reuse the source) and lands in stream order; between device and pinned
+// memory it is the stream's work.
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind /*kind*/,
                             cudaStream_t stream) {
   if (bytes == 0) return cudaSuccess;
-  if (pageable(dst) || pageable(src)) {
+  if (pageable(dst)) {
     emulation::run_stream(stream);
     std::memmove(dst, src, bytes);
+  } else if (pageable(src)) {
+    auto staged = std::make_shared<std::vector<std::byte>>(static_cast<const std::byte*>(src),
+                                                           static_cast<const std::byte*>(src) + bytes);
+    emulation::enqueue(stream, [dst, staged] { std::memcpy(dst, staged->data(), staged->size()); });
   } else {
     emulation::enqueue(stream, [dst, src, bytes] { std::memmove(dst, src, bytes); });
   }
