@@ -7,9 +7,10 @@
 #
 #   tests/executor/cuda/emulated/delete_each_barrier.sh [build/dev]
 #
-# The source is restored after each deletion, and on any exit (a failed
-# build, Ctrl-C): a copy is kept beside it until then. Exit status 1 if
-# some deletion went unnoticed, 2 on a usage or build error.
+# The source is restored from git after each deletion, and on any exit (a
+# failed build, Ctrl-C), which is why executor/cuda must have no
+# uncommitted changes. Exit status 1 if some deletion went unnoticed, 2 on
+# a usage or build error.
 set -euo pipefail
 build=${1:-build/dev}
 cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"

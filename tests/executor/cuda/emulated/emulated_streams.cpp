@@ -13,9 +13,9 @@ namespace stowage::cuda_emulation {
 namespace {
 
 struct Queue {
-  std::deque<std::function<void()>> work;
-  uint64_t enqueued = 0;  // items ever enqueued
-  uint64_t started = 0;   // items taken off to run (in order)
+  std::deque<std::function<void()>> work;  // not yet started, in order
+  uint64_t enqueued = 0;                   // items ever enqueued
+  [[nodiscard]] uint64_t started() const { return enqueued - work.size(); }
 };
 
 // Recursive: an item that waits for another stream runs that stream's work
@@ -26,13 +26,24 @@ std::set<Queue*>& queues() {
   return all;
 }
 
+void push(Queue& q, std::function<void()> work) {
+  q.work.push_back(std::move(work));
+  ++q.enqueued;
+}
+
+// Taken off before it runs: an item that runs other streams sees its own
+// as started.
 void run_queue_until(Queue& q, uint64_t upto) {
-  while (q.started < upto) {
+  while (q.started() < upto) {
     std::function<void()> item = std::move(q.work.front());
     q.work.pop_front();
-    ++q.started;
     item();
   }
+}
+
+void reach(StreamPoint& point) {
+  point.at = std::chrono::steady_clock::now();
+  point.reached = true;
 }
 
 }  // namespace
@@ -58,26 +69,20 @@ void enqueue(cudaStream_t stream, std::function<void()> work) {
     return;
   }
   const std::scoped_lock lock(streams_mutex);
-  auto* q = reinterpret_cast<Queue*>(stream);
-  q->work.push_back(std::move(work));
-  ++q->enqueued;
+  push(*reinterpret_cast<Queue*>(stream), std::move(work));
 }
 
 std::shared_ptr<StreamPoint> mark(cudaStream_t stream) {
   auto point = std::make_shared<StreamPoint>();
   if (stream == nullptr) {
-    point->reached = true;
-    point->at = std::chrono::steady_clock::now();
+    reach(*point);
     return point;
   }
   const std::scoped_lock lock(streams_mutex);
   auto* q = reinterpret_cast<Queue*>(stream);
+  push(*q, [point] { reach(*point); });
   point->queue = q;
-  q->work.push_back([point] {
-    point->reached = true;
-    point->at = std::chrono::steady_clock::now();
-  });
-  point->upto = ++q->enqueued;
+  point->upto = q->enqueued;
   return point;
 }
 
@@ -99,19 +104,10 @@ void run_stream(cudaStream_t stream) {
 }
 
 void run_all_streams() {
+  // Work is enqueued only by the host, under this lock: running one
+  // stream's may run others' but adds to none, so one pass empties all.
   const std::scoped_lock lock(streams_mutex);
-  // Running one stream's work may enqueue nothing new on others (work
-  // enqueues only from the host), but may run theirs: go round until all
-  // are empty.
-  for (bool ran = true; ran;) {
-    ran = false;
-    for (Queue* q : queues()) {
-      if (q->started < q->enqueued) {
-        run_queue_until(*q, q->enqueued);
-        ran = true;
-      }
-    }
-  }
+  for (Queue* q : queues()) run_queue_until(*q, q->enqueued);
 }
 
 }  // namespace stowage::cuda_emulation

@@ -4,10 +4,10 @@
 // as it may be: a kernel that reads what another stream writes, with no
 // event between, runs before that write, as it may on a GPU when the host
 // races ahead (--enqueue-only), and the tests of the CUDA backend see the
-// wrong numbers. What a GPU would also make the host wait for (a copy into
-// pageable memory, cudaFree, cudaFreeHost) waits here too; the legacy default stream
-// runs its work at once (the project's streams are non-blocking, so nothing
-// orders the two).
+// wrong numbers. What a GPU would also make the host wait for (a copy
+// into pageable memory, cudaFree, cudaFreeHost) waits here too; the legacy
+// default stream runs its work at once (the project's streams are
+// non-blocking, so nothing orders the two).
 //
 // One mutex orders the streams' work: a host thread that waits runs the
 // work, one item at a time, in each stream's order.

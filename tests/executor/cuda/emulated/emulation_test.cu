@@ -3,11 +3,11 @@
 // variables, in the order STOWAGE_CUDA_EMULATION_ORDER names (CI runs these
 // in both); __syncthreads orders a block's threads (a tree sum over
 // shared memory gives the exact total; without the barriers it would not),
-// and a read a barrier should guard goes wrong in one of the orders; a
-// stream's work runs when the host waits for it, after the events it waits
-// on;
-// a kernel whose template arguments are deduced from its arguments
-// launches; a divergent barrier ends the process saying so.
+// and a read a barrier should guard goes wrong in one of the orders; grids
+// launched from several host threads run one at a time; a stream's work
+// runs when the host waits for it, after the events it waits on; a kernel
+// whose template arguments are deduced from its arguments launches; a
+// divergent barrier ends the process saying so.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -94,9 +94,10 @@ TEST(CudaEmulation, AMissingBarrierGivesTheWrongAnswerInOneOrder) {
 
 __global__ void index_kernel(unsigned* out) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  for (int spin = 0; spin < 50; ++spin) out[i] = blockIdx.x * 1000 + threadIdx.x;  // time for another launch
-  __syncthreads();
-  out[i] += gridDim.x * blockDim.x == 0 ? 1 : 0;
+  const unsigned before = blockIdx.x * 1000 + threadIdx.x;
+  for (int spin = 0; spin < 50; ++spin) out[i] = before;  // time for another launch
+  __syncthreads();  // a switch: a grid run meanwhile would leave its own built-ins
+  if (blockIdx.x * 1000 + threadIdx.x != before) out[i] = ~0u;
 }
 
 // The backend's lanes are host threads, each launching on its own stream;

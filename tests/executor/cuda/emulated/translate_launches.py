@@ -8,9 +8,10 @@ becomes
 so that the CUDA sources compile with g++ against cuda_emulation.h (forced
 in with -include) and run on the host's emulated blocks. The call sits in
 a lambda so that template arguments the launch leaves to deduction are
-deduced from the arguments as nvcc deduces them; the argument expressions
-are then evaluated by each thread rather than once (the project's
-launches pass variables and pure expressions). Only the launch syntax
+deduced from the arguments as nvcc deduces them. The lambda copies the
+variables at the launch, but the argument expressions are evaluated by
+each thread when its stream runs the launch (the project's launches pass
+variables and pure expressions, for which that is the same). Only the launch syntax
 needs rewriting: everything else a kernel uses is C++ once the emulation
 header defines CUDA's keywords and built-ins.
 
