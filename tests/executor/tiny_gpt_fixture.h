@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <memory>
@@ -88,8 +89,15 @@ inline core::PlanFile three_tier_mix() {
   return mix;
 }
 
+// A folder of the running test's own: ctest -j runs tests at once, and two
+// that named the same scratch removed each other's NVMe files.
 inline std::filesystem::path scratch(const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::current_path() / ("trainer_test_" + name);
+  std::string leaf = "trainer_test_" + name;
+  if (const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info()) {
+    leaf += std::string("-") + test->test_suite_name() + "." + test->name();
+    std::replace(leaf.begin(), leaf.end(), '/', '_');  // parameterised names
+  }
+  const std::filesystem::path dir = std::filesystem::current_path() / leaf;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
