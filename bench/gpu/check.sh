@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check of issue 15 (item 6), one command for the GPU machine (one
-# H200, the driver, CUDA 13, cmake, ninja, torch; none of Stowage's Debian
-# libraries; no network). Finishes in about 5 minutes on an H200 (docs/gpu.md;
+# H100 or H200, the driver, CUDA 13, cmake, ninja, torch; none of Stowage's
+# Debian libraries; no network). Finishes in about 5 minutes on an H200 (docs/gpu.md;
 # the DeepSpeed runs and GPT-2 Medium on the CUDA backend take most of it).
 #
 #   bench/gpu/check.sh --stage            here: copy the GPU programs, stripped,
@@ -15,6 +15,13 @@
 #   1. finds the programs in DIR, or builds the probe there with nvcc alone
 #      (the GoogleTest binary cannot be built without Debian's GoogleTest);
 #   2. exits 77 "no CUDA device: <reason>" where no device can be used;
+#      measures the host (cores, memory, DRAM copy rate);
+#   2b. runs cuda_probe: pinned and pageable H2D/D2H bandwidth by size, the
+#      HBM copy, the Adam kernel as a share of it, bf16 GEMMs through cuBLASLt;
+#   2c. makes this machine's profile of those (bench/gpu/this-machine), for
+#      whichever GPU it found, and copies the plans to point at it: every
+#      prediction below is for this machine (or, where no profile can be
+#      made, for the committed H200 VM's, and it says so);
 #   3. runs stowage_cuda_tests (every kernel against its CPU twin; the gpu label),
 #      and with STOWAGE_GPU_SANITIZE=1 again under compute-sanitizer's memcheck;
 #   3c. runs Stowage's executor with the CUDA backend: its tests, and
@@ -22,9 +29,7 @@
 #      ones beside `--backend cpu` (the same losses), with traces returned,
 #      and prints one table of every CUDA run against its prediction, lane
 #      by lane (bench/gpu/run-table);
-#   4. runs cuda_probe: pinned and pageable H2D/D2H bandwidth by size, the
-#      HBM copy, the Adam kernel as a share of it, bf16 GEMMs through cuBLASLt;
-#   5. runs the same measurements through PyTorch and prints both side by side;
+#   5. runs the probe's measurements through PyTorch and prints both side by side;
 #   6. runs DeepSpeed ZeRO-Offload under the configurations Stowage exported
 #      (bench/gpu/plans; STOWAGE_GPU_PLANS='GLOB...' picks some, e.g. 'tiny-*')
 #      and returns a PyTorch profiler trace of each, which
@@ -32,7 +37,9 @@
 #   6b. prints Stowage's executor's step beside DeepSpeed's on the plans both
 #      ran (tiny-gpt, GPT-2 XL with the optimizer on the CPU);
 #   7. prints what the check does NOT do yet (below), rather than pretend.
-# Results also go to $OUT (the device machine's return folder) when set.
+# With $OUT set (the device tool's return folder, which brings back at most
+# 8 files), the summary goes to $OUT/check.txt as it is written and every
+# file of the run to $OUT/results.tar.gz at the end, or on SIGTERM/SIGINT.
 # bench/gpu/rehearse runs this script on a machine without a GPU, the CPU
 # backend standing in for the CUDA one (ctest bench.gpu_check_rehearsal).
 set -uo pipefail
@@ -89,9 +96,35 @@ if [ "${1:-}" = "--stage" ]; then
 fi
 if [ "${1:-}" = "--carried" ]; then carried=${2:?--carried DIR}; fi
 
-out=${OUT:-$root/build/gpu-check}
-mkdir -p "$out"
-log() { echo "$@" | tee -a "$out/check.txt"; }
+# Where the results go. Here, build/gpu-check. On the device machine, whose
+# tool returns at most 8 files from $OUT, the summary is written straight
+# into $OUT (so it comes back even if the run is killed) and everything else
+# into a folder of this run's, packed into $OUT/results.tar.gz at the end or
+# on a signal (pack, below).
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT"
+  out=$(mktemp -d /tmp/stowage-gpu-check.XXXXXX)
+  summary=$OUT/check.txt
+else
+  out=$root/build/gpu-check
+  mkdir -p "$out"
+  summary=$out/check.txt
+fi
+log() { echo "$@" | tee -a "$summary"; }
+# Packs the results folder into $OUT: one gzipped tar, or 15 MiB parts of
+# it (results.tar.gz.part-aa, -ab, ...: `cat` them) where it is larger
+# than the tool's 16 MiB a file.
+pack() {
+  [ -n "${OUT:-}" ] || return 0
+  cp "$summary" "$out/check.txt"
+  tar -C "$out" -czf "$OUT/results.tar.gz" . || { echo "packing $out into $OUT FAILED" >> "$summary"; return 1; }
+  if [ "$(stat -c %s "$OUT/results.tar.gz")" -gt $((15 << 20)) ]; then
+    split -b 15M "$OUT/results.tar.gz" "$OUT/results.tar.gz.part-" && rm "$OUT/results.tar.gz"
+  fi
+  echo "results in $OUT: check.txt and $(cd "$OUT" && ls results.tar.gz* | tr '\n' ' ')(every file of this run)" >> "$summary"
+  rm -rf "$out"  # this run's own folder (mktemp, above), now packed
+}
+trap 'log "stopped by a signal: packing what there is"; pack; exit 143' TERM INT
 
 # cuBLASLt (the only shared CUDA library the programs need) from the
 # toolkit, or from torch's nvidia-cublas wheel.
@@ -112,7 +145,7 @@ if [ ! -x "$probe" ]; then
     nvcc -std=c++20 -O2 -I"$root" -gencode arch=compute_90,code=[sm_90,compute_90] -o "$probe" \
       bench/gpu/cuda_probe.cu executor/cuda/cuda_error.cpp executor/cuda/cuda_device.cpp \
       executor/cuda/cuda_event.cpp executor/cuda/device_memory.cpp executor/cuda/pinned_buffer.cpp \
-      -cudart static -lcublasLt -Xcompiler -static-libstdc++ 2>&1 | tee -a "$out/check.txt"
+      -cudart static -lcublasLt -Xcompiler -static-libstdc++ 2>&1 | tee -a "$summary"
     [ "${PIPESTATUS[0]}" -eq 0 ] || { log "building cuda_probe with nvcc FAILED"; probe=""; }
   else
     probe=""
@@ -126,26 +159,70 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   log "no CUDA device: $reason"
   exit 77
 fi
-nvidia-smi -L | tee -a "$out/check.txt"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv | tee -a "$out/check.txt"
-# The host, for the machine profile (bench/gpu/plans/h200-vm.yaml): cores, memory,
-# and the copy bandwidth of its DRAM by thread count (torch, 1 GiB, counting
-# what is read and what is written).
+nvidia-smi -L | tee -a "$summary"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv | tee -a "$summary"
+# The host, for the machine profile (2c): cores, memory, and the copy
+# bandwidth of its DRAM by thread count (bench/gpu/host-copy-rate).
 {
   echo "host: $(nproc) CPUs; $(lscpu | sed -n 's/^Model name: *//p'); $(free -g | awk '/^Mem:/ {print $2 " GiB memory"}')"
-  python3 - <<'PY' 2>&1 || true
-import time, torch
-a = torch.ones(1 << 28); b = torch.empty_like(a)
-for threads in (1, 4, 8, 16):
-    torch.set_num_threads(threads); b.copy_(a)
-    t = time.perf_counter(); reps = 5
-    for _ in range(reps): b.copy_(a)
-    dt = (time.perf_counter() - t) / reps
-    print(f"host DRAM copy, {threads:2d} threads: {2 * a.numel() * 4 / dt / 1e9:6.1f} GB/s")
-PY
-} | tee -a "$out/check.txt"
+  python3 bench/gpu/host-copy-rate 2>&1 || true
+} | tee -a "$summary" "$out/host.txt"
 
 status=0
+# Stowage's executor programs, carried gzipped (--stage), for the machine
+# profile below and step 3c.
+executor=/tmp/stowage-executor
+mkdir -p "$executor"
+for program in stowage stowage_cuda_backend_tests; do
+  [ -f "$carried/$program.gz" ] && gunzip -c "$carried/$program.gz" > "$executor/$program" && chmod +x "$executor/$program"
+done
+ours() { env STOWAGE_PROFILES="$root/profiles" "$@"; }  # the bundled profiles (profile_catalog.cpp)
+
+# 2b. Bandwidth and GEMM rate, first: this machine's profile is made of them.
+log ""
+log "== cuda_probe =="
+if skip probe; then :
+elif [ -n "$probe" ]; then
+  timeout 180 "$probe" 2>&1 | tee "$out/probe.txt" | tee -a "$summary"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || { log "cuda_probe FAILED"; status=1; }
+else
+  log "cuda_probe NOT RUN: neither carried nor buildable (no nvcc)"; status=1
+fi
+
+# 2c. The machine profile every prediction below is made for: this one's,
+#     measured just now (bench/gpu/this-machine: the GPU's bundled profile
+#     by the name the probe printed, the host lines above, the probe's
+#     rates), so that an H100 is not predicted as an H200. The plans are
+#     copied to $out/plans with their `machine:` pointed at it. Where it
+#     cannot be made (no probe output, a GPU without a bundled profile:
+#     STOWAGE_GPU_PROFILE=NAME names one), the committed plans and their
+#     H200 VM profile (bench/gpu/plans/h200-vm.yaml), and the check says so.
+plans=bench/gpu/plans
+predicted_for=h200-vm
+machine="h200-vm, the committed profile of the H200 VM lent on 2026-12-04"
+log ""
+log "== this machine's profile =="
+rm -rf "$out/plans" "$out/this-machine.yaml"  # an earlier run's, where $out is build/gpu-check
+if [ -s "$out/probe.txt" ] && [ -x "$executor/stowage" ] &&
+   ours python3 bench/gpu/this-machine --probe "$out/probe.txt" --host "$out/host.txt" --stowage "$executor/stowage" \
+     ${STOWAGE_GPU_PROFILE:+--gpu "$STOWAGE_GPU_PROFILE"} > "$out/this-machine.yaml" 2>> "$summary"; then
+  cp -r bench/gpu/plans "$out/plans" && cp "$out/this-machine.yaml" "$out/plans/"
+  for plan in "$out"/plans/*.yaml; do
+    head -n 1 "$plan" | grep -qx 'format: stowage/plan/v1' && sed -i 's/^machine: .*/machine: this-machine.yaml/' "$plan"
+  done
+  sed 's/^/  /' "$out/this-machine.yaml" | tee -a "$summary"
+fi
+# Every plan must still simulate on it and fit the 8 GiB cap (check-plans).
+if [ -s "$out/plans/this-machine.yaml" ] &&
+   ours python3 bench/gpu/check-plans "$executor/stowage" "$out/plans" 2>&1 | tee -a "$summary"; then
+  plans=$out/plans
+  predicted_for=this-machine
+  machine="this machine's, measured just now: $(sed -n 's/^label: "\(.*\)"$/\1/p' "$out/this-machine.yaml")"
+else
+  log "this machine's profile could not be made or used (above): predictions are for the H200 VM of 2026-12-04"
+fi
+log "predictions for: $machine"
+
 # 3. The kernels against their CPU twins.
 log ""
 log "== stowage_cuda_tests =="
@@ -171,7 +248,7 @@ if [ "${STOWAGE_GPU_SANITIZE:-0}" = 1 ] && [ -x "$tests" ]; then
   if [ -n "$sanitizer" ]; then
     timeout 300 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 9 "$tests" 2>&1 | tee "$out/memcheck.txt" | tail -n 6
     rc=${PIPESTATUS[0]}
-    tail -n 6 "$out/memcheck.txt" >> "$out/check.txt"
+    tail -n 6 "$out/memcheck.txt" >> "$summary"
     [ "$rc" -eq 0 ] || { log "memcheck FAILED (exit $rc; memcheck.txt)"; status=1; }
   else
     log "memcheck NOT RUN: no compute-sanitizer"
@@ -185,7 +262,7 @@ fi
 #     cap, the tiny ones (bf16 with fp32 products; fp16 with fp16 products
 #     and dynamic loss scaling) beside `--backend cpu`, with the measured and
 #     predicted traces returned for `stowage compare` here. The plans are
-#     bench/gpu/plans/*.yaml for the lent machine's profile: GPT-2 XL (1.5B,
+#     bench/gpu/plans/*.yaml, on this machine's profile (2c): GPT-2 XL (1.5B,
 #     one 512-token sequence, checkpointed) with the optimizer on the CPU
 #     (zero-offload) and as the planner places it under the cap
 #     (gpt2-xl-planned: `stowage plan --machine h200-vm-capped.yaml --model
@@ -198,18 +275,12 @@ fi
 #     the device alone).
 log ""
 log "== Stowage's executor on the GPU (CUDA backend) =="
-executor=/tmp/stowage-executor  # the two programs, carried gzipped (--stage)
-mkdir -p "$executor"
-for program in stowage stowage_cuda_backend_tests; do
-  [ -f "$carried/$program.gz" ] && gunzip -c "$carried/$program.gz" > "$executor/$program" && chmod +x "$executor/$program"
-done
 if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; then
-  ours() { env STOWAGE_PROFILES="$root/profiles" "$@"; }  # the bundled profiles (profile_catalog.cpp)
   backend_tests="$executor/stowage_cuda_backend_tests"
   (cd /tmp && ours timeout 240 "$backend_tests" \
      --gtest_output="xml:$out/stowage_cuda_backend_tests.xml") > "$out/stowage_cuda_backend_tests.txt" 2>&1
   rc=$?
-  grep -E "^\| |^\[  (FAILED|PASSED|SKIPPED) |Failure|error" "$out/stowage_cuda_backend_tests.txt" | head -n 60 | tee -a "$out/check.txt"
+  grep -E "^\| |^\[  (FAILED|PASSED|SKIPPED) |Failure|error" "$out/stowage_cuda_backend_tests.txt" | head -n 60 | tee -a "$summary"
   [ "$rc" -eq 0 ] || { log "stowage_cuda_backend_tests FAILED (exit $rc)"; status=1; }
   # The flags of NAME's CUDA runs: where the layers run, and in what their products. The big
   # plans' products in bf16 (what the prediction and DeepSpeed run); the tiny bf16 one's in fp32,
@@ -234,16 +305,16 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
       layers=(); [ "$backend" = cuda ] && read -r -a layers <<< "$(cuda_flags "$name")"
       # STOWAGE_GPU_ENQUEUE_ONLY=1: every CUDA run's host only enqueues, its ops timed by CUDA events.
       [ "$backend" = cuda ] && [ -n "${STOWAGE_GPU_ENQUEUE_ONLY:-}" ] && layers+=(--enqueue-only)
-      ours timeout "${RUN_TIMEOUT:-150}" "$executor/stowage" run "bench/gpu/plans/$name.yaml" --backend "$backend" \
+      ours timeout "${RUN_TIMEOUT:-150}" "$executor/stowage" run "$plans/$name.yaml" --backend "$backend" \
         "${layers[@]}" --steps "$steps" --threads 8 --device-memory '8 GiB' --trace "$out/$name.$backend.trace.json" \
         --predicted-trace "$out/$name.predicted.trace.json" > "$out/$name.$backend.txt" 2>&1
       rc=$?
-      grep -v -E '^\s*$' "$out/$name.$backend.txt" | tail -n 30 | tee -a "$out/check.txt"
+      grep -v -E '^\s*$' "$out/$name.$backend.txt" | tail -n 30 | tee -a "$summary"
       [ "$rc" -eq 0 ] || { log "$name on $backend FAILED (exit $rc)"; status=1; }
       # Measured against predicted, lane by lane (the table item 6 asks for).
       if [ "$backend" = cuda ] && [ -f "$out/$name.$backend.trace.json" ]; then
         ours "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
-          2>&1 | head -n 12 | tee -a "$out/check.txt"
+          2>&1 | head -n 12 | tee -a "$summary"
         ours "$executor/stowage" compare --json "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
           > "$out/$name.$backend.compare.json" 2>/dev/null || rm -f "$out/$name.$backend.compare.json"
       fi
@@ -278,11 +349,11 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
     read -r -a layers <<< "$(cuda_flags "$name")"  # those of the run it is compared with, and its steps
     steps=${steps_of[$name]:-10}  # 10 where this run did not train it (a stale file in $out)
     log "-- stowage run $name.yaml --backend cuda ${layers[*]} --enqueue-only --steps $steps"
-    ours timeout "${RUN_TIMEOUT:-150}" "$executor/stowage" run "bench/gpu/plans/$name.yaml" --backend cuda \
+    ours timeout "${RUN_TIMEOUT:-150}" "$executor/stowage" run "$plans/$name.yaml" --backend cuda \
       "${layers[@]}" --enqueue-only --steps "$steps" --threads 8 --device-memory '8 GiB' --trace "$out/$name.enqueue-only.trace.json" \
       --predicted-trace "$out/$name.predicted.trace.json" > "$out/$name.enqueue-only.txt" 2>&1
     rc=$?
-    grep -v -E '^\s*$' "$out/$name.enqueue-only.txt" | tail -n 12 | tee -a "$out/check.txt"
+    grep -v -E '^\s*$' "$out/$name.enqueue-only.txt" | tail -n 12 | tee -a "$summary"
     if [ "$rc" -ne 0 ]; then
       log "$name --enqueue-only FAILED (exit $rc)"; status=1
     elif cmp -s <(losses "$out/$name.enqueue-only.txt") <(losses "$out/$name.cuda.txt"); then
@@ -292,7 +363,7 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
     fi
     if [ -f "$out/$name.enqueue-only.trace.json" ]; then
       ours "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
-        2>&1 | head -n 12 | tee -a "$out/check.txt"
+        2>&1 | head -n 12 | tee -a "$summary"
       ours "$executor/stowage" compare --json "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
         > "$out/$name.enqueue-only.compare.json" 2>/dev/null || rm -f "$out/$name.enqueue-only.compare.json"
       gzip -f "$out/$name.enqueue-only.trace.json"
@@ -302,22 +373,11 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
   # Item 6's table: every CUDA run's measured step beside the prediction
   # for the same plan on this machine's profile, and their error by lane.
   log ""
-  log "== every CUDA run, measured against predicted (h200-vm), busy time per step by lane =="
-  python3 bench/gpu/run-table "$out" 2>&1 | tee -a "$out/check.txt"
+  log "== every CUDA run, measured against predicted ($machine), busy time per step by lane =="
+  python3 bench/gpu/run-table "$out" 2>&1 | tee -a "$summary"
   [ "${PIPESTATUS[0]}" -eq 0 ] || { log "run-table FAILED"; status=1; }
 else
   log "executor on the GPU NOT RUN: stowage and stowage_cuda_backend_tests not carried (bench/gpu/check.sh --stage)"; status=1
-fi
-
-# 4. Bandwidth and GEMM rate.
-log ""
-log "== cuda_probe =="
-if skip probe; then :
-elif [ -n "$probe" ]; then
-  timeout 180 "$probe" 2>&1 | tee "$out/probe.txt"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || { log "cuda_probe FAILED"; status=1; }
-else
-  log "cuda_probe NOT RUN: neither carried nor buildable (no nvcc)"; status=1
 fi
 
 # 5. PyTorch on the same GPU, the same sizes and work, side by side.
@@ -325,7 +385,7 @@ log ""
 log "== torch beside cuda_probe =="
 if skip torch; then :
 elif python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-  timeout 180 python3 bench/gpu/torch_peer.py ${probe:+--probe "$out/probe.txt"} 2>&1 | tee -a "$out/check.txt"
+  timeout 180 python3 bench/gpu/torch_peer.py ${probe:+--probe "$out/probe.txt"} 2>&1 | tee -a "$summary"
   [ "${PIPESTATUS[0]}" -eq 0 ] || { log "torch_peer FAILED"; status=1; }
 else
   log "torch peer NOT RUN: python3 has no torch with CUDA"
@@ -344,9 +404,9 @@ if skip deepspeed; then :
 elif [ -n "$(ls .whl/deepspeed-*.tar.gz 2>/dev/null)" ] && python3 -c 'import torch' 2>/dev/null; then
   site=/tmp/stowage-site
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/*.whl \
-    >>"$out/check.txt" 2>&1 &&
+    >>"$summary" 2>&1 &&
   DS_BUILD_OPS=0 python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile \
-    --no-cache-dir --target "$site" .whl/deepspeed-*.tar.gz >>"$out/check.txt" 2>&1
+    --no-cache-dir --target "$site" .whl/deepspeed-*.tar.gz >>"$summary" 2>&1
   if [ $? -ne 0 ]; then
     log "installing DeepSpeed from .whl FAILED (see check.txt)"; status=1
   else
@@ -360,9 +420,9 @@ elif [ -n "$(ls .whl/deepspeed-*.tar.gz 2>/dev/null)" ] && python3 -c 'import to
       timeout "${DS_TIMEOUT:-300}" python3 bench/gpu/deepspeed_offload.py --ds-config "$config" $args \
         -o "/tmp/$name.kineto.json" > "$out/$name.log" 2>&1
       rc=$?
-      grep -E "^(model:|deepspeed|step [0-9])" "$out/$name.log" | tee -a "$out/check.txt"
+      grep -E "^(model:|deepspeed|step [0-9])" "$out/$name.log" | tee -a "$summary"
       if [ "$rc" -ne 0 ]; then
-        tail -n 30 "$out/$name.log" >> "$out/check.txt"; log "$name FAILED (exit $rc; $name.log)"; status=1
+        tail -n 30 "$out/$name.log" >> "$summary"; log "$name FAILED (exit $rc; $name.log)"; status=1
       else
         gzip -c "/tmp/$name.kineto.json" > "$out/$name.kineto.json.gz"
         log "trace: $name.kineto.json.gz ($(du -h "$out/$name.kineto.json.gz" | cut -f1))"
@@ -377,7 +437,7 @@ fi
 #     model shape, batch, placement and device cap): each one's steady step.
 log ""
 log "== the same plan, Stowage's executor and DeepSpeed =="
-log "| plan | Stowage (cuda), measured step | predicted (h200-vm) | DeepSpeed ZeRO-Offload, median step |"
+log "| plan | Stowage (cuda), measured step | predicted ($predicted_for) | DeepSpeed ZeRO-Offload, median step |"
 log "|---|---|---|---|"
 for ours_out in "$out"/*.cuda.txt; do
   [ -f "$ours_out" ] || continue
@@ -400,5 +460,5 @@ log "  the tiny plans' curves agree with the CPU's to rounding, not bit for bit"
 log "- the held-out loss is computed on the host (OpenBLAS over the master weights) on every backend"
 log "- attention runs one GEMM per (sequence, head), as the CPU model does, not a batched one"
 log ""
-log "results in $out"
+if [ -n "${OUT:-}" ]; then pack; else log "results in $out"; fi
 exit $status

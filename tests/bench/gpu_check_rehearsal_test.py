@@ -5,12 +5,19 @@ must pass, compare each tiny plan's loss curve with the CPU's, give the
 enqueue-only run the flags and steps of the run it is compared with (it
 once ran 10 steps against a 3-step run, and a default of --products would
 have given it other products), and print item 6's table with a row for
-every CUDA run. Run by ctest as bench.gpu_check_rehearsal.
+every CUDA run. Its predictions must be for the GPU it finds (the stand-in
+is an H100, the device tool's first kind, where the plans name the H200
+VM), on the committed H200 profile where that GPU has no profile of its
+own, and say which. What it leaves in $OUT must come back through the
+device tool (at most 8 files). Run by ctest as bench.gpu_check_rehearsal.
 
   python3 gpu_check_rehearsal_test.py STOWAGE
 """
+import os
 import pathlib
+import re
 import subprocess
+import tarfile
 import sys
 import tempfile
 import unittest
@@ -19,24 +26,31 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 STOWAGE = None
 
 
+def rehearse(cls, gpu, *runs):
+    """Runs bench/gpu/rehearse with a stand-in GPU of that name into a
+    temporary folder, keeping its outcome, check.txt and stowage calls."""
+    cls.tmp = tempfile.TemporaryDirectory()
+    cls.dir = pathlib.Path(cls.tmp.name) / "rehearsal"
+    cls.outcome = subprocess.run([str(ROOT / "bench/gpu/rehearse"), STOWAGE, str(cls.dir), *runs],
+                                 env=dict(os.environ, STOWAGE_REHEARSAL_GPU=gpu),
+                                 capture_output=True, text=True, timeout=600)
+    check = cls.dir / "out/check.txt"
+    cls.check = check.read_text() if check.exists() else ""
+    calls = cls.dir / "stowage-calls.txt"
+    cls.calls = calls.read_text().splitlines() if calls.exists() else []
+
+
 class Rehearsal(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.dir = pathlib.Path(cls.tmp.name) / "rehearsal"
-        cls.outcome = subprocess.run([str(ROOT / "bench/gpu/rehearse"), STOWAGE, str(cls.dir)],
-                                 capture_output=True, text=True, timeout=600)
-        check = cls.dir / "out/check.txt"
-        cls.check = check.read_text() if check.exists() else ""
-        calls = cls.dir / "stowage-calls.txt"
-        cls.calls = calls.read_text().splitlines() if calls.exists() else []
+        rehearse(cls, "NVIDIA H100 80GB HBM3")
 
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
     def runs(self, plan, backend="cuda"):
-        return [c for c in self.calls if c.startswith(f"run bench/gpu/plans/{plan}.yaml --backend {backend} ")]
+        return [c for c in self.calls if re.match(rf"run \S*/{plan}\.yaml --backend {backend} ", c)]
 
     def test_the_check_passes(self):
         self.assertEqual(self.outcome.returncode, 0, self.check[-3000:] + self.outcome.stderr[-2000:])
@@ -63,6 +77,59 @@ class Rehearsal(unittest.TestCase):
         for run in ("tiny-gpt-zero-offload.cuda", "tiny-gpt-fp16-zero-offload.cuda",
                     "tiny-gpt-zero-offload.enqueue-only"):
             self.assertRegex(self.check, rf"\n\| {run} \| [^|]+ \| [\d.]+ m?s \| [\d.]+ m?s \| [+-][\d.]+% \|")
+
+
+    def test_predictions_are_for_the_gpu_it_finds(self):
+        self.assertIn("\n  gpu: h100-sxm\n", self.check)
+        self.assertIn("predictions for: this machine's, measured just now: The lent GPU machine: "
+                      "one NVIDIA H100 80GB HBM3", self.check)
+        runs = self.runs("tiny-gpt-zero-offload") + self.runs("tiny-gpt-fp16-zero-offload")
+        self.assertEqual(len(runs), 3)
+        for run in runs:  # the plans copied beside this machine's profile, not the committed ones
+            self.assertRegex(run, r"^run /\S+/plans/tiny-gpt-\S+\.yaml ")
+        self.assertEqual(self.check.count("per step on this-machine (the simulator on the same ops)"), 5)
+        self.assertNotIn("on h200-vm", self.check)
+        with tarfile.open(self.dir / "out/results.tar.gz") as results:
+            plans = {m.name: results.extractfile(m).read().decode() for m in results.getmembers()
+                     if m.name.startswith("./plans/") and m.name.endswith(".yaml")}
+        self.assertIn("gpu: h100-sxm\n", plans["./plans/this-machine.yaml"])
+        for name, text in plans.items():
+            if text.startswith("format: stowage/plan/v1"):
+                self.assertIn("\nmachine: this-machine.yaml\n", text, name)
+
+    def test_what_it_returns_fits_the_device_tools_eight_files(self):
+        returned = sorted(p.name for p in (self.dir / "out").iterdir())
+        self.assertEqual(returned, ["check.txt", "results.tar.gz"])
+        with tarfile.open(self.dir / "out/results.tar.gz") as results:
+            names = set(results.getnames())
+        for run in ("tiny-gpt-zero-offload.cuda.txt", "tiny-gpt-zero-offload.cpu.txt",
+                    "tiny-gpt-zero-offload.enqueue-only.txt", "tiny-gpt-fp16-zero-offload.cuda.compare.json",
+                    "tiny-gpt-zero-offload.cuda.trace.json.gz", "probe.txt", "check.txt"):
+            self.assertIn(f"./{run}", names)
+        # Its own folder, where the runs wrote, is gone once packed.
+        folder = re.search(r"measured trace: (/\S+)/tiny-gpt-zero-offload\.cuda\.trace\.json", self.check)
+        self.assertIsNotNone(folder)
+        self.assertFalse(pathlib.Path(folder.group(1)).exists(), folder.group(1))
+
+
+class RehearsalOnAGpuWithoutAProfile(unittest.TestCase):
+    """An H100 NVL has no bundled profile: the check must still pass, on the
+    committed H200 VM profile, and say so."""
+
+    @classmethod
+    def setUpClass(cls):
+        rehearse(cls, "NVIDIA H100 NVL", "tiny-gpt-zero-offload:2")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_the_check_passes_on_the_committed_profile_and_says_so(self):
+        self.assertEqual(self.outcome.returncode, 0, self.check[-3000:] + self.outcome.stderr[-2000:])
+        self.assertIn("this-machine: no bundled GPU profile for 'NVIDIA H100 NVL'", self.check)
+        self.assertIn("predictions are for the H200 VM of 2026-12-04", self.check)
+        self.assertIn("per step on h200-vm (the simulator on the same ops)", self.check)
+        self.assertTrue(all(re.match(r"run bench/gpu/plans/", c) for c in self.calls if c.startswith("run ")))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,125 @@
+"""bench/gpu/this-machine, the machine profile bench/gpu/check.sh makes on
+the lent GPU machine, on what was recorded on the H200 on 2026-12-04 (the
+probe of run 2, the host lines of run 1): it must name the GPU's bundled
+profile, give the calibration the committed h200-vm profile was written
+from (within the spread of the three runs), load in Stowage, and refuse a
+GPU it has no profile for rather than guess. Run by ctest as
+ThisMachine.ProfileFromTheRecordedProbe.
+
+  python3 this_machine_test.py STOWAGE
+"""
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "bench/gpu/this-machine"
+RECORDED = ROOT / "bench/gpu/results"
+STOWAGE = None
+
+
+def host_lines(folder):
+    text = (RECORDED / "2026-12-04-run1/check.txt").read_text()
+    host = "\n".join(line for line in text.splitlines() if line.startswith("host"))
+    path = pathlib.Path(folder) / "host.txt"
+    path.write_text(host + "\n")
+    return path
+
+
+def probe_named(folder, gpu_name):
+    """The recorded probe output as if printed on a GPU of that name."""
+    text = (RECORDED / "2026-12-04-run2/probe.txt").read_text()
+    path = pathlib.Path(folder) / "probe.txt"
+    path.write_text(text.replace("device 0: NVIDIA H200,", f"device 0: {gpu_name},", 1))
+    return path
+
+
+def this_machine(probe, host, *extra):
+    return subprocess.run([sys.executable, str(SCRIPT), "--probe", str(probe), "--host", str(host),
+                           "--stowage", STOWAGE, *extra], capture_output=True, text=True)
+
+
+def calibration_of(yaml_text):
+    section = yaml_text[yaml_text.index("\ncalibration:"):]
+    return {k: float(v) for k, v in re.findall(r"^  (\w+): ([\d.]+)", section, re.M)}
+
+
+class ThisMachine(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = pathlib.Path(self.tmp.name)
+        self.host = host_lines(self.dir)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_the_h200_gets_the_committed_profiles_calibration(self):
+        made = this_machine(probe_named(self.dir, "NVIDIA H200"), self.host)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        self.assertIn("\ngpu: h200\n", made.stdout)
+        self.assertIn("  cpu_cores: 16\n  dram: 125 GiB\n  dram_bandwidth: 89.5 GB/s\n", made.stdout)
+        ours = calibration_of(made.stdout)
+        committed = calibration_of((ROOT / "bench/gpu/plans/h200-vm.yaml").read_text())
+        self.assertEqual(ours.keys(), committed.keys())
+        for key, value in committed.items():  # one run's probe against the three runs' middle
+            self.assertAlmostEqual(ours[key], value, delta=0.01 * value, msg=key)
+
+    def test_an_h100_gets_the_h100_profile(self):
+        made = this_machine(probe_named(self.dir, "NVIDIA H100 80GB HBM3"), self.host)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        self.assertIn("\ngpu: h100-sxm\n", made.stdout)
+        self.assertIn("one NVIDIA H100 80GB HBM3", made.stdout)
+        # The H200's HBM copy over the H100's 3.35 TB/s: what it measured, against this GPU's figure.
+        self.assertAlmostEqual(calibration_of(made.stdout)["hbm_efficiency"], 4276 / 3350, places=3)
+
+    def test_the_profile_loads_and_the_plans_simulate_on_it(self):
+        made = this_machine(probe_named(self.dir, "NVIDIA H100 80GB HBM3"), self.host)
+        plans = self.dir / "plans"
+        shutil.copytree(ROOT / "bench/gpu/plans", plans)
+        (plans / "this-machine.yaml").write_text(made.stdout)
+        plan = plans / "tiny-gpt-zero-offload.yaml"
+        plan.write_text(re.sub(r"^machine: .*$", "machine: this-machine.yaml", plan.read_text(), flags=re.M))
+        run = subprocess.run([STOWAGE, "simulate", "--json", plan.name], cwd=plans, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertGreater(json.loads(run.stdout)["step_time_s"], 0)
+
+    def test_every_named_profile_is_bundled(self):
+        source = SCRIPT.read_text()
+        table = dict(re.findall(r'^    "([^"]+)": "([^"]+)",$', source, re.M))
+        self.assertIn("NVIDIA H100 80GB HBM3", table)
+        listed = json.loads(subprocess.run([STOWAGE, "profiles", "gpu", "--json"], check=True, capture_output=True,
+                                           text=True).stdout)
+        bundled = {profile["name"] for profile in listed}
+        self.assertLessEqual(set(table.values()), bundled)
+
+    def test_a_gpu_without_a_profile_is_refused_by_name(self):
+        made = this_machine(probe_named(self.dir, "NVIDIA H100 NVL"), self.host)
+        self.assertEqual(made.returncode, 1)
+        self.assertEqual(made.stdout, "")
+        self.assertIn("no bundled GPU profile for 'NVIDIA H100 NVL'", made.stderr)
+        self.assertIn("--gpu", made.stderr)
+        given = this_machine(probe_named(self.dir, "NVIDIA H100 NVL"), self.host, "--gpu", "h100-pcie")
+        self.assertEqual(given.returncode, 0, given.stderr)
+        self.assertIn("\ngpu: h100-pcie\n", given.stdout)
+
+    def test_missing_measurements_are_refused(self):
+        no_rate = self.dir / "no-rate.txt"
+        no_rate.write_text("host: 16 CPUs; Intel(R) Xeon(R) Processor; 125 GiB memory\n")
+        made = this_machine(probe_named(self.dir, "NVIDIA H200"), no_rate)
+        self.assertEqual(made.returncode, 1)
+        self.assertIn("host DRAM copy", made.stderr)
+        unnamed = self.dir / "unnamed.txt"
+        unnamed.write_text(re.sub(r"^device 0: .*\n", "", probe_named(self.dir, "NVIDIA H200").read_text()))
+        made = this_machine(unnamed, self.host)
+        self.assertEqual(made.returncode, 1)
+        self.assertIn("does not name its device", made.stderr)
+
+
+if __name__ == "__main__":
+    STOWAGE = str(pathlib.Path(sys.argv.pop(1)).resolve())
+    unittest.main()
