@@ -125,6 +125,22 @@ pack() {
   rm -rf "$out"  # this run's own folder (mktemp, above), now packed
 }
 trap 'log "stopped by a signal: packing what there is"; pack; exit 143' TERM INT
+# The check's own time budget, STOWAGE_GPU_BUDGET_S seconds (default 480),
+# to give the device tool's timeout_s with 30 s or more to spare: each step
+# is given its own limit or what is left of the budget, whichever is less,
+# and one that would start with under 10 s left is not started (it exits
+# 124 and is reported as failed, saying why), so the check ends, and packs
+# its results, before the tool kills it.
+deadline=$((SECONDS + ${STOWAGE_GPU_BUDGET_S:-480}))
+budgeted() {  # budgeted SECONDS COMMAND...: timeout, within the budget
+  local limit=$1 left=$((deadline - SECONDS)); shift
+  if [ "$left" -lt 10 ]; then
+    echo "not started, the check's budget (STOWAGE_GPU_BUDGET_S) is spent: $*" >> "$summary"
+    return 124
+  fi
+  [ "$left" -lt "$limit" ] && limit=$left
+  timeout "$limit" "$@"
+}
 
 # cuBLASLt (the only shared CUDA library the programs need) from the
 # toolkit, or from torch's nvidia-cublas wheel.
@@ -176,14 +192,14 @@ mkdir -p "$executor"
 for program in stowage stowage_cuda_backend_tests; do
   [ -f "$carried/$program.gz" ] && gunzip -c "$carried/$program.gz" > "$executor/$program" && chmod +x "$executor/$program"
 done
-ours() { env STOWAGE_PROFILES="$root/profiles" "$@"; }  # the bundled profiles (profile_catalog.cpp)
+export STOWAGE_PROFILES="$root/profiles"  # the bundled profiles, for the carried stowage (profile_catalog.cpp)
 
 # 2b. Bandwidth and GEMM rate, first: this machine's profile is made of them.
 log ""
 log "== cuda_probe =="
 if skip probe; then :
 elif [ -n "$probe" ]; then
-  timeout 180 "$probe" 2>&1 | tee "$out/probe.txt" | tee -a "$summary"
+  budgeted 180 "$probe" 2>&1 | tee "$out/probe.txt" | tee -a "$summary"
   [ "${PIPESTATUS[0]}" -eq 0 ] || { log "cuda_probe FAILED"; status=1; }
 else
   log "cuda_probe NOT RUN: neither carried nor buildable (no nvcc)"; status=1
@@ -204,7 +220,7 @@ log ""
 log "== this machine's profile =="
 rm -rf "$out/plans" "$out/this-machine.yaml"  # an earlier run's, where $out is build/gpu-check
 if [ -s "$out/probe.txt" ] && [ -x "$executor/stowage" ] &&
-   ours python3 bench/gpu/this-machine --probe "$out/probe.txt" --host "$out/host.txt" --stowage "$executor/stowage" \
+   python3 bench/gpu/this-machine --probe "$out/probe.txt" --host "$out/host.txt" --stowage "$executor/stowage" \
      ${STOWAGE_GPU_PROFILE:+--gpu "$STOWAGE_GPU_PROFILE"} > "$out/this-machine.yaml" 2>> "$summary"; then
   cp -r bench/gpu/plans "$out/plans" && cp "$out/this-machine.yaml" "$out/plans/"
   for plan in "$out"/plans/*.yaml; do
@@ -214,7 +230,7 @@ if [ -s "$out/probe.txt" ] && [ -x "$executor/stowage" ] &&
 fi
 # Every plan must still simulate on it and fit the 8 GiB cap (check-plans).
 if [ -s "$out/plans/this-machine.yaml" ] &&
-   ours python3 bench/gpu/check-plans "$executor/stowage" "$out/plans" 2>&1 | tee -a "$summary"; then
+   python3 bench/gpu/check-plans "$executor/stowage" "$out/plans" 2>&1 | tee -a "$summary"; then
   plans=$out/plans
   predicted_for=this-machine
   machine="this machine's, measured just now: $(sed -n 's/^label: "\(.*\)"$/\1/p' "$out/this-machine.yaml")"
@@ -227,7 +243,7 @@ log "predictions for: $machine"
 log ""
 log "== stowage_cuda_tests =="
 if [ -x "$tests" ]; then
-  timeout 240 "$tests" --gtest_output="xml:$out/stowage_cuda_tests.xml" 2>&1 | tee "$out/stowage_cuda_tests.txt" | tail -n 25
+  budgeted 240 "$tests" --gtest_output="xml:$out/stowage_cuda_tests.xml" 2>&1 | tee "$out/stowage_cuda_tests.txt" | tail -n 25
   [ "${PIPESTATUS[0]}" -eq 0 ] || { log "stowage_cuda_tests FAILED"; status=1; }
   if grep -q "SKIPPED" "$out/stowage_cuda_tests.txt" && grep -q "no CUDA device" "$out/stowage_cuda_tests.txt"; then
     log "stowage_cuda_tests skipped for want of a device although nvidia-smi lists one"; status=1
@@ -246,7 +262,7 @@ if [ "${STOWAGE_GPU_SANITIZE:-0}" = 1 ] && [ -x "$tests" ]; then
   log "== stowage_cuda_tests under compute-sanitizer memcheck =="
   sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
   if [ -n "$sanitizer" ]; then
-    timeout 300 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 9 "$tests" 2>&1 | tee "$out/memcheck.txt" | tail -n 6
+    budgeted 300 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 9 "$tests" 2>&1 | tee "$out/memcheck.txt" | tail -n 6
     rc=${PIPESTATUS[0]}
     tail -n 6 "$out/memcheck.txt" >> "$summary"
     [ "$rc" -eq 0 ] || { log "memcheck FAILED (exit $rc; memcheck.txt)"; status=1; }
@@ -277,7 +293,7 @@ log ""
 log "== Stowage's executor on the GPU (CUDA backend) =="
 if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; then
   backend_tests="$executor/stowage_cuda_backend_tests"
-  (cd /tmp && ours timeout 240 "$backend_tests" \
+  (cd /tmp && budgeted 240 "$backend_tests" \
      --gtest_output="xml:$out/stowage_cuda_backend_tests.xml") > "$out/stowage_cuda_backend_tests.txt" 2>&1
   rc=$?
   grep -E "^\| |^\[  (FAILED|PASSED|SKIPPED) |Failure|error" "$out/stowage_cuda_backend_tests.txt" | head -n 60 | tee -a "$summary"
@@ -305,7 +321,7 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
       layers=(); [ "$backend" = cuda ] && read -r -a layers <<< "$(cuda_flags "$name")"
       # STOWAGE_GPU_ENQUEUE_ONLY=1: every CUDA run's host only enqueues, its ops timed by CUDA events.
       [ "$backend" = cuda ] && [ -n "${STOWAGE_GPU_ENQUEUE_ONLY:-}" ] && layers+=(--enqueue-only)
-      ours timeout "${RUN_TIMEOUT:-150}" "$executor/stowage" run "$plans/$name.yaml" --backend "$backend" \
+      budgeted "${RUN_TIMEOUT:-150}" "$executor/stowage" run "$plans/$name.yaml" --backend "$backend" \
         "${layers[@]}" --steps "$steps" --threads 8 --device-memory '8 GiB' --trace "$out/$name.$backend.trace.json" \
         --predicted-trace "$out/$name.predicted.trace.json" > "$out/$name.$backend.txt" 2>&1
       rc=$?
@@ -313,9 +329,9 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
       [ "$rc" -eq 0 ] || { log "$name on $backend FAILED (exit $rc)"; status=1; }
       # Measured against predicted, lane by lane (the table item 6 asks for).
       if [ "$backend" = cuda ] && [ -f "$out/$name.$backend.trace.json" ]; then
-        ours "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
+        "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
           2>&1 | head -n 12 | tee -a "$summary"
-        ours "$executor/stowage" compare --json "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
+        "$executor/stowage" compare --json "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
           > "$out/$name.$backend.compare.json" 2>/dev/null || rm -f "$out/$name.$backend.compare.json"
       fi
       [ -f "$out/$name.$backend.trace.json" ] && gzip -f "$out/$name.$backend.trace.json"
@@ -349,7 +365,7 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
     read -r -a layers <<< "$(cuda_flags "$name")"  # those of the run it is compared with, and its steps
     steps=${steps_of[$name]:-10}  # 10 where this run did not train it (a stale file in $out)
     log "-- stowage run $name.yaml --backend cuda ${layers[*]} --enqueue-only --steps $steps"
-    ours timeout "${RUN_TIMEOUT:-150}" "$executor/stowage" run "$plans/$name.yaml" --backend cuda \
+    budgeted "${RUN_TIMEOUT:-150}" "$executor/stowage" run "$plans/$name.yaml" --backend cuda \
       "${layers[@]}" --enqueue-only --steps "$steps" --threads 8 --device-memory '8 GiB' --trace "$out/$name.enqueue-only.trace.json" \
       --predicted-trace "$out/$name.predicted.trace.json" > "$out/$name.enqueue-only.txt" 2>&1
     rc=$?
@@ -362,9 +378,9 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
       log "tiny-gpt loss curve, enqueue-only against the synchronising cuda run: DIFFERENT"; status=1
     fi
     if [ -f "$out/$name.enqueue-only.trace.json" ]; then
-      ours "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
+      "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
         2>&1 | head -n 12 | tee -a "$summary"
-      ours "$executor/stowage" compare --json "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
+      "$executor/stowage" compare --json "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
         > "$out/$name.enqueue-only.compare.json" 2>/dev/null || rm -f "$out/$name.enqueue-only.compare.json"
       gzip -f "$out/$name.enqueue-only.trace.json"
     fi
@@ -385,7 +401,7 @@ log ""
 log "== torch beside cuda_probe =="
 if skip torch; then :
 elif python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-  timeout 180 python3 bench/gpu/torch_peer.py ${probe:+--probe "$out/probe.txt"} 2>&1 | tee -a "$summary"
+  budgeted 180 python3 bench/gpu/torch_peer.py ${probe:+--probe "$out/probe.txt"} 2>&1 | tee -a "$summary"
   [ "${PIPESTATUS[0]}" -eq 0 ] || { log "torch_peer FAILED"; status=1; }
 else
   log "torch peer NOT RUN: python3 has no torch with CUDA"
@@ -417,7 +433,7 @@ elif [ -n "$(ls .whl/deepspeed-*.tar.gz 2>/dev/null)" ] && python3 -c 'import to
       args=$(cat "bench/gpu/plans/$name.args")   # --model ... --sequence ... [--checkpointing]
       log "-- $name: deepspeed_offload.py --ds-config $config $args"
       # shellcheck disable=SC2086
-      timeout "${DS_TIMEOUT:-300}" python3 bench/gpu/deepspeed_offload.py --ds-config "$config" $args \
+      budgeted "${DS_TIMEOUT:-300}" python3 bench/gpu/deepspeed_offload.py --ds-config "$config" $args \
         -o "/tmp/$name.kineto.json" > "$out/$name.log" 2>&1
       rc=$?
       grep -E "^(model:|deepspeed|step [0-9])" "$out/$name.log" | tee -a "$summary"

@@ -26,13 +26,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 STOWAGE = None
 
 
-def rehearse(cls, gpu, *runs):
-    """Runs bench/gpu/rehearse with a stand-in GPU of that name into a
-    temporary folder, keeping its outcome, check.txt and stowage calls."""
+def rehearse(cls, gpu, *runs, **env):
+    """Runs bench/gpu/rehearse with a stand-in GPU of that name (and env)
+    into a temporary folder, keeping its outcome, check.txt and stowage calls."""
     cls.tmp = tempfile.TemporaryDirectory()
     cls.dir = pathlib.Path(cls.tmp.name) / "rehearsal"
     cls.outcome = subprocess.run([str(ROOT / "bench/gpu/rehearse"), STOWAGE, str(cls.dir), *runs],
-                                 env=dict(os.environ, STOWAGE_REHEARSAL_GPU=gpu),
+                                 env=dict(os.environ, STOWAGE_REHEARSAL_GPU=gpu, **env),
                                  capture_output=True, text=True, timeout=600)
     check = cls.dir / "out/check.txt"
     cls.check = check.read_text() if check.exists() else ""
@@ -130,6 +130,30 @@ class RehearsalOnAGpuWithoutAProfile(unittest.TestCase):
         self.assertIn("predictions are for the H200 VM of 2026-12-04", self.check)
         self.assertIn("per step on h200-vm (the simulator on the same ops)", self.check)
         self.assertTrue(all(re.match(r"run bench/gpu/plans/", c) for c in self.calls if c.startswith("run ")))
+
+
+
+class RehearsalOverItsBudget(unittest.TestCase):
+    """A budget of 12 s (STOWAGE_GPU_BUDGET_S) runs out early (the host's
+    copy rate and the plans' checks take most of it here): the steps left
+    are not started, the check fails saying why, and what ran comes back
+    packed, as it must on a device whose tool would kill it next."""
+
+    @classmethod
+    def setUpClass(cls):
+        rehearse(cls, "NVIDIA H200", STOWAGE_GPU_BUDGET_S="12")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_the_steps_past_the_budget_are_not_started_and_the_rest_comes_back(self):
+        self.assertEqual(self.outcome.returncode, 1, self.check[-3000:])
+        self.assertIn("not started, the check's budget (STOWAGE_GPU_BUDGET_S) is spent: ", self.check)
+        self.assertRegex(self.check, r"FAILED \(exit 124\)")
+        self.assertIn("this machine's, measured just now: The lent GPU machine: one NVIDIA H200", self.check)
+        self.assertTrue((self.dir / "out/results.tar.gz").exists())
+        self.assertIn("results in ", self.check.splitlines()[-1])
 
 
 if __name__ == "__main__":
