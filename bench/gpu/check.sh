@@ -39,7 +39,7 @@
 #   7. prints what the check does NOT do yet (below), rather than pretend.
 # With $OUT set (the device tool's return folder, which brings back at most
 # 8 files), the summary goes to $OUT/check.txt as it is written and every
-# file of the run to $OUT/results.tar.gz at the end, or on SIGTERM/SIGINT.
+# file of the run to $OUT/results.tar.gz when it exits (also on SIGTERM/SIGINT).
 # bench/gpu/rehearse runs this script on a machine without a GPU, the CPU
 # backend standing in for the CUDA one (ctest bench.gpu_check_rehearsal).
 set -uo pipefail
@@ -99,8 +99,8 @@ if [ "${1:-}" = "--carried" ]; then carried=${2:?--carried DIR}; fi
 # Where the results go. Here, build/gpu-check. On the device machine, whose
 # tool returns at most 8 files from $OUT, the summary is written straight
 # into $OUT (so it comes back even if the run is killed) and everything else
-# into a folder of this run's, packed into $OUT/results.tar.gz at the end or
-# on a signal (pack, below).
+# into a folder of this run's, packed into $OUT/results.tar.gz when the
+# script exits, however it exits (pack, below).
 if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT"
   out=$(mktemp -d /tmp/stowage-gpu-check.XXXXXX)
@@ -115,7 +115,7 @@ log() { echo "$@" | tee -a "$summary"; }
 # it (results.tar.gz.part-aa, -ab, ...: `cat` them) where it is larger
 # than the tool's 16 MiB a file.
 pack() {
-  [ -n "${OUT:-}" ] || return 0
+  [ -n "${OUT:-}" ] && [ -d "$out" ] || return 0
   cp "$summary" "$out/check.txt"
   tar -C "$out" -czf "$OUT/results.tar.gz" . || { echo "packing $out into $OUT FAILED" >> "$summary"; return 1; }
   if [ "$(stat -c %s "$OUT/results.tar.gz")" -gt $((15 << 20)) ]; then
@@ -124,7 +124,8 @@ pack() {
   echo "results in $OUT: check.txt and $(cd "$OUT" && ls results.tar.gz* | tr '\n' ' ')(every file of this run)" >> "$summary"
   rm -rf "$out"  # this run's own folder (mktemp, above), now packed
 }
-trap 'log "stopped by a signal: packing what there is"; pack; exit 143' TERM INT
+trap pack EXIT
+trap 'log "stopped by a signal: packing what there is"; exit 143' TERM INT
 # The check's own time budget, STOWAGE_GPU_BUDGET_S seconds (default 480),
 # to give the device tool's timeout_s with 30 s or more to spare: each step
 # is given its own limit or what is left of the budget, whichever is less,
@@ -476,5 +477,5 @@ log "  the tiny plans' curves agree with the CPU's to rounding, not bit for bit"
 log "- the held-out loss is computed on the host (OpenBLAS over the master weights) on every backend"
 log "- attention runs one GEMM per (sequence, head), as the CPU model does, not a batched one"
 log ""
-if [ -n "${OUT:-}" ]; then pack; else log "results in $out"; fi
+[ -n "${OUT:-}" ] || log "results in $out"  # else pack says where, on exit
 exit $status

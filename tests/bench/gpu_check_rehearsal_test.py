@@ -16,10 +16,12 @@ device tool (at most 8 files). Run by ctest as bench.gpu_check_rehearsal.
 import os
 import pathlib
 import re
+import signal
 import subprocess
 import tarfile
 import sys
 import tempfile
+import time
 import unittest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -154,6 +156,39 @@ class RehearsalOverItsBudget(unittest.TestCase):
         self.assertIn("this machine's, measured just now: The lent GPU machine: one NVIDIA H200", self.check)
         self.assertTrue((self.dir / "out/results.tar.gz").exists())
         self.assertIn("results in ", self.check.splitlines()[-1])
+
+
+
+class RehearsalStoppedBySignal(unittest.TestCase):
+    """SIGTERM to the check's process group in the middle of its runs, as a
+    device tool's timeout sends it: the check says so, exits 143, and packs
+    what it has into $OUT."""
+
+    def test_what_ran_comes_back_packed(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = pathlib.Path(tmp) / "rehearsal"
+            check = folder / "out/check.txt"
+            rehearsal = subprocess.Popen([str(ROOT / "bench/gpu/rehearse"), STOWAGE, str(folder)],
+                                         env=dict(os.environ, STOWAGE_REHEARSAL_GPU="NVIDIA H200"),
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         start_new_session=True)
+            try:
+                deadline = time.monotonic() + 300
+                while "-- stowage run" not in (check.read_text() if check.exists() else ""):
+                    self.assertIsNone(rehearsal.poll(), "the check ended before its first run")
+                    self.assertLess(time.monotonic(), deadline, "no run started in 300 s")
+                    time.sleep(0.2)
+                os.killpg(rehearsal.pid, signal.SIGTERM)
+                self.assertEqual(rehearsal.wait(timeout=120), 143)
+            finally:
+                if rehearsal.poll() is None:
+                    os.killpg(rehearsal.pid, signal.SIGKILL)
+            text = check.read_text()
+            self.assertIn("stopped by a signal: packing what there is", text)
+            self.assertIn("results in ", text.splitlines()[-1])
+            with tarfile.open(folder / "out/results.tar.gz") as results:
+                names = set(results.getnames())
+            self.assertLessEqual({"./probe.txt", "./host.txt", "./this-machine.yaml", "./check.txt"}, names)
 
 
 if __name__ == "__main__":
