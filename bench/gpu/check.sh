@@ -96,6 +96,9 @@ if [ "${1:-}" = "--stage" ]; then
 fi
 if [ "${1:-}" = "--carried" ]; then carried=${2:?--carried DIR}; fi
 
+# The machine's scratch folder ($TMPDIR, or /tmp): the executor's programs,
+# DeepSpeed's install, the kept probe output (2b), this run's results.
+tmp=${TMPDIR:-/tmp}
 # Where the results go. Here, build/gpu-check. On the device machine, whose
 # tool returns at most 8 files from $OUT, the summary is written straight
 # into $OUT (so it comes back even if the run is killed) and everything else
@@ -103,7 +106,7 @@ if [ "${1:-}" = "--carried" ]; then carried=${2:?--carried DIR}; fi
 # script exits, however it exits (pack, below).
 if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT"
-  out=$(mktemp -d /tmp/stowage-gpu-check.XXXXXX)
+  out=$(mktemp -d "$tmp/stowage-gpu-check.XXXXXX")
   summary=$OUT/check.txt
 else
   out=$root/build/gpu-check
@@ -188,7 +191,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max
 status=0
 # Stowage's executor programs, carried gzipped (--stage), for the machine
 # profile below and step 3c.
-executor=/tmp/stowage-executor
+executor=$tmp/stowage-executor
 mkdir -p "$executor"
 for program in stowage stowage_cuda_backend_tests; do
   [ -f "$carried/$program.gz" ] && gunzip -c "$carried/$program.gz" > "$executor/$program" && chmod +x "$executor/$program"
@@ -196,12 +199,18 @@ done
 export STOWAGE_PROFILES="$root/profiles"  # the bundled profiles, for the carried stowage (profile_catalog.cpp)
 
 # 2b. Bandwidth and GEMM rate, first: this machine's profile is made of them.
+#     Kept in $tmp as well, so that a rerun on the same machine that skips
+#     the probe (STOWAGE_GPU_SKIP=probe) makes the same profile of it.
 log ""
 log "== cuda_probe =="
-if skip probe; then :
+kept_probe=$tmp/stowage-gpu-probe.txt
+if skip probe; then
+  if [ -s "$kept_probe" ]; then
+    cp "$kept_probe" "$out/probe.txt" && log "an earlier run's probe output on this machine, $kept_probe, taken instead"
+  fi
 elif [ -n "$probe" ]; then
   budgeted 180 "$probe" 2>&1 | tee "$out/probe.txt" | tee -a "$summary"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || { log "cuda_probe FAILED"; status=1; }
+  if [ "${PIPESTATUS[0]}" -eq 0 ]; then cp "$out/probe.txt" "$kept_probe"; else log "cuda_probe FAILED"; status=1; fi
 else
   log "cuda_probe NOT RUN: neither carried nor buildable (no nvcc)"; status=1
 fi
@@ -294,7 +303,7 @@ log ""
 log "== Stowage's executor on the GPU (CUDA backend) =="
 if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; then
   backend_tests="$executor/stowage_cuda_backend_tests"
-  (cd /tmp && budgeted 240 "$backend_tests" \
+  (cd "$tmp" && budgeted 240 "$backend_tests" \
      --gtest_output="xml:$out/stowage_cuda_backend_tests.xml") > "$out/stowage_cuda_backend_tests.txt" 2>&1
   rc=$?
   grep -E "^\| |^\[  (FAILED|PASSED|SKIPPED) |Failure|error" "$out/stowage_cuda_backend_tests.txt" | head -n 60 | tee -a "$summary"
@@ -419,7 +428,7 @@ log ""
 log "== DeepSpeed ZeRO-Offload =="
 if skip deepspeed; then :
 elif [ -n "$(ls .whl/deepspeed-*.tar.gz 2>/dev/null)" ] && python3 -c 'import torch' 2>/dev/null; then
-  site=/tmp/stowage-site
+  site=$tmp/stowage-site
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/*.whl \
     >>"$summary" 2>&1 &&
   DS_BUILD_OPS=0 python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile \
@@ -427,7 +436,7 @@ elif [ -n "$(ls .whl/deepspeed-*.tar.gz 2>/dev/null)" ] && python3 -c 'import to
   if [ $? -ne 0 ]; then
     log "installing DeepSpeed from .whl FAILED (see check.txt)"; status=1
   else
-    export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" TORCH_EXTENSIONS_DIR=/tmp/stowage-torch-ext MAX_JOBS=16
+    export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" TORCH_EXTENSIONS_DIR=$tmp/stowage-torch-ext MAX_JOBS=16
     # shellcheck disable=SC2086
     for config in $(for pattern in ${STOWAGE_GPU_PLANS:-*}; do ls bench/gpu/plans/$pattern.ds.json; done); do
       name=$(basename "$config" .ds.json)
@@ -435,13 +444,13 @@ elif [ -n "$(ls .whl/deepspeed-*.tar.gz 2>/dev/null)" ] && python3 -c 'import to
       log "-- $name: deepspeed_offload.py --ds-config $config $args"
       # shellcheck disable=SC2086
       budgeted "${DS_TIMEOUT:-300}" python3 bench/gpu/deepspeed_offload.py --ds-config "$config" $args \
-        -o "/tmp/$name.kineto.json" > "$out/$name.log" 2>&1
+        -o "$tmp/$name.kineto.json" > "$out/$name.log" 2>&1
       rc=$?
       grep -E "^(model:|deepspeed|step [0-9])" "$out/$name.log" | tee -a "$summary"
       if [ "$rc" -ne 0 ]; then
         tail -n 30 "$out/$name.log" >> "$summary"; log "$name FAILED (exit $rc; $name.log)"; status=1
       else
-        gzip -c "/tmp/$name.kineto.json" > "$out/$name.kineto.json.gz"
+        gzip -c "$tmp/$name.kineto.json" > "$out/$name.kineto.json.gz"
         log "trace: $name.kineto.json.gz ($(du -h "$out/$name.kineto.json.gz" | cut -f1))"
       fi
     done

@@ -120,7 +120,7 @@ class RehearsalOnAGpuWithoutAProfile(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        rehearse(cls, "NVIDIA H100 NVL", "tiny-gpt-zero-offload:2")
+        rehearse(cls, "NVIDIA H100 NVL", "tiny-gpt-fp16-zero-offload:1")
 
     @classmethod
     def tearDownClass(cls):
@@ -157,6 +157,39 @@ class RehearsalOverItsBudget(unittest.TestCase):
         self.assertTrue((self.dir / "out/results.tar.gz").exists())
         self.assertIn("results in ", self.check.splitlines()[-1])
 
+
+
+class RehearsalRerunWithoutTheProbe(unittest.TestCase):
+    """Two short checks on one machine (one scratch folder), the second
+    skipping the probe (STOWAGE_GPU_SKIP=probe, a quicker rerun): it takes
+    the first one's probe output, so its predictions are still for this
+    machine; on a fresh machine, with none kept, for the committed one."""
+
+    def rerun(self, scratch, skip):
+        folder = pathlib.Path(scratch) / f"rehearsal-{len(list(pathlib.Path(scratch).iterdir()))}"
+        subprocess.run([str(ROOT / "bench/gpu/rehearse"), STOWAGE, str(folder)],
+                       env=dict(os.environ, STOWAGE_REHEARSAL_GPU="NVIDIA H100 80GB HBM3",
+                                STOWAGE_REHEARSAL_TMPDIR=str(pathlib.Path(scratch) / "machine"),
+                                STOWAGE_REHEARSAL_SKIP=skip, STOWAGE_GPU_BUDGET_S="12"),
+                       capture_output=True, text=True, timeout=300)
+        return (folder / "out/check.txt").read_text()
+
+    def test_the_kept_probe_output_makes_the_same_profile(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            fresh = self.rerun(scratch, "probe")
+            self.assertIn("predictions are for the H200 VM of 2026-12-04", fresh)
+            first = self.rerun(scratch, "")
+            second = self.rerun(scratch, "probe")
+        self.assertIn("probe: skipped", second)
+        self.assertIn("stowage-gpu-probe.txt, taken instead", second)
+        def probed(check):  # the profile's lines made of the probe (the host is measured anew)
+            lines = check.splitlines()
+            start = lines.index("  calibration:")
+            return [l for l in lines if l.startswith("  gpu:")] + lines[start:start + 5]
+
+        self.assertEqual(probed(first)[0], "  gpu: h100-sxm")
+        self.assertEqual(probed(first), probed(second))
+        self.assertIn("predictions for: this machine's, measured just now", second)
 
 
 class RehearsalStoppedBySignal(unittest.TestCase):
