@@ -18,8 +18,8 @@ import pathlib
 import re
 import signal
 import subprocess
-import tarfile
 import sys
+import tarfile
 import tempfile
 import time
 import unittest
@@ -80,7 +80,6 @@ class Rehearsal(unittest.TestCase):
                     "tiny-gpt-zero-offload.enqueue-only"):
             self.assertRegex(self.check, rf"\n\| {run} \| [^|]+ \| [\d.]+ m?s \| [\d.]+ m?s \| [+-][\d.]+% \|")
 
-
     def test_predictions_are_for_the_gpu_it_finds(self):
         self.assertIn("\n  gpu: h100-sxm\n", self.check)
         self.assertIn("predictions for: this machine's, measured just now: The lent GPU machine: "
@@ -134,7 +133,6 @@ class RehearsalOnAGpuWithoutAProfile(unittest.TestCase):
         self.assertTrue(all(re.match(r"run bench/gpu/plans/", c) for c in self.calls if c.startswith("run ")))
 
 
-
 class RehearsalOverItsBudget(unittest.TestCase):
     """A budget of 12 s (STOWAGE_GPU_BUDGET_S) runs out early (the host's
     copy rate and the plans' checks take most of it here): the steps left
@@ -156,7 +154,6 @@ class RehearsalOverItsBudget(unittest.TestCase):
         self.assertIn("this machine's, measured just now: The lent GPU machine: one NVIDIA H200", self.check)
         self.assertTrue((self.dir / "out/results.tar.gz").exists())
         self.assertIn("results in ", self.check.splitlines()[-1])
-
 
 
 class RehearsalRerunWithoutTheProbe(unittest.TestCase):
