@@ -15,7 +15,7 @@
 #   1. finds the programs in DIR, or builds the probe there with nvcc alone
 #      (the GoogleTest binary cannot be built without Debian's GoogleTest);
 #   2. exits 77 "no CUDA device: <reason>" where no device can be used;
-#      measures the host (cores, memory, DRAM copy rate);
+#      measures the host (cores, memory, DRAM rate, CPU Adam: stowage profile --quick);
 #   2b. runs cuda_probe: pinned and pageable H2D/D2H bandwidth by size, the
 #      HBM copy, the Adam kernel as a share of it, bf16 GEMMs through cuBLASLt;
 #   2c. makes this machine's profile of those (bench/gpu/this-machine), for
@@ -181,22 +181,29 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 nvidia-smi -L | tee -a "$summary"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv | tee -a "$summary"
-# The host, for the machine profile (2c): cores, memory, and the copy
-# bandwidth of its DRAM by thread count (bench/gpu/host-copy-rate).
-{
-  echo "host: $(nproc) CPUs; $(lscpu | sed -n 's/^Model name: *//p'); $(free -g | awk '/^Mem:/ {print $2 " GiB memory"}')"
-  python3 bench/gpu/host-copy-rate 2>&1 || true
-} | tee -a "$summary" "$out/host.txt"
+log "host: $(nproc) CPUs; $(lscpu | sed -n 's/^Model name: *//p'); $(free -g | awk '/^Mem:/ {print $2 " GiB memory"}')"
 
 status=0
-# Stowage's executor programs, carried gzipped (--stage), for the machine
-# profile below and step 3c.
+threads=8  # each CPU optimizer step's threads, in the runs (--threads) and the host's profile
+# Stowage's executor programs, carried gzipped (--stage), for the host's
+# profile and the machine profile below and step 3c.
 executor=$tmp/stowage-executor
 mkdir -p "$executor"
 for program in stowage stowage_cuda_backend_tests; do
   [ -f "$carried/$program.gz" ] && gunzip -c "$carried/$program.gz" > "$executor/$program" && chmod +x "$executor/$program"
 done
 export STOWAGE_PROFILES="$root/profiles"  # the bundled profiles, for the carried stowage (profile_catalog.cpp)
+# The host, for the machine profile (2c): `stowage profile --quick` measures
+# its memory's rate under the Adam access pattern and the executor's CPU
+# Adam at each thread count (docs/formats/profiles.md).
+if [ -x "$executor/stowage" ]; then
+  budgeted 120 "$executor/stowage" profile --quick --threads "$threads" > "$out/host-profile.yaml" 2> "$out/host-profile.err"
+  if [ $? -eq 0 ]; then
+    grep -E '^#   (host memory|CPU Adam)' "$out/host-profile.yaml" | tee -a "$summary"
+  else
+    log "stowage profile --quick FAILED (host-profile.err)"; status=1
+  fi
+fi
 
 # 2b. Bandwidth and GEMM rate, first: this machine's profile is made of them.
 #     Kept in $tmp as well, so that a rerun on the same machine that skips
@@ -217,7 +224,7 @@ fi
 
 # 2c. The machine profile every prediction below is made for: this one's,
 #     measured just now (bench/gpu/this-machine: the GPU's bundled profile
-#     by the name the probe printed, the host lines above, the probe's
+#     by the name the probe printed, the host's profile above, the probe's
 #     rates), so that an H100 is not predicted as an H200. The plans are
 #     copied to $out/plans with their `machine:` pointed at it. Where it
 #     cannot be made (no probe output, a GPU without a bundled profile:
@@ -230,7 +237,7 @@ log ""
 log "== this machine's profile =="
 rm -rf "$out/plans" "$out/this-machine.yaml"  # an earlier run's, where $out is build/gpu-check
 if [ -s "$out/probe.txt" ] && [ -x "$executor/stowage" ] &&
-   python3 bench/gpu/this-machine --probe "$out/probe.txt" --host "$out/host.txt" --stowage "$executor/stowage" \
+   python3 bench/gpu/this-machine --probe "$out/probe.txt" --host-profile "$out/host-profile.yaml" --stowage "$executor/stowage" \
      ${STOWAGE_GPU_PROFILE:+--gpu "$STOWAGE_GPU_PROFILE"} > "$out/this-machine.yaml" 2>> "$summary"; then
   cp -r bench/gpu/plans "$out/plans" && cp "$out/this-machine.yaml" "$out/plans/"
   for plan in "$out"/plans/*.yaml; do
@@ -332,7 +339,7 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
       # STOWAGE_GPU_ENQUEUE_ONLY=1: every CUDA run's host only enqueues, its ops timed by CUDA events.
       [ "$backend" = cuda ] && [ -n "${STOWAGE_GPU_ENQUEUE_ONLY:-}" ] && layers+=(--enqueue-only)
       budgeted "${RUN_TIMEOUT:-150}" "$executor/stowage" run "$plans/$name.yaml" --backend "$backend" \
-        "${layers[@]}" --steps "$steps" --threads 8 --device-memory '8 GiB' --trace "$out/$name.$backend.trace.json" \
+        "${layers[@]}" --steps "$steps" --threads "$threads" --device-memory '8 GiB' --trace "$out/$name.$backend.trace.json" \
         --predicted-trace "$out/$name.predicted.trace.json" > "$out/$name.$backend.txt" 2>&1
       rc=$?
       grep -v -E '^\s*$' "$out/$name.$backend.txt" | tail -n 30 | tee -a "$summary"
@@ -376,7 +383,7 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
     steps=${steps_of[$name]:-10}  # 10 where this run did not train it (a stale file in $out)
     log "-- stowage run $name.yaml --backend cuda ${layers[*]} --enqueue-only --steps $steps"
     budgeted "${RUN_TIMEOUT:-150}" "$executor/stowage" run "$plans/$name.yaml" --backend cuda \
-      "${layers[@]}" --enqueue-only --steps "$steps" --threads 8 --device-memory '8 GiB' --trace "$out/$name.enqueue-only.trace.json" \
+      "${layers[@]}" --enqueue-only --steps "$steps" --threads "$threads" --device-memory '8 GiB' --trace "$out/$name.enqueue-only.trace.json" \
       --predicted-trace "$out/$name.predicted.trace.json" > "$out/$name.enqueue-only.txt" 2>&1
     rc=$?
     grep -v -E '^\s*$' "$out/$name.enqueue-only.txt" | tail -n 12 | tee -a "$summary"

@@ -1,9 +1,11 @@
 """bench/gpu/this-machine, the machine profile bench/gpu/check.sh makes on
-the lent GPU machine, on what was recorded on the H200 on 2026-12-04 (the
-probe of run 2, the host lines of run 1): it must name the GPU's bundled
-profile, give the calibration the committed h200-vm profile was written
-from (within the spread of the three runs), load in Stowage, and refuse a
-GPU it has no profile for rather than guess. Run by ctest as
+the lent GPU machine, on the probe output recorded on the H200 on
+2026-12-04 (run 2) and this machine's `stowage profile --quick`: it must
+name the GPU's bundled profile, give the GPU calibration the committed
+h200-vm profile was written from (within the spread of the three runs),
+take the host and its CPU Adam from Stowage's own profile and nothing of
+that profile's CPU-backend device, load in Stowage, and refuse a GPU it
+has no profile for rather than guess. Run by ctest as
 ThisMachine.ProfileFromTheRecordedProbe.
 
   python3 this_machine_test.py STOWAGE
@@ -23,11 +25,18 @@ RECORDED = ROOT / "bench/gpu/results"
 STOWAGE = None
 
 
-def host_lines(folder):
-    text = (RECORDED / "2026-12-04-run1/check.txt").read_text()
-    host = "\n".join(line for line in text.splitlines() if line.startswith("host"))
-    path = pathlib.Path(folder) / "host.txt"
-    path.write_text(host + "\n")
+HOST_PROFILE = None  # `stowage profile --quick --threads 8` of this machine, made once (setUpModule)
+
+
+def setUpModule():
+    global HOST_PROFILE
+    HOST_PROFILE = subprocess.run([STOWAGE, "profile", "--quick", "--threads", "8"], check=True,
+                                  capture_output=True, text=True).stdout
+
+
+def host_profile(folder, text=None):
+    path = pathlib.Path(folder) / "host.yaml"
+    path.write_text(HOST_PROFILE if text is None else text)
     return path
 
 
@@ -40,20 +49,27 @@ def probe_named(folder, gpu_name):
 
 
 def this_machine(probe, host, *extra):
-    return subprocess.run([sys.executable, str(SCRIPT), "--probe", str(probe), "--host", str(host),
+    return subprocess.run([sys.executable, str(SCRIPT), "--probe", str(probe), "--host-profile", str(host),
                            "--stowage", STOWAGE, *extra], capture_output=True, text=True)
 
 
+def section_of(yaml_text, name):
+    """A top-level section's `key: value` lines, the values as written."""
+    m = re.search(rf"^{name}:\n((?:  .*\n?)*)", yaml_text, re.M)
+    return dict(re.findall(r"^  (\w+): (.+)$", m.group(1), re.M))
+
+
 def calibration_of(yaml_text):
-    section = yaml_text[yaml_text.index("\ncalibration:"):]
-    return {k: float(v) for k, v in re.findall(r"^  (\w+): ([\d.]+)", section, re.M)}
+    """The calibration's numbers (rates in GB/s as written)."""
+    return {k: float(v.split()[0]) for k, v in section_of(yaml_text, "calibration").items()
+            if re.fullmatch(r"[\d.e+-]+( GB/s)?", v)}
 
 
 class ThisMachine(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.dir = pathlib.Path(self.tmp.name)
-        self.host = host_lines(self.dir)
+        self.host = host_profile(self.dir)
 
     def tearDown(self):
         self.tmp.cleanup()
@@ -62,12 +78,31 @@ class ThisMachine(unittest.TestCase):
         made = this_machine(probe_named(self.dir, "NVIDIA H200"), self.host)
         self.assertEqual(made.returncode, 0, made.stderr)
         self.assertIn("\ngpu: h200\n", made.stdout)
-        self.assertIn("  cpu_cores: 16\n  dram: 125 GiB\n  dram_bandwidth: 89.5 GB/s\n", made.stdout)
         ours = calibration_of(made.stdout)
         committed = calibration_of((ROOT / "bench/gpu/plans/h200-vm.yaml").read_text())
-        self.assertEqual(ours.keys(), committed.keys())
+        self.assertEqual(set(committed), {"h2d_rate", "d2h_rate", "hbm_efficiency", "matmul_efficiency"})
         for key, value in committed.items():  # one run's probe against the three runs' middle
             self.assertAlmostEqual(ours[key], value, delta=0.01 * value, msg=key)
+
+    def test_the_host_and_its_cpu_adam_are_stowage_profiles_and_nothing_of_its_device(self):
+        made = this_machine(probe_named(self.dir, "NVIDIA H200"), self.host)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        host, measured_host = section_of(made.stdout, "host"), section_of(HOST_PROFILE, "host")
+        for key in ("cpu_cores", "dram", "dram_bandwidth"):
+            self.assertEqual(host[key], measured_host[key], key)
+        self.assertEqual((host["pcie_generation"], host["pcie_lanes"]), ("5", "16"))  # the H200's, not the probe's 4
+        ours, measured = section_of(made.stdout, "calibration"), section_of(HOST_PROFILE, "calibration")
+        for key in ("dram_efficiency", "adam_flops_per_param", "cpu_core_rate", "optimizer_threads"):
+            self.assertEqual(ours[key], measured[key], key)
+        self.assertEqual(ours["optimizer_threads"], "8")
+        # The CPU backend's device: its copies, products and gradient check are not this GPU's.
+        self.assertNotEqual(ours["h2d_rate"], measured["h2d_rate"])
+        self.assertEqual(ours["h2d_rate"], "55.5 GB/s")
+        for key in ("compute_overhead", "grad_check_rate", "host_lane_cores", "pcie_pinned_efficiency"):
+            self.assertIn(key, measured)
+            self.assertNotIn(key, ours)
+        self.assertIn("compute_rate_by_flops:", HOST_PROFILE)
+        self.assertNotIn("compute_rate_by_flops", made.stdout)
 
     def test_an_h100_gets_the_h100_profile(self):
         made = this_machine(probe_named(self.dir, "NVIDIA H100 80GB HBM3"), self.host)
@@ -108,11 +143,10 @@ class ThisMachine(unittest.TestCase):
         self.assertIn("\ngpu: h100-pcie\n", given.stdout)
 
     def test_missing_measurements_are_refused(self):
-        no_rate = self.dir / "no-rate.txt"
-        no_rate.write_text("host: 16 CPUs; Intel(R) Xeon(R) Processor; 125 GiB memory\n")
-        made = this_machine(probe_named(self.dir, "NVIDIA H200"), no_rate)
+        no_adam = host_profile(self.dir, re.sub(r"^  cpu_core_rate: .*\n", "", HOST_PROFILE, flags=re.M))
+        made = this_machine(probe_named(self.dir, "NVIDIA H200"), no_adam)
         self.assertEqual(made.returncode, 1)
-        self.assertIn("host DRAM copy", made.stderr)
+        self.assertIn("it lacks cpu_core_rate", made.stderr)
         unnamed = self.dir / "unnamed.txt"
         unnamed.write_text(re.sub(r"^device 0: .*\n", "", probe_named(self.dir, "NVIDIA H200").read_text()))
         made = this_machine(unnamed, self.host)
