@@ -493,5 +493,8 @@ log "  the tiny plans' curves agree with the CPU's to rounding, not bit for bit"
 log "- the held-out loss is computed on the host (OpenBLAS over the master weights) on every backend"
 log "- attention runs one GEMM per (sequence, head), as the CPU model does, not a batched one"
 log ""
+# Issue 15 asks for a check that finishes in under 5 minutes on an H200;
+# the budget above is only the cap that keeps it inside the device tool's.
+log "the check took $SECONDS s$([ "$SECONDS" -gt 300 ] && echo ': OVER the 5 minutes issue 15 asks for')"
 [ -n "${OUT:-}" ] || log "results in $out"  # else pack says where, on exit
 exit $status

@@ -54,8 +54,9 @@ class Rehearsal(unittest.TestCase):
     def runs(self, plan, backend="cuda"):
         return [c for c in self.calls if re.match(rf"run \S*/{plan}\.yaml --backend {backend} ", c)]
 
-    def test_the_check_passes(self):
+    def test_the_check_passes_and_says_how_long_it_took(self):
         self.assertEqual(self.outcome.returncode, 0, self.check[-3000:] + self.outcome.stderr[-2000:])
+        self.assertRegex(self.check, r"\nthe check took \d+ s(: OVER the 5 minutes issue 15 asks for)?\n")
 
     def test_each_tiny_plans_loss_curve_against_the_cpus(self):
         for plan in ("tiny-gpt-zero-offload", "tiny-gpt-fp16-zero-offload"):
