@@ -11,7 +11,14 @@ VM), on the committed H200 profile where that GPU has no profile of its
 own, and say which. What it leaves in $OUT must come back through the
 device tool (at most 8 files). Run by ctest as bench.gpu_check_rehearsal.
 
-  python3 gpu_check_rehearsal_test.py STOWAGE
+Given STOWAGE_EMULATED (stowage-emulated, the command over the emulated
+CUDA backend), the first rehearsal's CUDA runs are really the CUDA
+backend's, through the check's own flags: their layers on the emulated
+device, the fp16 plan's products in fp16 (its losses then differ from the
+CPU's, within the check's 2^-8), the enqueue-only run's ops timed by
+events; without it (a sanitizer build has none), the CPU backend's.
+
+  python3 gpu_check_rehearsal_test.py STOWAGE [STOWAGE_EMULATED]
 """
 import os
 import pathlib
@@ -26,6 +33,7 @@ import unittest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STOWAGE = None
+STOWAGE_EMULATED = None
 
 
 def rehearse(cls, gpu, *runs, **env):
@@ -42,10 +50,18 @@ def rehearse(cls, gpu, *runs, **env):
     cls.calls = calls.read_text().splitlines() if calls.exists() else []
 
 
+def largest_difference(check, plan, steps):
+    """The check's verdict on a tiny plan's loss curve, cuda against cpu."""
+    m = re.search(rf"\n{plan} loss curve, cuda against cpu: {steps} steps, largest relative difference ([\d.e+-]+)\n",
+                  check)
+    return float(m.group(1)) if m else None
+
+
 class Rehearsal(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        rehearse(cls, "NVIDIA H100 80GB HBM3")
+        env = {"STOWAGE_REHEARSAL_CUDA": STOWAGE_EMULATED} if STOWAGE_EMULATED else {}
+        rehearse(cls, "NVIDIA H100 80GB HBM3", "tiny-gpt-zero-offload:2 tiny-gpt-fp16-zero-offload:2", **env)
 
     @classmethod
     def tearDownClass(cls):
@@ -59,10 +75,23 @@ class Rehearsal(unittest.TestCase):
         self.assertRegex(self.check, r"\nthe check took \d+ s(: OVER the 5 minutes issue 15 asks for)?\n")
 
     def test_each_tiny_plans_loss_curve_against_the_cpus(self):
-        for plan in ("tiny-gpt-zero-offload", "tiny-gpt-fp16-zero-offload"):
-            self.assertIn(f"{plan} loss curve, cuda against cpu: 3 steps, largest relative difference 0\n",
-                          self.check)
+        fp32_products = largest_difference(self.check, "tiny-gpt-zero-offload", 2)
+        fp16_products = largest_difference(self.check, "tiny-gpt-fp16-zero-offload", 2)
+        self.assertLessEqual(fp32_products, 2**-8)
+        self.assertLessEqual(fp16_products, 2**-8)
+        if STOWAGE_EMULATED:  # fp16 operands: not the CPU's fp32 products
+            self.assertGreater(fp16_products, 0)
+        else:  # the CPU backend on both sides
+            self.assertEqual((fp32_products, fp16_products), (0, 0))
+        self.assertNotIn("over 2^-8", self.check)
         self.assertIn("enqueue-only against the synchronising cuda run: identical", self.check)
+
+    def test_the_cuda_runs_are_the_cuda_backends_where_emulated(self):
+        if not STOWAGE_EMULATED:
+            self.skipTest("no stowage-emulated (a sanitizer build)")
+        for run, products in (("tiny-gpt-zero-offload.cuda", "fp32"), ("tiny-gpt-fp16-zero-offload.cuda", "fp16"),
+                              ("tiny-gpt-zero-offload.enqueue-only", "fp32")):
+            self.assertIn(f"\n| {run} | the layers on the device, {products} products | ", self.check)
 
     def test_each_cuda_run_gets_its_products(self):
         (bf16,) = self.runs("tiny-gpt-zero-offload")[:1]
@@ -225,4 +254,6 @@ class RehearsalStoppedBySignal(unittest.TestCase):
 
 if __name__ == "__main__":
     STOWAGE = sys.argv.pop(1)
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("-") and pathlib.Path(sys.argv[1]).is_file():
+        STOWAGE_EMULATED = sys.argv.pop(1)
     unittest.main()
