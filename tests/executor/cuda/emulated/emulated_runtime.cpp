@@ -3,10 +3,15 @@
 // memory, copies that are memcpy, and streams whose work runs when the host
 // waits for it (emulated_streams.h). Each call does what the runtime
 // documents for a valid argument; freeing a pointer that is not a live
-// allocation of that kind returns cudaErrorInvalidValue. Only the calls the emulated programs make
-// are here: another is a link error, not a silent gap.
+// allocation of that kind returns cudaErrorInvalidValue. Every allocation
+// ends at an inaccessible page, so that a kernel or copy running past its
+// end faults here, where on a GPU it would read a neighbour's bytes (or
+// fault only under compute-sanitizer). Only the calls the emulated programs
+// make are here: another is a link error, not a silent gap.
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +31,8 @@ namespace emulation = stowage::cuda_emulation;
 struct Allocation {
   size_t bytes;
   cudaMemoryType type;
+  void* mapping;  // the pages it lies in, the guard page last
+  size_t mapped;
 };
 
 // Every live allocation, by its first byte: what cudaPointerGetAttributes
@@ -39,11 +46,26 @@ std::map<const void*, Allocation>& allocations() {
 cudaError_t allocate(void** out, size_t bytes, cudaMemoryType type) {
   if (out == nullptr) return cudaErrorInvalidValue;
   // 256-byte aligned and rounded, as cudaMalloc's are; never null, even
-  // for zero bytes.
-  void* p = std::aligned_alloc(256, std::max<size_t>(256, (bytes + 255) / 256 * 256));
-  if (p == nullptr) return cudaErrorMemoryAllocation;
+  // for zero bytes. The rounded bytes end where the guard page starts: an
+  // access past them faults, one into the rounding does not (nor on a GPU).
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t rounded = std::max<size_t>(256, (bytes + 255) / 256 * 256);
+  const size_t usable = (rounded + page - 1) / page * page;
+  void* mapping = ::mmap(nullptr, usable + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                         -1, 0);
+  if (mapping == MAP_FAILED) return cudaErrorMemoryAllocation;
+  char* guard = static_cast<char*>(mapping) + usable;
+  if (::mprotect(guard, page, PROT_NONE) != 0) {
+    ::munmap(mapping, usable + page);
+    return cudaErrorMemoryAllocation;
+  }
+  void* p = guard - rounded;
+  // Not the zeros a fresh mapping holds: the runtime promises nothing, and
+  // 0xff bytes are NaN in fp32, bf16 and fp16, so a read before a write
+  // shows. Up to 64 MiB, so that an arena of gigabytes stays unwritten.
+  if (rounded <= (size_t{64} << 20)) std::memset(p, 0xff, rounded);
   const std::scoped_lock lock(allocations_mutex);
-  allocations()[p] = {bytes, type};
+  allocations()[p] = {bytes, type, mapping, usable + page};
   *out = p;
   return cudaSuccess;
 }
@@ -53,8 +75,8 @@ cudaError_t release(void* p, cudaMemoryType type) {
   const std::scoped_lock lock(allocations_mutex);
   auto it = allocations().find(p);
   if (it == allocations().end() || it->second.type != type) return cudaErrorInvalidValue;
+  ::munmap(it->second.mapping, it->second.mapped);
   allocations().erase(it);
-  std::free(p);
   return cudaSuccess;
 }
 

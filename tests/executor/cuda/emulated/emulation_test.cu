@@ -7,11 +7,13 @@
 // launched from several host threads run one at a time; a stream's work
 // runs when the host waits for it, after the events it waits on; a kernel
 // whose template arguments are deduced from its arguments launches; a
-// divergent barrier ends the process saying so.
+// divergent barrier ends the process saying so; a write past an
+// allocation's end faults, and fresh device memory reads as NaN.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <thread>
@@ -200,6 +202,33 @@ __global__ void late_divergent_kernel() {
 TEST(CudaEmulationDeathTest, ADivergentBarrierEndsTheRunNamingIt) {
   EXPECT_DEATH(divergent_kernel<<<1, 8>>>(), "__syncthreads reached by .*would hang");
   EXPECT_DEATH(late_divergent_kernel<<<3, 8>>>(), "block 1,0,0 thread 5,0,0");
+}
+
+__global__ void write_at_kernel(float* p, int64_t i) {
+  p[i] = 1.0f;
+}
+
+// Device memory as the emulation hands it out: 256-byte aligned, its
+// rounded end against an inaccessible page, so that a kernel running past
+// it faults here (on a GPU it would corrupt a neighbour, or fault only
+// under compute-sanitizer); and not zeros, which a GPU does not promise
+// either: a read before a write is NaN.
+TEST(CudaEmulationDeathTest, AWritePastAnAllocationsEndFaults) {
+  float* p = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), 256 * sizeof(float)), cudaSuccess);  // 1 KiB: no rounding
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 256, 0u);
+  write_at_kernel<<<1, 1>>>(p, 255);  // the last element: fine
+  EXPECT_DEATH(write_at_kernel<<<1, 1>>>(p, 256), "");
+  EXPECT_EQ(cudaFree(p), cudaSuccess);
+}
+
+TEST(CudaEmulation, FreshDeviceMemoryReadsAsNaN) {
+  float* p = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), 7 * sizeof(float)), cudaSuccess);
+  std::vector<float> host(7, 0.0f);
+  ASSERT_EQ(cudaMemcpy(host.data(), p, 7 * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  for (float v : host) EXPECT_TRUE(std::isnan(v));
+  EXPECT_EQ(cudaFree(p), cudaSuccess);
 }
 
 }  // namespace
