@@ -110,7 +110,7 @@ int run_calibrate(const Context& context, const CalibrateArgs& a) {
   const core::ProfileCatalog catalog = context.catalog();
   auto machine = catalog.machine(a.machine);
   if (!machine) return report(context, machine.error());
-  planner::assume_sustained_write(*machine);  // as `stowage run` predicts (profile_inputs.cpp)
+  planner::assume_sustained_write(*machine);  // as `stowage run` predicts (planner/profile_inputs.cpp)
   auto machine_path = catalog.locate(core::ProfileKind::kMachine, a.machine);
   if (!machine_path) return report(context, machine_path.error());
   auto machine_text = core::read_input_file(*machine_path, core::InputKind::kProfile);

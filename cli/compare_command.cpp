@@ -304,7 +304,7 @@ int run_compare(const Context& context, const CompareArgs& a) {
   } else {
     auto machine = context.catalog().machine(a.machine);
     if (!machine) return report(context, machine.error());
-    // As `stowage run` and `simulate` take the machine (profile_inputs.cpp).
+    // As `stowage run` and `simulate` take the machine (planner/profile_inputs.cpp).
     planner::assume_sustained_write(*machine);
     predicted.schedule = measured->schedule;
     sim::Prediction prediction = sim::simulate(predicted.schedule, *machine);

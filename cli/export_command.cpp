@@ -11,11 +11,11 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/output_file.h"
-#include "cli/profile_inputs.h"
 #include "core/plan_file.h"
 #include "planner/accelerate_export.h"
 #include "planner/deepspeed_export.h"
 #include "planner/deepspeed_target.h"
+#include "planner/profile_inputs.h"
 
 namespace stowage::cli {
 namespace {
@@ -80,7 +80,7 @@ bool weigh_differences(const Context& context, const ExportArgs& a, const std::v
 }
 
 core::Result<planner::ExportResult> export_text(const ExportArgs& a, const core::PlanFile& plan,
-                                                const ProfileInputs& in, const core::Workload& workload) {
+                                                const planner::ProfileInputs& in, const core::Workload& workload) {
   planner::ExportOptions options{.nvme_path = a.nvme_path};
   if (a.format == "deepspeed") return planner::export_deepspeed(plan, in.machine, workload, in.training, options);
   options.deepspeed_config_file = deepspeed_json_path(a);
@@ -138,8 +138,8 @@ nlohmann::json pools_report(planner::DeepSpeedSettings settings, const core::Mod
 }
 
 int write_pools_report(const Context& context, const ExportArgs& a, const core::ProfileCatalog& catalog,
-                       const core::PlanFile& plan, const ProfileInputs& in, const planner::TargetPlan& target) {
-  auto model = load_inputs(catalog, plan.machine, a.pools_model.empty() ? plan.model : a.pools_model, plan.training);
+                       const core::PlanFile& plan, const planner::ProfileInputs& in, const planner::TargetPlan& target) {
+  auto model = planner::load_inputs(catalog, plan.machine, a.pools_model.empty() ? plan.model : a.pools_model, plan.training);
   if (!model) return report(context, model.error());
   const int ranks = a.pools_ranks > 0 ? a.pools_ranks : std::max(1, in.machine.gpu_count);
   nlohmann::json j = pools_report(target.settings, model->model, in.training, ranks, a);
@@ -159,7 +159,7 @@ int run_export(const Context& context, const ExportArgs& a) {
   const core::ProfileCatalog catalog = context.catalog();
   auto plan = core::load_plan(a.plan, catalog.root());
   if (!plan) return report(context, plan.error());
-  auto in = load_inputs(catalog, plan->machine, plan->model, plan->training, &plan->places);
+  auto in = planner::load_inputs(catalog, plan->machine, plan->model, plan->training, &plan->places);
   if (!in) return report(context, in.error());
   if (!a.output.empty()) {
     for (const std::string& path : {a.output, a.format == "accelerate" ? deepspeed_json_path(a) : a.output}) {

@@ -70,7 +70,7 @@ int run_fit(const Context& context, const FitArgs& a) {
   std::ostream& out = *context.out;
   std::optional<std::pair<std::string, std::string>> larger;  // the next larger model and what stops it
   for (const auto& [params, name] : models) {
-    auto inputs = load_plan_inputs(catalog, a.machine, name, a.training);
+    auto inputs = planner::load_plan_inputs(catalog, a.machine, name, a.training);
     if (!inputs) return report(context, inputs.error());
     const planner::SearchOptions options{
         .state_precisions = a.allow_bf16_states ? planner::SearchOptions::StatePrecisions::kMayUseBf16

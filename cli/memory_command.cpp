@@ -14,7 +14,6 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/placement_option.h"
-#include "cli/profile_inputs.h"
 #include "cli/text_table.h"
 #include "core/lower.h"
 #include "core/memory_at_peak.h"
@@ -22,6 +21,7 @@
 #include "core/placement.h"
 #include "core/policy.h"
 #include "planner/deepspeed_target.h"
+#include "planner/profile_inputs.h"
 #include "sim/simulator.h"
 
 namespace stowage::cli {
@@ -294,7 +294,7 @@ std::vector<core::Placement> chosen_placements(const std::string& which, int gpu
   return {};
 }
 
-int print_json(const Context& context, const MemoryArgs& args, const ProfileInputs& in, const json& placements) {
+int print_json(const Context& context, const MemoryArgs& args, const planner::ProfileInputs& in, const json& placements) {
   const core::Workload workload(in.model, in.training.sequence_length);
   *context.out << json{{"machine", in.machine.name}, {"gpu_count", in.machine.gpu_count},
                        {"model", in.model.name}, {"training", in.training.name},
@@ -308,7 +308,7 @@ int print_json(const Context& context, const MemoryArgs& args, const ProfileInpu
   return kExitOk;
 }
 
-void print_header(std::ostream& out, const MemoryArgs& args, const ProfileInputs& in,
+void print_header(std::ostream& out, const MemoryArgs& args, const planner::ProfileInputs& in,
                   const core::MemoryOptions& options) {
   const core::Workload workload(in.model, in.training.sequence_length);
   const bool simulated = options.convention == core::Convention::kStowage && options.scope == core::Scope::kEverything;
@@ -328,7 +328,7 @@ void print_header(std::ostream& out, const MemoryArgs& args, const ProfileInputs
 }
 
 // The formulas: DeepSpeed's estimator, or a count of model states.
-int print_formulas(const Context& context, const MemoryArgs& args, const ProfileInputs& in,
+int print_formulas(const Context& context, const MemoryArgs& args, const planner::ProfileInputs& in,
                    const core::MemoryOptions& options) {
   const core::Workload workload(in.model, in.training.sequence_length);
   std::vector<core::MemoryEstimate> estimates;
@@ -380,7 +380,7 @@ int print_formulas(const Context& context, const MemoryArgs& args, const Profile
 }
 
 int run_memory(const Context& context, const MemoryArgs& args) {
-  auto inputs = load_inputs(context.catalog(), args.machine, args.model, args.training);
+  auto inputs = planner::load_inputs(context.catalog(), args.machine, args.model, args.training);
   if (!inputs) return report(context, inputs.error());
   core::TrainingSpec& training = inputs->training;
   if (args.batch > 0) training.micro_batch = args.batch;

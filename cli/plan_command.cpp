@@ -42,7 +42,7 @@ int run_plan(const Context& context, const PlanArgs& a) {
     }
   }
   const core::ProfileCatalog catalog = context.catalog();
-  auto inputs = load_plan_inputs(catalog, a.machine, a.model, a.training);
+  auto inputs = planner::load_plan_inputs(catalog, a.machine, a.model, a.training);
   if (!inputs) return report(context, inputs.error());
   const planner::Target target = planner::target_named(a.target).value_or(planner::Target::kStowage);
   planner::SearchOptions options{

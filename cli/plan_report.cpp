@@ -9,6 +9,7 @@
 #include "core/chrome_trace.h"
 #include "core/lower.h"
 #include "planner/advice.h"
+#include "planner/chosen_plan.h"
 #include "planner/memory_floor.h"
 #include "planner/nvme_wear.h"
 #include "planner/pinned_memory.h"
@@ -21,23 +22,6 @@ namespace {
 using core::Tier;
 using nlohmann::json;
 using planner::Evaluation;
-
-// Drive suggested when a machine has none: the bundled 4 TB 990 PRO.
-constexpr const char* kSpareDrive = "samsung-990-pro-4tb";
-
-// The drive to suggest from `catalog`: kSpareDrive where the folder has it
-// (a folder given with --profiles may not), else its largest drive (by
-// capacity, then name). Drives that fail to load are not suggested; a
-// folder without drives suggests none.
-std::optional<core::NvmeSpec> spare_drive(const core::ProfileCatalog& catalog) {
-  if (auto preferred = catalog.nvme(kSpareDrive)) return *preferred;
-  std::optional<core::NvmeSpec> best;
-  for (const std::string& name : catalog.names(core::ProfileKind::kNvme)) {
-    auto drive = catalog.nvme(name);
-    if (drive && (!best || drive->capacity > best->capacity)) best = *drive;
-  }
-  return best;
-}
 
 std::string seconds(double s) { return core::format_seconds(core::Seconds(s)); }
 
@@ -176,32 +160,12 @@ std::vector<std::string> partition_names(const PlanInputs& in, const planner::Ca
   return out;
 }
 
-core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
-                                          const std::string& model, const std::string& training) {
-  auto inputs = load_inputs(catalog, machine, model, training);
-  if (!inputs) return std::unexpected(inputs.error());
-  return PlanInputs{{std::move(*inputs)}, spare_drive(catalog)};
-}
-
-std::vector<std::string> plan_warnings(const PlanInputs& in, const planner::PlanResult& r) {
-  // The zero-infinity baseline writes to NVMe wherever there are drives, so
-  // the assumed write rate is behind a figure shown whenever one was assumed.
-  std::vector<std::string> out;
-  if (in.assumed_nvme_write) out.push_back(*in.assumed_nvme_write);
-  if (r.best) {
-    const int scale = core::ranks_in_scope(Tier::kCpu, in.machine.gpu_count);
-    const core::Bytes cpu = r.best->summary->peak_memory[static_cast<size_t>(Tier::kCpu)] * scale;
-    if (auto w = planner::pinned_memory_warning(cpu, in.machine, r.best->candidate.policy)) out.push_back(*w);
-  }
-  return out;
-}
-
 void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResult& r, bool explain) {
   out << "Plan for " << in.model.label << " on " << in.machine.label << "\n  training " << in.training.name << ": "
       << in.training.micro_batch << " x " << in.training.sequence_length << " tokens, accumulate "
       << in.training.gradient_accumulation << ", checkpointing " << (in.training.activation_checkpointing ? "on" : "off")
       << "\n\n";
-  const std::vector<std::string> warnings = plan_warnings(in, r);
+  const std::vector<std::string> warnings = planner::plan_warnings(in, r);
   for (const std::string& w : warnings) out << "warning: " << w << '\n';
   if (!warnings.empty()) out << '\n';
   if (r.best) {
@@ -288,28 +252,13 @@ json plan_json(const PlanInputs& in, const planner::PlanResult& r) {
   out["baselines"] = json::array();
   for (const Evaluation& e : r.baselines) out["baselines"].push_back(eval(e));
   out["candidates_considered"] = r.considered.size();
-  out["warnings"] = plan_warnings(in, r);
+  out["warnings"] = planner::plan_warnings(in, r);
   return out;
-}
-
-core::PlanFile to_plan_file(const PlanInputs& in, const Evaluation& chosen) {
-  const sim::Summary& s = *chosen.summary;
-  core::PredictedFigures f{.step_time = s.step_time, .tokens_per_second = s.tokens_per_second,
-                           .model_tflops_per_gpu = s.model_flops_per_second_per_gpu / 1e12,
-                           .bounding_lane = std::string(core::to_string(s.bounding_lane))};
-  for (Tier t : core::kAllTiers) {
-    const int scale = core::ranks_in_scope(t, in.machine.gpu_count);
-    f.peak_memory[static_cast<size_t>(t)] = s.peak_memory[static_cast<size_t>(t)] * scale;
-  }
-  // The plan may have changed the micro-batch or checkpointing: the policy
-  // records checkpointing; the training shape goes with the profile name.
-  return {.machine = in.machine_name, .model = in.model_name, .training = in.training_name,
-          .policy = chosen.candidate.policy, .predicted = f};
 }
 
 core::Diagnostics save_plan(const PlanInputs& in, const Evaluation& chosen, const std::string& path,
                             const std::filesystem::path& profiles_root, std::ostream& warnings) {
-  const core::PlanFile plan = core::with_references_relative_to(to_plan_file(in, chosen), path);
+  const core::PlanFile plan = core::with_references_relative_to(planner::to_plan_file(in, chosen), path);
   core::Diagnostics d =
       write_file_atomically(path, core::write_plan(plan, partition_names(in, chosen.candidate)));
   if (d.empty()) {

@@ -1,5 +1,5 @@
-// Shared by the plan, fit and whatif commands: loading their inputs, and
-// printing a planner result as a table and as JSON.
+// Shared by the plan, fit and whatif commands: printing a planner result
+// as a table and as JSON (their inputs: planner/profile_inputs.h).
 #pragma once
 
 #include <filesystem>
@@ -9,26 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "cli/profile_inputs.h"
 #include "core/plan_file.h"
 #include "core/profile_catalog.h"
+#include "planner/profile_inputs.h"
 #include "planner/search.h"
 
 namespace stowage::cli {
 
-struct PlanInputs : ProfileInputs {
-  // Suggested when a machine has no NVMe: the bundled 4 TB 990 PRO, or else
-  // the largest drive of the profiles folder; none when it has no drives.
-  std::optional<core::NvmeSpec> spare_drive;
-};
-
-core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
-                                          const std::string& model, const std::string& training);
-
-// The inputs' warnings and those about the chosen plan (host RAM pinned
-// past planner::kPinnedWarningShare), printed by print_plan and listed in
-// plan_json as "warnings".
-std::vector<std::string> plan_warnings(const PlanInputs& inputs, const planner::PlanResult& result);
+using planner::PlanInputs;
 
 void print_plan(std::ostream& out, const PlanInputs& inputs, const planner::PlanResult& result, bool explain);
 nlohmann::json plan_json(const PlanInputs& inputs, const planner::PlanResult& result);
@@ -41,8 +29,6 @@ nlohmann::json policy_json(const PlanInputs& inputs, const planner::Candidate& c
 // The names of the candidate's partitions, in order ("embedding",
 // "layers.3"), for the comments of a written plan (core::write_plan).
 std::vector<std::string> partition_names(const PlanInputs& inputs, const planner::Candidate& candidate);
-
-core::PlanFile to_plan_file(const PlanInputs& inputs, const planner::Evaluation& chosen);
 
 // Writes `chosen` as a plan file at `path`: references to profile files
 // relative to its folder, each partition named by layer, written atomically

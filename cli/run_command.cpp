@@ -22,7 +22,6 @@
 #include "cli/exit_codes.h"
 #include "cli/layer_products.h"
 #include "cli/output_file.h"
-#include "cli/profile_inputs.h"
 #include "cli/stop_signals.h"
 #include "cli/text_table.h"
 #include "core/chrome_trace.h"
@@ -39,6 +38,7 @@
 #include "executor/model/blas_kernels.h"
 #include "executor/nvme/io_error.h"
 #include "executor/trainer.h"
+#include "planner/profile_inputs.h"
 #include "sim/simulator.h"
 
 namespace stowage::cli {
@@ -361,7 +361,7 @@ int run_run(const Context& context, const RunArgs& a) {
   const core::ProfileCatalog catalog = context.catalog();
   auto plan = core::load_plan(a.plan, catalog.root());
   if (!plan) return report(context, plan.error());
-  auto in = load_inputs(catalog, plan->machine, plan->model, plan->training, &plan->places);
+  auto in = planner::load_inputs(catalog, plan->machine, plan->model, plan->training, &plan->places);
   if (!in) return report(context, in.error());
   if (core::Diagnostics d = executor::check_runnable(*plan, in->machine, in->model, in->training);
       !d.empty()) {

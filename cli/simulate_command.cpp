@@ -10,12 +10,12 @@
 #include "cli/exit_codes.h"
 #include "cli/output_file.h"
 #include "cli/placement_option.h"
-#include "cli/profile_inputs.h"
 #include "cli/text_table.h"
 #include "core/chrome_trace.h"
 #include "core/lower.h"
 #include "core/plan_file.h"
 #include "planner/pinned_memory.h"
+#include "planner/profile_inputs.h"
 #include "sim/simulator.h"
 
 namespace stowage::cli {
@@ -41,7 +41,7 @@ struct Setup {
   core::Policy policy;
   std::string what;  // "zero-offload" or the plan's path
   std::string machine_name, model_name, training_name;  // as a plan file names them
-  std::optional<std::string> assumed_nvme_write;        // ProfileInputs::assumed_nvme_write
+  std::optional<std::string> assumed_nvme_write;        // planner::ProfileInputs::assumed_nvme_write
   std::vector<std::string> warnings;                    // about this simulation (run_simulate)
   core::PlanPlaces places;                              // of the plan file, when one was given
 };
@@ -55,7 +55,7 @@ core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const Simula
     plan = std::move(*p);
     machine = plan->machine, model = plan->model, training = plan->training;
   }
-  auto in = load_inputs(catalog, machine, model, training, plan ? &plan->places : nullptr);
+  auto in = planner::load_inputs(catalog, machine, model, training, plan ? &plan->places : nullptr);
   if (!in) return std::unexpected(in.error());
   Setup s{.machine = in->machine,
           .model = in->model,

@@ -13,6 +13,7 @@
 #include "cli/plan_report.h"
 #include "cli/text_table.h"
 #include "core/machine_profile_writer.h"
+#include "planner/chosen_plan.h"
 #include "planner/machine_change.h"
 #include "planner/nvme_wear.h"
 
@@ -110,7 +111,7 @@ int run_whatif(const Context& context, const WhatifArgs& a) {
   }
   auto plan = core::load_plan(a.plan, catalog.root());
   if (!plan) return report(context, plan.error());
-  auto inputs = load_plan_inputs(catalog, plan->machine, plan->model, plan->training);
+  auto inputs = planner::load_plan_inputs(catalog, plan->machine, plan->model, plan->training);
   if (!inputs) return report(context, inputs.error());
   planner::MachineChange change{.add_nvme = a.add_nvme};
   if (!a.pcie.empty()) change.pcie_generation = a.pcie.back() - '0';
@@ -166,8 +167,8 @@ int run_whatif(const Context& context, const WhatifArgs& a) {
   }
   out << "What if: " << planner::describe(change) << "\n  " << inputs->model.label << " on " << inputs->machine.label
       << "\n\n";
-  print_warnings(out, "as it is", plan_warnings(*inputs, before));
-  print_warnings(out, "changed", plan_warnings(changed, after));
+  print_warnings(out, "as it is", planner::plan_warnings(*inputs, before));
+  print_warnings(out, "changed", planner::plan_warnings(changed, after));
   TextTable t({Align::kLeft, Align::kLeft, Align::kLeft});
   t.row({"", "as it is", "changed"});
   t.row({"step time", cell(before.best, "step"), cell(after.best, "step")});

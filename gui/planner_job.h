@@ -41,6 +41,9 @@ struct PlannerOutcome {
   // When nothing fits: the changes that would make it fit, each re-planned,
   // as `stowage plan` prints them (planner/advice.h).
   std::vector<planner::Advice> advice;
+  // What `stowage plan` warns of for these inputs and this result
+  // (planner::plan_warnings), each without the "warning: " it prints.
+  std::vector<std::string> warnings;
 };
 
 struct PlannerProgressReport {

@@ -182,8 +182,11 @@ void PlannerPanel::show_reply() {
   }
   const PlannerOutcome& out = *reply->outcome;
   show_baselines(out);
+  // Warnings as `stowage plan` prints them, under what they qualify.
+  QString warnings;
+  for (const std::string& w : out.warnings) warnings += QStringLiteral("\nwarning: ") + QString::fromStdString(w);
   if (!out.result.best) {
-    status_->setText(nothing_fits_text(out));
+    status_->setText(nothing_fits_text(out) + warnings);
     emit nothingFits();
   } else {
     const planner::Evaluation& best = *out.result.best;
@@ -191,7 +194,8 @@ void PlannerPanel::show_reply() {
         tr("Chosen: %1\nstep time %2, %3 tokens/s, bound by %4")
             .arg(QString::fromStdString(best.candidate.name), step_text(best))
             .arg(best.summary->tokens_per_second, 0, 'f', 0)
-            .arg(QString::fromStdString(std::string(core::to_string(best.summary->bounding_lane)))));
+            .arg(QString::fromStdString(std::string(core::to_string(best.summary->bounding_lane)))) +
+        warnings);
     emit planReady(*out.plan, reply->timeline);
   }
   emit finished();

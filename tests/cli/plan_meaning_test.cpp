@@ -47,7 +47,7 @@ std::string read(const std::string& path) {
 // bound. The tiny GPT's plan keeps up, so the mark is set by hand.
 TEST(PlanMeaning, AStepSetByALaneFallingBehindSaysSo) {
   const PlanInputs in = core::testing::must(
-      load_plan_inputs(core::testing::bundled(), "workstation-24gb-1nvme", "tiny-gpt", "tiny"));
+      planner::load_plan_inputs(core::testing::bundled(), "workstation-24gb-1nvme", "tiny-gpt", "tiny"));
   planner::PlanResult r = planner::search(in.machine, in.model, in.training);
   ASSERT_TRUE(r.best.has_value() && r.best->summary.has_value());
   auto text = [&] {

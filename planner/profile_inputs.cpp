@@ -1,11 +1,11 @@
-#include "cli/profile_inputs.h"
+#include "planner/profile_inputs.h"
 
 #include <utility>
 
 #include "core/yaml_reader.h"
 #include "planner/sustained_write.h"
 
-namespace stowage::cli {
+namespace stowage::planner {
 namespace {
 
 // Where the training profile says `precision`, for the message; the file
@@ -41,6 +41,23 @@ std::optional<core::Diagnostic> unsupported_precision(const core::ProfileCatalog
       fp16.empty() ? "a training profile with precision: fp16" : "fp16 training: --training " + fp16};
 }
 
+// Drive suggested when a machine has none: the bundled 4 TB 990 PRO.
+constexpr const char* kSpareDrive = "samsung-990-pro-4tb";
+
+// The drive to suggest from `catalog`: kSpareDrive where the folder has it
+// (a folder given with --profiles may not), else its largest drive (by
+// capacity, then name). Drives that fail to load are not suggested; a
+// folder without drives suggests none.
+std::optional<core::NvmeSpec> spare_drive(const core::ProfileCatalog& catalog) {
+  if (auto preferred = catalog.nvme(kSpareDrive)) return *preferred;
+  std::optional<core::NvmeSpec> best;
+  for (const std::string& name : catalog.names(core::ProfileKind::kNvme)) {
+    auto drive = catalog.nvme(name);
+    if (drive && (!best || drive->capacity > best->capacity)) best = *drive;
+  }
+  return best;
+}
+
 }  // namespace
 
 core::Result<ProfileInputs> load_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
@@ -59,8 +76,15 @@ core::Result<ProfileInputs> load_inputs(const core::ProfileCatalog& catalog, con
   if (!problems.empty()) return std::unexpected(problems);
   ProfileInputs in{*m, *x, *t, machine, model, training, std::nullopt};
   if (auto refused = unsupported_precision(catalog, in)) return core::fail(std::move(*refused));
-  in.assumed_nvme_write = planner::assume_sustained_write(in.machine);
+  in.assumed_nvme_write = assume_sustained_write(in.machine);
   return in;
 }
 
-}  // namespace stowage::cli
+core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
+                                          const std::string& model, const std::string& training) {
+  auto inputs = load_inputs(catalog, machine, model, training);
+  if (!inputs) return std::unexpected(inputs.error());
+  return PlanInputs{{std::move(*inputs)}, spare_drive(catalog)};
+}
+
+}  // namespace stowage::planner

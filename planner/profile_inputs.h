@@ -3,6 +3,9 @@
 // checked against each other: a training precision the machine's GPU cannot
 // run is refused, and what a profile leaves unsaid that the simulator needs
 // is filled in with a stated assumption and a warning (nothing silent).
+// Every command and the GUI's planner load them here, so that the same
+// names give the same inputs, assumptions and refusals wherever they are
+// planned or simulated.
 #pragma once
 
 #include <optional>
@@ -12,7 +15,7 @@
 #include "core/plan_file.h"
 #include "core/profile_catalog.h"
 
-namespace stowage::cli {
+namespace stowage::planner {
 
 struct ProfileInputs {
   core::MachineSpec machine;
@@ -20,7 +23,7 @@ struct ProfileInputs {
   core::TrainingSpec training;
   std::string machine_name, model_name, training_name;  // as given: a profile name or a path
   // Set when the machine's drives give no post-cache write rate and one was
-  // assumed (planner::assume_sustained_write): the warning for commands to
+  // assumed (assume_sustained_write): the warning for commands to
   // print ("warning: ...") and list in their JSON ("warnings") wherever a
   // figure they show depends on NVMe writes.
   std::optional<std::string> assumed_nvme_write;
@@ -32,4 +35,14 @@ core::Result<ProfileInputs> load_inputs(const core::ProfileCatalog& catalog, con
                                         const std::string& model, const std::string& training,
                                         const core::PlanPlaces* plan = nullptr);
 
-}  // namespace stowage::cli
+// The inputs of a search, with the drive its advice may suggest.
+struct PlanInputs : ProfileInputs {
+  // Suggested when a machine has no NVMe: the bundled 4 TB 990 PRO, or else
+  // the largest drive of the profiles folder; none when it has no drives.
+  std::optional<core::NvmeSpec> spare_drive;
+};
+
+core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
+                                          const std::string& model, const std::string& training);
+
+}  // namespace stowage::planner
