@@ -274,12 +274,11 @@ core::Diagnostics write_plan_trace(const PlanInputs& in, const Evaluation& chose
   auto schedule = core::lower(chosen.candidate.policy, in.machine, w, chosen.candidate.training, {.steps = core::steady_state_steps(chosen.candidate.policy)});
   if (!schedule) return schedule.error();
   const sim::Prediction p = sim::simulate(*schedule, in.machine);
+  core::TraceOptions options = sim::predicted_trace_options(
+      p.summary, "predicted: " + in.model.name + " on " + in.machine.name + ", " + chosen.candidate.name);
+  options.warnings = planner::simulation_warnings(in, chosen.candidate.policy, *schedule, p.summary);
   std::ostringstream text;
-  core::write_chrome_trace(
-      *schedule, p.timeline,
-      sim::predicted_trace_options(p.summary,
-                                   "predicted: " + in.model.name + " on " + in.machine.name + ", " + chosen.candidate.name),
-      text);
+  core::write_chrome_trace(*schedule, p.timeline, options, text);
   return write_file_atomically(path, text.str());
 }
 

@@ -14,7 +14,7 @@
 #include "core/chrome_trace.h"
 #include "core/lower.h"
 #include "core/plan_file.h"
-#include "planner/pinned_memory.h"
+#include "planner/chosen_plan.h"
 #include "planner/profile_inputs.h"
 #include "sim/simulator.h"
 
@@ -34,16 +34,11 @@ struct SimulateArgs {
 };
 
 // Everything one simulation needs, loaded from a plan or from profiles.
-struct Setup {
-  core::MachineSpec machine;
-  core::ModelSpec model;
-  core::TrainingSpec training;
+struct Setup : planner::ProfileInputs {
   core::Policy policy;
-  std::string what;  // "zero-offload" or the plan's path
-  std::string machine_name, model_name, training_name;  // as a plan file names them
-  std::optional<std::string> assumed_nvme_write;        // planner::ProfileInputs::assumed_nvme_write
-  std::vector<std::string> warnings;                    // about this simulation (run_simulate)
-  core::PlanPlaces places;                              // of the plan file, when one was given
+  std::string what;                   // "zero-offload" or the plan's path
+  std::vector<std::string> warnings;  // about this simulation (run_simulate)
+  core::PlanPlaces places;            // of the plan file, when one was given
 };
 
 core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const SimulateArgs& a) {
@@ -57,13 +52,7 @@ core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const Simula
   }
   auto in = planner::load_inputs(catalog, machine, model, training, plan ? &plan->places : nullptr);
   if (!in) return std::unexpected(in.error());
-  Setup s{.machine = in->machine,
-          .model = in->model,
-          .training = in->training,
-          .machine_name = machine,
-          .model_name = model,
-          .training_name = training,
-          .assumed_nvme_write = in->assumed_nvme_write};
+  Setup s{std::move(*in)};
   const core::Workload workload(s.model, s.training.sequence_length);
   if (plan) {
     s.policy = plan->policy;
@@ -196,13 +185,10 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
     return report(context, problems);
   }
   const sim::Prediction p = sim::simulate(*schedule, setup->machine);
-  const core::Bytes cpu_peak = p.summary.peak_memory[static_cast<size_t>(Tier::kCpu)] *
-                               core::ranks_in_scope(Tier::kCpu, schedule->ranks);
-  const bool writes_nvme = std::any_of(schedule->ops.begin(), schedule->ops.end(),
-                                       [](const core::Op& op) { return op.lane == core::Lane::kNvmeWrite; });
-  if (writes_nvme && setup->assumed_nvme_write) setup->warnings.push_back(*setup->assumed_nvme_write);
-  if (auto w = planner::pinned_memory_warning(cpu_peak, setup->machine, setup->policy))
-    setup->warnings.push_back(*w);
+  // The trace carries the prediction's warnings, not those about --save-plan's path.
+  const std::vector<std::string> prediction_warnings =
+      planner::simulation_warnings(*setup, setup->policy, *schedule, p.summary);
+  setup->warnings = prediction_warnings;
   if (!a.save_plan.empty()) {  // a path the user gave that the saved plan may not lead to when read back
     const core::PlanFile named{
         .machine = setup->machine_name, .model = setup->model_name, .training = setup->training_name};
@@ -213,27 +199,19 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
   }
   if (!a.trace.empty()) {
     std::ostringstream text;
-    core::write_chrome_trace(
-        *schedule, p.timeline,
-        sim::predicted_trace_options(p.summary,
-                                     "predicted: " + setup->model.name + " on " + setup->machine.name + ", " + setup->what),
-        text);
+    core::TraceOptions options = sim::predicted_trace_options(
+        p.summary, "predicted: " + setup->model.name + " on " + setup->machine.name + ", " + setup->what);
+    options.warnings = prediction_warnings;
+    core::write_chrome_trace(*schedule, p.timeline, options, text);
     if (core::Diagnostics d = write_file_atomically(a.trace, text.str()); !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
     }
   }
   if (!a.save_plan.empty()) {
-    const sim::Summary& sum = p.summary;
-    core::PredictedFigures figures{.step_time = sum.step_time, .tokens_per_second = sum.tokens_per_second,
-                                   .model_tflops_per_gpu = sum.model_flops_per_second_per_gpu / 1e12,
-                                   .bounding_lane = std::string(core::to_string(sum.bounding_lane))};
-    for (Tier t : core::kAllTiers) {
-      const int scale = core::ranks_in_scope(t, schedule->ranks);
-      figures.peak_memory[static_cast<size_t>(t)] = sum.peak_memory[static_cast<size_t>(t)] * scale;
-    }
     const core::PlanFile plan{.machine = setup->machine_name, .model = setup->model_name,
-                              .training = setup->training_name, .policy = setup->policy, .predicted = figures};
+                              .training = setup->training_name, .policy = setup->policy,
+                              .predicted = planner::predicted_figures(p.summary, schedule->ranks)};
     std::vector<std::string> names;  // each partition's layer, as comments of the plan file
     for (const core::Partition& part : core::partitions_of(workload, setup->policy.sub_group_params)) {
       names.push_back(core::partition_name(workload, part));

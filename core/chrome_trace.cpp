@@ -171,6 +171,14 @@ class EventList {
   bool first_ = true;
 };
 
+// ,"warnings":["...", ...], or nothing when there are none.
+std::string warnings_field(const std::vector<std::string>& warnings) {
+  if (warnings.empty()) return "";
+  std::string out = R"(,"warnings":[)";
+  for (size_t i = 0; i < warnings.size(); ++i) out += (i > 0 ? "," : "") + json_string(warnings[i]);
+  return out + "]";
+}
+
 std::string header(const Schedule& schedule, const TraceOptions& options) {
   const std::string other_data = R"({"format":"stowage/trace/v1","title":)" + json_string(options.title) +
                                  R"(,"source":)" + json_string(options.source) + R"(,"ranks":)" +
@@ -179,7 +187,7 @@ std::string header(const Schedule& schedule, const TraceOptions& options) {
                                  std::to_string(schedule.tokens_per_step) +
                                  (options.steady_step ? R"(,"steady_step_ns":)" + std::to_string(*options.steady_step) : "") +
                                  (options.falls_behind ? R"(,"falls_behind":)" + json_string(to_string(*options.falls_behind)) : "") +
-                                 "}";
+                                 warnings_field(options.warnings) + "}";
   return "{\"displayTimeUnit\":\"ns\",\n\"otherData\":" + other_data + ",\n\"traceEvents\":[\n";
 }
 

@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/schedule.h"
 #include "core/timeline.h"
@@ -22,6 +23,11 @@ struct TraceOptions {
   // `stowage simulate` printed (otherData.steady_step_ns, .falls_behind).
   std::optional<SimTime> steady_step;
   std::optional<Lane> falls_behind;
+  // What the figures rest on that the profiles did not say, or what the
+  // plan risks (planner::simulation_warnings), each a sentence, so that a
+  // viewer of the trace is told what `stowage simulate` printed
+  // (otherData.warnings; left out when there are none).
+  std::vector<std::string> warnings;
 };
 
 // Writes `timeline`, one run of `schedule`, to `out` as one JSON object

@@ -38,6 +38,9 @@ struct TraceHeader {
   // (sim/step_floor.h); empty when none did.
   std::optional<int64_t> steady_step_ns;
   std::string falls_behind;
+  // otherData.warnings' strings, in order (elements of another type are
+  // passed over).
+  std::vector<std::string> warnings;
 };
 
 // 1-based line and column of a byte offset in a text. Successive calls with

@@ -239,6 +239,31 @@ struct Walk {
     return true;
   }
 
+  // An array's strings, copied into `out`; elements of another type, and a
+  // value that is not an array, are skipped.
+  bool strings(od::value v, int depth, std::vector<std::string>& out) {
+    bool array = false;
+    if (!is(v, od::json_type::array, array)) return false;
+    if (!array) return skip(v, depth);
+    if (depth > max_depth) return too_deep(v);
+    od::array elements;
+    if (const error_code e = v.get_array().get(elements)) return fail_json(e, v);
+    for (auto element : elements) {
+      od::value item;
+      if (const error_code e = element.get(item)) return fail_json(e, v);
+      std::string_view text;
+      bool is_string = false;
+      if (!is(item, od::json_type::string, is_string)) return false;
+      if (!is_string) {
+        if (!skip(item, depth + 1)) return false;
+        continue;
+      }
+      if (!string(item, depth + 1, text)) return false;
+      out.emplace_back(text);
+    }
+    return true;
+  }
+
   [[gnu::always_inline]] bool integer(od::value v, int depth, std::optional<int64_t>& out) {
     if (int64_t i = 0; v.get_int64().get(i) == simdjson::SUCCESS) {
       out = i;
@@ -393,6 +418,7 @@ struct Walk {
       if (key == "tokens_per_step") return integer(f, d, header.tokens_per_step);
       if (key == "steady_step_ns") return integer(f, d, header.steady_step_ns);
       if (key == "falls_behind") return string(f, d, falls_behind);
+      if (key == "warnings") return strings(f, d, header.warnings);
       return skip(f, d);
     });
     if (!ok) return false;

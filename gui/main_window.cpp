@@ -56,6 +56,15 @@ MainWindow::MainWindow(std::filesystem::path profiles, ErrorReporting errors, QW
   layout->setSpacing(0);
   legend_ = new LegendBar;
   layout->addWidget(legend_);
+  // The shown prediction's warnings (TraceInfo::warnings), as `stowage
+  // simulate` printed them, above the timeline: in the view, and in its
+  // exports, wherever the figures are. Hidden when there are none.
+  warnings_ = new QLabel;
+  warnings_->setWordWrap(true);
+  warnings_->setTextFormat(Qt::PlainText);
+  warnings_->setStyleSheet(QStringLiteral("QLabel { background: #fff3cd; color: #332200; padding: 3px 8px; }"));
+  warnings_->hide();
+  layout->addWidget(warnings_);
   layout->addWidget(splitter, 1);
   setCentralWidget(view_area_);
   recent_ = new RecentFiles(this);
@@ -238,6 +247,10 @@ void MainWindow::finish_load() {
 
 void MainWindow::set_primary(std::shared_ptr<const TimelineDocument> doc) {
   setWindowTitle(tr("Stowage - %1").arg(QString::fromStdString(doc->model.info.title)));
+  QStringList warnings;
+  for (const std::string& w : doc->model.info.warnings) warnings << QStringLiteral("warning: ") + QString::fromStdString(w);
+  warnings_->setText(warnings.join('\n'));
+  warnings_->setVisible(!warnings.isEmpty());
   timeline_->set_document(doc);
   memory_->set_document(doc);
   if (const auto& measured = measured_->document()) set_measured(measured);

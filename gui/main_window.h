@@ -59,6 +59,7 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] PlannerPanel& planner() { return *planner_; }
   [[nodiscard]] QWidget& view_area() { return *view_area_; }
   [[nodiscard]] LegendBar& legend() { return *legend_; }
+  [[nodiscard]] const QLabel& warnings_label() const { return *warnings_; }
   [[nodiscard]] QTableView& plan_table() { return *plan_table_; }
   [[nodiscard]] QTableView& compare_table() { return *compare_summary_; }
   [[nodiscard]] OpErrorTable& op_error_table() { return *op_errors_; }
@@ -94,6 +95,7 @@ class MainWindow : public QMainWindow {
   QWidget* view_area_ = nullptr;
   QSplitter* splitter_ = nullptr;
   LegendBar* legend_ = nullptr;
+  QLabel* warnings_ = nullptr;
   TimelineView* timeline_ = nullptr;
   TimelineView* measured_ = nullptr;
   MemoryView* memory_ = nullptr;

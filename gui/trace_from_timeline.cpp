@@ -66,7 +66,7 @@ TraceModel trace_from_timeline(const core::Schedule& schedule, const core::Timel
   TraceModel model;
   model.info = {
       .title = source.title, .source = source.source, .ranks = schedule.ranks, .steps = schedule.steps,
-      .steady_step = source.steady_step, .falls_behind = source.falls_behind};
+      .steady_step = source.steady_step, .falls_behind = source.falls_behind, .warnings = source.warnings};
   std::vector<int> slots;
   for (size_t i = 0; i < schedule.ops.size() && i < timeline.spans.size(); ++i) {
     model.ops.push_back(op_of(schedule.ops[i], timeline.spans[i], model.add_text(schedule.ops[i].name)));

@@ -110,6 +110,9 @@ struct TraceInfo {
   // is longer than its last steps measure when a lane falls behind.
   std::optional<SimTime> steady_step;
   std::optional<core::Lane> falls_behind;
+  // A predicted trace's warnings (otherData.warnings): what its figures
+  // rest on that no profile said, shown above the timeline.
+  std::vector<std::string> warnings;
 };
 
 // Ops and tracks are immutable after finish(); indices are stable.

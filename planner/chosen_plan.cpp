@@ -1,5 +1,7 @@
 #include "planner/chosen_plan.h"
 
+#include <algorithm>
+
 #include "planner/pinned_memory.h"
 
 namespace stowage::planner {
@@ -19,19 +21,32 @@ std::vector<std::string> plan_warnings(const ProfileInputs& in, const PlanResult
   return out;
 }
 
-core::PlanFile to_plan_file(const ProfileInputs& in, const Evaluation& chosen) {
-  const sim::Summary& s = *chosen.summary;
+std::vector<std::string> simulation_warnings(const ProfileInputs& in, const core::Policy& policy,
+                                             const core::Schedule& schedule, const sim::Summary& summary) {
+  std::vector<std::string> out;
+  const bool writes_nvme = std::ranges::any_of(schedule.ops, [](const core::Op& op) { return op.lane == core::Lane::kNvmeWrite; });
+  if (writes_nvme && in.assumed_nvme_write) out.push_back(*in.assumed_nvme_write);
+  const core::Bytes cpu_peak =
+      summary.peak_memory[static_cast<size_t>(Tier::kCpu)] * core::ranks_in_scope(Tier::kCpu, schedule.ranks);
+  if (auto w = pinned_memory_warning(cpu_peak, in.machine, policy)) out.push_back(*w);
+  return out;
+}
+
+core::PredictedFigures predicted_figures(const sim::Summary& s, int ranks) {
   core::PredictedFigures f{.step_time = s.step_time, .tokens_per_second = s.tokens_per_second,
                            .model_tflops_per_gpu = s.model_flops_per_second_per_gpu / 1e12,
                            .bounding_lane = std::string(core::to_string(s.bounding_lane))};
   for (Tier t : core::kAllTiers) {
-    const int scale = core::ranks_in_scope(t, in.machine.gpu_count);
-    f.peak_memory[static_cast<size_t>(t)] = s.peak_memory[static_cast<size_t>(t)] * scale;
+    f.peak_memory[static_cast<size_t>(t)] = s.peak_memory[static_cast<size_t>(t)] * core::ranks_in_scope(t, ranks);
   }
+  return f;
+}
+
+core::PlanFile to_plan_file(const ProfileInputs& in, const Evaluation& chosen) {
   // The plan may have changed the micro-batch or checkpointing: the policy
   // records checkpointing; the training shape goes with the profile name.
   return {.machine = in.machine_name, .model = in.model_name, .training = in.training_name,
-          .policy = chosen.candidate.policy, .predicted = f};
+          .policy = chosen.candidate.policy, .predicted = predicted_figures(*chosen.summary, in.machine.gpu_count)};
 }
 
 }  // namespace stowage::planner

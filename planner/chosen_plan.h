@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/plan_file.h"
+#include "core/schedule.h"
 #include "planner/profile_inputs.h"
 #include "planner/search.h"
 
@@ -18,9 +19,20 @@ namespace stowage::planner {
 // without the "warning: " the command prints before it.
 std::vector<std::string> plan_warnings(const ProfileInputs& inputs, const PlanResult& result);
 
+// The warnings of one plan simulated on its own (`stowage simulate`, the
+// trace of `stowage plan --trace`, a plan planned or opened in the GUI),
+// which its predicted trace carries (core::TraceOptions::warnings): the
+// NVMe write rate assumed, where the schedule writes to NVMe, and host RAM
+// pinned past kPinnedWarningShare at the simulated peak.
+std::vector<std::string> simulation_warnings(const ProfileInputs& inputs, const core::Policy& policy,
+                                             const core::Schedule& schedule, const sim::Summary& summary);
+
+// A simulation's figures as a plan file records them: peaks per GPU for
+// the GPU tier, for all `ranks` together for the others (core::ranks_in_scope).
+core::PredictedFigures predicted_figures(const sim::Summary& summary, int ranks);
+
 // The chosen plan as a plan file: the profiles as `inputs` named them, its
-// policy, and its predicted figures (peaks per GPU for the GPU tier, for
-// the whole machine for the others, as core::ranks_in_scope counts them).
+// policy, and its predicted figures.
 core::PlanFile to_plan_file(const ProfileInputs& inputs, const Evaluation& chosen);
 
 }  // namespace stowage::planner

@@ -223,13 +223,21 @@ TEST(CliSimulate, APlanSavedBesideItsProfilesReadsBackWithoutAWarning) {
 }
 
 // Issue 11: the assumed write rate is stated where a figure depends on it:
-// ZeRO-Infinity writes its states to NVMe, ZeRO-Offload writes nothing.
+// ZeRO-Infinity writes its states to NVMe, ZeRO-Offload writes nothing. The
+// predicted trace carries the same warnings (otherData.warnings, for the
+// GUI), and no key where there are none.
 TEST(CliSimulate, WarnsOfAnAssumedWriteRateOnlyWhenItWrites) {
-  auto warnings_of = [](const char* placement) {
+  TempDir dir;
+  auto warnings_of = [&](const std::string& placement) {
+    const std::string trace = dir.file((placement + ".json").c_str());
     const Outcome o = stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt",
-                               "--training", "tiny", "--placement", placement, "--json"});
+                               "--training", "tiny", "--placement", placement, "--json", "--trace", trace});
     EXPECT_EQ(o.code, kExitOk) << o.err;
-    return nlohmann::json::parse(o.out)["warnings"];
+    const nlohmann::json other = nlohmann::json::parse(read(trace))["otherData"];
+    const nlohmann::json said = nlohmann::json::parse(o.out)["warnings"];
+    EXPECT_EQ(other.value("warnings", nlohmann::json::array()), said) << placement;
+    EXPECT_EQ(other.contains("warnings"), !said.empty()) << placement;
+    return said;
   };
   const nlohmann::json infinity = warnings_of("zero-infinity");
   ASSERT_EQ(infinity.size(), 1u) << infinity;

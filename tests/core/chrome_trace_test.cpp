@@ -345,6 +345,17 @@ TEST(ChromeTrace, OtherDataCarriesTheSimulatorsStepWhenGiven) {
   EXPECT_FALSE(plain.contains("falls_behind"));
 }
 
+// A predicted trace carries its simulation's warnings, escaped as JSON
+// strings, in order; a trace without any has no key.
+TEST(ChromeTrace, OtherDataCarriesTheWarningsWhenThereAreAny) {
+  std::ostringstream text;
+  write_chrome_trace(small_schedule(), small_timeline(),
+                     {.title = "t", .source = "predicted", .warnings = {"a \"quoted\" rate", "two\nlines"}}, text);
+  const json other = json::parse(text.str()).at("otherData");
+  EXPECT_EQ(other.at("warnings"), json::array({"a \"quoted\" rate", "two\nlines"}));
+  EXPECT_FALSE(json::parse(small_trace()).at("otherData").contains("warnings"));
+}
+
 TEST(ChromeTrace, SameInputsGiveIdenticalBytes) {
   EXPECT_EQ(small_trace(), small_trace());
 }

@@ -51,6 +51,28 @@ TEST(TraceEvents, FieldsComeInAnyOrderAndOtherDataMayFollowTheEvents) {
   EXPECT_EQ(seen.head.source, "measured");
 }
 
+// otherData.warnings: its strings in order, escapes read; other elements
+// passed over; a value that is no array gives none; nesting in it is held
+// to the limit (root 1, otherData 2, warnings 3: 61 arrays more reach 64).
+TEST(TraceEvents, OtherDataWarningsAreItsStringsInOrder) {
+  Seen seen;
+  const auto r = walk(R"({"otherData":{"warnings":["a \"b\"",3,["x"],{"y":1},"c\nd"]},"traceEvents":[]})", seen);
+  ASSERT_TRUE(r.has_value()) << to_string(r.error());
+  EXPECT_EQ(seen.head.warnings, (std::vector<std::string>{"a \"b\"", "c\nd"}));
+  Seen not_array;
+  ASSERT_TRUE(walk(R"({"otherData":{"warnings":"one"},"traceEvents":[]})", not_array).has_value());
+  EXPECT_TRUE(not_array.head.warnings.empty());
+  const auto nested = [](int arrays) {
+    return R"({"otherData":{"warnings":[)" + std::string(static_cast<size_t>(arrays), '[') +
+           std::string(static_cast<size_t>(arrays), ']') + R"(]},"traceEvents":[]})";
+  };
+  Seen deep, fine;
+  const auto too_deep = walk(nested(62), deep);
+  ASSERT_FALSE(too_deep.has_value());
+  EXPECT_NE(too_deep.error()[0].what.find("nested deeper than 64"), std::string::npos) << to_string(too_deep.error());
+  EXPECT_TRUE(walk(nested(61), fine).has_value());
+}
+
 TEST(TraceEvents, NestingPastTheLimitInsideAnIgnoredFieldIsADiagnosticAtItsBracket) {
   // Level 1 the root, 2 traceEvents, 3 the event, 4 args (line 2, column
   // 1), 5 the array of "x" (column 6); 60 more arrays in it, the last

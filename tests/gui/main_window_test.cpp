@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/chrome_trace.h"
 #include "core/plan_file.h"
 #include "gui/background_task.h"
 #include "gui/command_line.h"
@@ -151,6 +152,37 @@ TEST(MainWindow, APlanAloneIsSimulatedForItsTimeline) {
   ASSERT_TRUE(wait_for_loads(w));
   ASSERT_NE(w.timeline().document(), nullptr);
   EXPECT_GT(w.timeline().document()->model.ops.size(), 10u);
+}
+
+// What a prediction rests on is shown with it: the plan above (ZeRO-Infinity
+// on the workstation) writes to a drive whose profile gives no post-cache
+// rate, so its simulation warns as `stowage simulate` does; a trace file
+// carries its warnings (otherData.warnings); a trace without any hides them.
+TEST(MainWindow, APredictionsWarningsShowAboveTheTimeline) {
+  Files f;
+  MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  w.open_files({f.plan});
+  ASSERT_TRUE(wait_for_loads(w));
+  EXPECT_FALSE(w.warnings_label().isHidden());
+  EXPECT_TRUE(w.warnings_label().text().startsWith(
+      "warning: Samsung 990 PRO 2 TB (samsung-990-pro-2tb) gives no write rate for after its write cache fills"))
+      << w.warnings_label().text().toStdString();
+
+  core::TraceOptions options = sim::predicted_trace_options(f.sim.summary, "predicted: with warnings");
+  options.warnings = {"first \"quoted\" one", "second\none"};
+  std::ostringstream text;
+  core::write_chrome_trace(f.sim.schedule, f.sim.timeline, options, text);
+  const QString warned = f.dir.filePath("warned.json");
+  std::ofstream(warned.toStdString()) << text.str();
+  MainWindow from_file(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  from_file.open_files({warned});
+  ASSERT_TRUE(wait_for_loads(from_file));
+  EXPECT_FALSE(from_file.warnings_label().isHidden());
+  EXPECT_EQ(from_file.warnings_label().text(), "warning: first \"quoted\" one\nwarning: second\none");
+
+  from_file.open_files({f.trace});  // written without warnings
+  ASSERT_TRUE(wait_for_loads(from_file));
+  EXPECT_TRUE(from_file.warnings_label().isHidden());
 }
 
 TEST(CommandLine, ScreenshotSizeAndFiles) {
