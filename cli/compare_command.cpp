@@ -22,6 +22,7 @@
 #include "core/text_file.h"
 #include "core/trace_pair.h"
 #include "core/trace_reader.h"
+#include "planner/chosen_plan.h"
 #include "planner/sustained_write.h"
 #include "sim/simulator.h"
 
@@ -300,13 +301,14 @@ int run_compare(const Context& context, const CompareArgs& a) {
     if (!p) return report(context, p.error());
     predicted = std::move(*p);
     predicted_name = a.traces.front();
-    predicted_options = {.title = predicted.title, .source = "predicted"};
+    predicted_options = {.title = predicted.title, .source = "predicted", .warnings = predicted.warnings};
   } else {
     auto machine = context.catalog().machine(a.machine);
     if (!machine) return report(context, machine.error());
     // As `stowage run` and `simulate` take the machine (planner/profile_inputs.cpp).
-    planner::assume_sustained_write(*machine);
+    const std::optional<std::string> assumed = planner::assume_sustained_write(*machine);
     predicted.schedule = measured->schedule;
+    if (auto w = planner::write_rate_warning(assumed, predicted.schedule)) predicted.warnings = {*w};
     sim::Prediction prediction = sim::simulate(predicted.schedule, *machine);
     predicted.timeline = std::move(prediction.timeline);
     // A trace carries no memory effects, so the re-simulation's memory is
@@ -316,6 +318,7 @@ int run_compare(const Context& context, const CompareArgs& a) {
     predicted_name = "the simulation on " + a.machine;
     predicted.title = "predicted on " + machine->name + ": " + measured->title;
     predicted_options = sim::predicted_trace_options(prediction.summary, predicted.title);
+    predicted_options.warnings = predicted.warnings;
     if (!a.predicted_trace.empty()) {
       std::ostringstream text;
       core::write_chrome_trace(predicted.schedule, predicted.timeline, predicted_options, text);
@@ -338,9 +341,13 @@ int run_compare(const Context& context, const CompareArgs& a) {
       return kExitCannotWrite;
     }
   }
+  // What the prediction rests on (its trace's, or the re-simulation's).
   if (a.as_json) {
-    *context.out << comparison_json(*c).dump(2) << '\n';
+    nlohmann::json j = comparison_json(*c);
+    j["warnings"] = predicted.warnings;
+    *context.out << j.dump(2) << '\n';
   } else {
+    for (const std::string& w : predicted.warnings) *context.out << "warning: " << w << '\n';
     print_text(*context.out, *c);
   }
   return kExitOk;

@@ -38,6 +38,7 @@
 #include "executor/model/blas_kernels.h"
 #include "executor/nvme/io_error.h"
 #include "executor/trainer.h"
+#include "planner/chosen_plan.h"
 #include "planner/profile_inputs.h"
 #include "sim/simulator.h"
 
@@ -580,10 +581,14 @@ int run_run(const Context& context, const RunArgs& a) {
   // The simulator on the same ops, for the plan's machine: what this run
   // would take there, beside what it took here.
   const sim::Prediction predicted = sim::simulate(run->schedule, in->machine);
+  // What that prediction rests on that no profile said, as `stowage
+  // simulate` warns of it (an assumed NVMe write rate, pinned host RAM).
+  const std::vector<std::string> warnings =
+      planner::simulation_warnings(*in, plan->policy, run->schedule, predicted.summary);
   if (!a.predicted_trace.empty()) {
-    const sim::Prediction& p = predicted;
-    if (core::Diagnostics d =
-            write_trace(a.predicted_trace, run->schedule, p.timeline, sim::predicted_trace_options(p.summary, "predicted: " + title));
+    core::TraceOptions trace_options = sim::predicted_trace_options(predicted.summary, "predicted: " + title);
+    trace_options.warnings = warnings;
+    if (core::Diagnostics d = write_trace(a.predicted_trace, run->schedule, predicted.timeline, trace_options);
         !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
@@ -607,7 +612,8 @@ int run_run(const Context& context, const RunArgs& a) {
                           {"seconds", run->seconds},
                           {"steady_step_seconds", steady_seconds},
                           {"lane_busy", lanes},
-                          {"checkpoints", run->checkpoints}}
+                          {"checkpoints", run->checkpoints},
+                          {"warnings", warnings}}
                .dump(2)
         << '\n';
     return kExitOk;
@@ -657,6 +663,8 @@ int run_run(const Context& context, const RunArgs& a) {
   t.row({"predicted peak", "gpu " + short_bytes(p[0].count()) + ", cpu " + short_bytes(p[1].count()) +
                                ", nvme " + short_bytes(p[2].count()) + " (the schedule's memory effects)"});
   out << '\n';
+  for (const std::string& w : warnings) out << "warning: " << w << '\n';
+  if (!warnings.empty()) out << '\n';
   t.print(out, 2);
   if (!a.export_weights.empty()) out << "\n  weights (safetensors): " << a.export_weights << '\n';
   if (!a.trace.empty()) out << "\n  measured trace: " << a.trace << '\n';

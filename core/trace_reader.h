@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/diagnostic.h"
 #include "core/schedule.h"
@@ -21,6 +22,7 @@ struct RecordedTrace {
   Timeline timeline;  // spans by op id
   std::string title;
   std::string source;  // "predicted" or "measured"
+  std::vector<std::string> warnings;  // otherData.warnings: what a prediction rests on
 };
 
 // `file` names the text in diagnostics. Op ids must be 0..n-1, each once.

@@ -24,12 +24,18 @@ std::vector<std::string> plan_warnings(const ProfileInputs& in, const PlanResult
 std::vector<std::string> simulation_warnings(const ProfileInputs& in, const core::Policy& policy,
                                              const core::Schedule& schedule, const sim::Summary& summary) {
   std::vector<std::string> out;
-  const bool writes_nvme = std::ranges::any_of(schedule.ops, [](const core::Op& op) { return op.lane == core::Lane::kNvmeWrite; });
-  if (writes_nvme && in.assumed_nvme_write) out.push_back(*in.assumed_nvme_write);
+  if (auto w = write_rate_warning(in.assumed_nvme_write, schedule)) out.push_back(*w);
   const core::Bytes cpu_peak =
       summary.peak_memory[static_cast<size_t>(Tier::kCpu)] * core::ranks_in_scope(Tier::kCpu, schedule.ranks);
   if (auto w = pinned_memory_warning(cpu_peak, in.machine, policy)) out.push_back(*w);
   return out;
+}
+
+std::optional<std::string> write_rate_warning(const std::optional<std::string>& assumed_nvme_write,
+                                              const core::Schedule& schedule) {
+  const bool writes_nvme =
+      std::ranges::any_of(schedule.ops, [](const core::Op& op) { return op.lane == core::Lane::kNvmeWrite; });
+  return writes_nvme ? assumed_nvme_write : std::nullopt;
 }
 
 core::PredictedFigures predicted_figures(const sim::Summary& s, int ranks) {

@@ -4,6 +4,7 @@
 // same of the same plan because they take it from here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ std::vector<std::string> plan_warnings(const ProfileInputs& inputs, const PlanRe
 // pinned past kPinnedWarningShare at the simulated peak.
 std::vector<std::string> simulation_warnings(const ProfileInputs& inputs, const core::Policy& policy,
                                              const core::Schedule& schedule, const sim::Summary& summary);
+
+// The first of those alone: `assumed_nvme_write` (assume_sustained_write's
+// warning) where `schedule` writes to NVMe. All a trace's re-simulation
+// can say (`stowage compare --machine`: a trace has no policy or memory).
+std::optional<std::string> write_rate_warning(const std::optional<std::string>& assumed_nvme_write,
+                                              const core::Schedule& schedule);
 
 // A simulation's figures as a plan file records them: peaks per GPU for
 // the GPU tier, for all `ranks` together for the others (core::ranks_in_scope).

@@ -73,6 +73,36 @@ TEST_F(CalibrationCommands, PredictingATraceAgainOnItsMachineHasNoError) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["step_error"].get<double>(), 0) << r.out;
 }
 
+// What a prediction rests on comes with the comparison: the warnings a
+// predicted trace carries, or the re-simulation's own on a machine whose
+// drive gives no post-cache write rate, where the ops write to NVMe; none
+// for ops that write nothing.
+TEST_F(CalibrationCommands, SaysWhatThePredictionRestsOn) {
+  const std::string infinity = path("infinity.json");
+  ASSERT_EQ(stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt", "--training", "tiny",
+                     "--placement", "zero-infinity", "--trace", infinity})
+                .code,
+            0);
+  const auto warnings_of = [](const std::vector<std::string>& args) {
+    const auto r = stowage(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["warnings"];
+  };
+  const nlohmann::json carried = warnings_of({"compare", infinity, infinity, "--json"});
+  ASSERT_EQ(carried.size(), 1u) << carried;
+  EXPECT_NE(carried[0].get<std::string>().find("assumed 1.725 GB/s"), std::string::npos) << carried;
+  const std::string again = path("again.json");
+  EXPECT_EQ(warnings_of({"compare", "--machine", "workstation-24gb-1nvme", infinity, "--json", "--predicted-trace",
+                         again}),
+            carried);
+  std::ifstream written(again);
+  EXPECT_EQ(nlohmann::json::parse(written)["otherData"]["warnings"], carried);
+  const std::string offload = tiny_llama_zero_offload();
+  EXPECT_TRUE(warnings_of({"compare", "--machine", "workstation-24gb-1nvme", offload, "--json"}).empty());
+  const auto text = stowage({"compare", infinity, infinity});
+  EXPECT_EQ(text.out.rfind("warning: Samsung 990 PRO 2 TB", 0), 0u) << text.out;
+}
+
 // Every cpu.optim op twice as long in the "measured" file: compare names
 // that lane as the most wrong.
 TEST_F(CalibrationCommands, ALaneSlowedTwiceIsNamed) {

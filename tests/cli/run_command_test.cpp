@@ -78,6 +78,15 @@ TEST(RunCommand, TrainsAndWritesTheMeasuredAndPredictedTraces) {
   const json result = json::parse(o.out);
   ASSERT_EQ(result["losses"].size(), 4u);
   EXPECT_LT(result["losses"][3].get<double>(), result["losses"][0].get<double>());
+  // The prediction for the workstation writes to its drive at an assumed
+  // rate: said in the JSON and carried by the predicted trace alone.
+  ASSERT_EQ(result["warnings"].size(), 1u) << result;
+  EXPECT_NE(result["warnings"][0].get<std::string>().find("assumed 1.725 GB/s"), std::string::npos) << result;
+  {
+    std::ifstream predicted(dir / "predicted.json"), measured(dir / "measured.json");
+    EXPECT_EQ(json::parse(predicted)["otherData"]["warnings"], result["warnings"]);
+    EXPECT_FALSE(json::parse(measured)["otherData"].contains("warnings"));
+  }
   // Both traces hold the same ops, the measured one with real NVMe traffic.
   std::map<std::string, std::vector<std::string>> names;
   for (const char* which : {"measured", "predicted"}) {
