@@ -22,6 +22,7 @@
 #include "core/calibration_reader.h"
 #include "core/text_file.h"
 #include "core/trace_reader.h"
+#include "planner/chosen_plan.h"
 #include "planner/sustained_write.h"
 #include "sim/simulator.h"
 
@@ -110,7 +111,8 @@ int run_calibrate(const Context& context, const CalibrateArgs& a) {
   const core::ProfileCatalog catalog = context.catalog();
   auto machine = catalog.machine(a.machine);
   if (!machine) return report(context, machine.error());
-  planner::assume_sustained_write(*machine);  // as `stowage run` predicts (planner/profile_inputs.cpp)
+  // As `stowage run` predicts (planner/profile_inputs.cpp); said below where a trace writes to NVMe.
+  const std::optional<std::string> assumed_write = planner::assume_sustained_write(*machine);
   auto machine_path = catalog.locate(core::ProfileKind::kMachine, a.machine);
   if (!machine_path) return report(context, machine_path.error());
   auto machine_text = core::read_input_file(*machine_path, core::InputKind::kProfile);
@@ -138,6 +140,13 @@ int run_calibrate(const Context& context, const CalibrateArgs& a) {
   for (const core::RecordedTrace& t : fit) runs.push_back({&t.schedule, &t.timeline});
   const calibration::FitReport r = calibration::fit_cost_parameters(runs, *machine, machine->calibration);
   std::ostream& out = *context.out;
+  std::optional<std::string> write_warning;  // once, whichever trace writes
+  for (const std::vector<core::RecordedTrace>* traces : {&fit, &hold}) {
+    for (const core::RecordedTrace& trace : *traces) {
+      if (!write_warning) write_warning = planner::write_rate_warning(assumed_write, trace.schedule);
+    }
+  }
+  if (write_warning) out << "warning: " << *write_warning << "\n\n";
   out << "Fitted on " << fit.size() << " trace" << (fit.size() == 1 ? "" : "s") << ":\n";
   for (const std::string& n : r.notes) out << "  " << n << '\n';
   TextTable t({Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight});

@@ -1,7 +1,9 @@
-// What follows from a search's result and its inputs alone, for whoever
-// shows it: the warnings to print beside it and the plan file it records.
-// `stowage plan`, `stowage whatif` and the GUI's planner panel all say the
-// same of the same plan because they take it from here.
+// What Stowage says of a plan beside its prediction, for whoever shows it:
+// the warnings of a search's result or of one simulation, and the figures
+// and plan file it records. `stowage plan`, `simulate`, `run`, `compare`,
+// `whatif` and the GUI say the same of the same plan because they take it
+// from here (tests/gui/planner_matches_plan_command_test.cpp and
+// opened_plan_matches_simulate_test.cpp hold the GUI to the commands).
 #pragma once
 
 #include <optional>
