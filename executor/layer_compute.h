@@ -2,7 +2,8 @@
 // recompute and backward of one layer for one micro-batch, on fp32 copies of
 // the layer's parameters. The interpreter owns where parameters and
 // gradients live and how they move; the model owns activations and data.
-// executor/gpt_compute.h implements it for the GPT of executor/model/.
+// executor/layer_stack_compute.h implements it for the GPT and the Llama of
+// executor/model/.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // A LayerCompute that also evaluates the whole model on a batch: what the
-// trainer needs of each architecture's adapter (gpt_compute.h,
-// llama_compute.h), and the data source they share.
+// trainer needs of each architecture's adapter (layer_stack_compute.h),
+// and the data source they share.
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,7 @@
 // trained_model.h: one small adapter per architecture.
 #include "executor/trained_model.h"
 
-#include "executor/gpt_compute.h"
-#include "executor/llama_compute.h"
-#include "executor/model/llama_model.h"
+#include "executor/layer_stack_compute.h"
 
 namespace stowage::executor {
 namespace {
