@@ -251,15 +251,15 @@ struct Walk {
     for (auto element : elements) {
       od::value item;
       if (const error_code e = element.get(item)) return fail_json(e, v);
-      std::string_view text;
+      std::string_view value;
       bool is_string = false;
       if (!is(item, od::json_type::string, is_string)) return false;
       if (!is_string) {
         if (!skip(item, depth + 1)) return false;
         continue;
       }
-      if (!string(item, depth + 1, text)) return false;
-      out.emplace_back(text);
+      if (!string(item, depth + 1, value)) return false;
+      out.emplace_back(value);
     }
     return true;
   }
