@@ -4,7 +4,9 @@
 // planned is refused (exit 65) with the differences and the predicted step
 // time and memory of the plan DeepSpeed would run instead; --lossy exports
 // it anyway and prints both times (docs/deepspeed.md).
+#include <algorithm>
 #include <filesystem>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -13,6 +15,7 @@
 #include "cli/output_file.h"
 #include "core/plan_file.h"
 #include "planner/accelerate_export.h"
+#include "planner/chosen_plan.h"
 #include "planner/deepspeed_export.h"
 #include "planner/deepspeed_target.h"
 #include "planner/profile_inputs.h"
@@ -59,20 +62,36 @@ void print_pools(std::ostream& err, const planner::TargetPlan& target, const cor
   }
 }
 
+// What the figures printed rest on (planner::evaluation_warnings), each
+// once: the plan and what DeepSpeed runs share the machine's assumptions.
+void print_figure_warnings(std::ostream& err, const planner::ProfileInputs& in,
+                           std::initializer_list<const planner::Evaluation*> shown) {
+  std::vector<std::string> said;
+  for (const planner::Evaluation* e : shown) {
+    for (std::string& w : planner::evaluation_warnings(in, *e)) {
+      if (std::ranges::find(said, w) == said.end()) said.push_back(std::move(w));
+    }
+  }
+  for (const std::string& w : said) err << "warning: " << w << '\n';
+}
+
 // The differences, the plan DeepSpeed would run and its figures beside the
 // plan's own; returns whether the export goes ahead.
 bool weigh_differences(const Context& context, const ExportArgs& a, const std::vector<std::string>& differences,
                        const planner::Evaluation& planned, const planner::Evaluation& target,
-                       const core::MachineSpec& machine) {
+                       const planner::ProfileInputs& in) {
   std::ostream& err = *context.err;
+  const core::MachineSpec& machine = in.machine;
   if (differences.empty()) {
     err << "DeepSpeed runs this plan as planned: " << figures(target, machine) << '\n';
+    print_figure_warnings(err, in, {&target});
     return true;
   }
   err << (a.lossy ? "warning: " : "error: ") << a.format << " cannot run this plan as planned:\n";
   for (const std::string& d : differences) err << "  - " << d << '\n';
   err << "planned (Stowage's executor):  " << figures(planned, machine) << '\n';
   err << "exported (what " << a.format << " runs): " << figures(target, machine) << '\n';
+  print_figure_warnings(err, in, {&planned, &target});
   if (a.lossy) return true;
   err << "Nothing written. Export it anyway with --lossy, or plan for the target: stowage plan --target " << a.format
       << " ...\n";
@@ -185,7 +204,7 @@ int run_export(const Context& context, const ExportArgs& a) {
     differences.push_back("With the buffers DeepSpeed allocates for this configuration (listed below) the " +
                           as_exported.reason + (as_planned.fits() ? ", where the plan fits." : "."));
   }
-  if (!weigh_differences(context, a, differences, as_planned, as_exported, in->machine)) {
+  if (!weigh_differences(context, a, differences, as_planned, as_exported, *in)) {
     print_pools(*context.err, *target, in->machine);
     return kExitBadInput;
   }

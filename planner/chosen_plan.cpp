@@ -31,6 +31,17 @@ std::vector<std::string> simulation_warnings(const ProfileInputs& in, const core
   return out;
 }
 
+std::vector<std::string> evaluation_warnings(const ProfileInputs& in, const Evaluation& e) {
+  std::vector<std::string> out;
+  if (in.assumed_nvme_write && e.nvme_bytes_written.count() > 0) out.push_back(*in.assumed_nvme_write);
+  if (e.summary) {
+    const core::Bytes cpu_peak = e.summary->peak_memory[static_cast<size_t>(Tier::kCpu)] *
+                                 core::ranks_in_scope(Tier::kCpu, in.machine.gpu_count);
+    if (auto w = pinned_memory_warning(cpu_peak, in.machine, e.candidate.policy)) out.push_back(*w);
+  }
+  return out;
+}
+
 std::optional<std::string> write_rate_warning(const std::optional<std::string>& assumed_nvme_write,
                                               const core::Schedule& schedule) {
   const bool writes_nvme =

@@ -30,6 +30,11 @@ std::vector<std::string> plan_warnings(const ProfileInputs& inputs, const PlanRe
 std::vector<std::string> simulation_warnings(const ProfileInputs& inputs, const core::Policy& policy,
                                              const core::Schedule& schedule, const sim::Summary& summary);
 
+// The same of an evaluated candidate, from what its evaluation kept (the
+// bytes it writes to NVMe per step, its simulated host peak): `stowage
+// export`'s figures of a plan and of what DeepSpeed runs for it.
+std::vector<std::string> evaluation_warnings(const ProfileInputs& inputs, const Evaluation& evaluation);
+
 // The first of those alone: `assumed_nvme_write` (assume_sustained_write's
 // warning) where `schedule` writes to NVMe. All a trace's re-simulation
 // can say (`stowage compare --machine`: a trace has no policy or memory).

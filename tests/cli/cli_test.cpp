@@ -320,6 +320,9 @@ TEST(CliExport, DeepSpeedJsonParsesAndCarriesThePlan) {
   const Outcome o = stowage({"export", "deepspeed", plan});
   ASSERT_EQ(o.code, kExitOk) << o.err;
   EXPECT_NE(o.err.find("DeepSpeed runs this plan as planned"), std::string::npos) << o.err;
+  // Its figures rest on the workstation drive's assumed write rate.
+  EXPECT_NE(o.err.find("\nwarning: Samsung 990 PRO 2 TB (samsung-990-pro-2tb) gives no write rate"), std::string::npos)
+      << o.err;
   const nlohmann::json ds = nlohmann::json::parse(o.out);
   EXPECT_EQ(ds["zero_optimization"]["stage"], 3);
   EXPECT_TRUE(ds.contains("aio"));
@@ -347,6 +350,11 @@ TEST(CliExport, PlanDeepSpeedCannotRunIsRefusedWithItsPredictedTime) {
   EXPECT_NE(refused.err.find("  - "), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("exported (what deepspeed runs): "), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find(" s per step; peak gpu"), std::string::npos) << refused.err;
+  // What both figures rest on, said once.
+  const size_t assumed = refused.err.find("warning: Samsung 990 PRO 2 TB (samsung-990-pro-2tb) gives no write rate");
+  EXPECT_NE(assumed, std::string::npos) << refused.err;
+  EXPECT_EQ(refused.err.find("gives no write rate", refused.err.find('\n', assumed)), std::string::npos)
+      << refused.err;
   const Outcome lossy = stowage({"export", "deepspeed", plan, "-o", json, "--lossy"});
   ASSERT_EQ(lossy.code, kExitOk) << lossy.err;
   EXPECT_TRUE(std::filesystem::exists(json));
