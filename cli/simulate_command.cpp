@@ -2,6 +2,7 @@
 // lowers the plan's policy, predicts the step and prints the summary;
 // `--trace` writes the predicted timeline for Perfetto.
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -39,7 +40,21 @@ struct Setup : planner::ProfileInputs {
   std::string what;                   // "zero-offload" or the plan's path
   std::vector<std::string> warnings;  // about this simulation (run_simulate)
   core::PlanPlaces places;            // of the plan file, when one was given
+  std::optional<core::PredictedFigures> recorded;  // what the plan file says was predicted, if it says
 };
+
+// Where the plan file records a step time other than the one simulated
+// now (written by a Stowage whose cost model has since changed), what to
+// tell its reader; nothing where they agree or the plan records none.
+std::optional<std::string> stale_record(const Setup& s, const sim::Summary& now) {
+  if (!s.recorded) return std::nullopt;
+  const double recorded = s.recorded->step_time.value(), simulated = now.step_time.value();
+  if (std::abs(recorded - simulated) <= 1e-9 * std::max(std::abs(simulated), 1e-12)) return std::nullopt;
+  return "the plan records " + core::format_seconds(s.recorded->step_time) + " a step (bound by " +
+         s.recorded->bounding_lane + "); this Stowage predicts " + core::format_seconds(now.step_time) +
+         " (bound by " + std::string(core::to_string(now.bounding_lane)) +
+         "): its cost model changed since the plan was written (--save-plan writes the plan with today's figures)";
+}
 
 core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const SimulateArgs& a) {
   std::string machine = a.machine, model = a.model, training = a.training;
@@ -58,6 +73,7 @@ core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const Simula
     s.policy = plan->policy;
     s.places = plan->places;
     s.what = a.plan;
+    s.recorded = plan->predicted;
   } else {
     if (auto p = core::placement_named(a.placement, s.machine.gpu_count)) s.policy = core::policy_for(*p, workload, s.training);
     s.what = a.placement;
@@ -73,7 +89,9 @@ void print_summary(std::ostream& out, const Setup& s, const core::Schedule& sche
       << static_cast<int>(s.policy.stage) << (s.policy.delayed_update ? ", delayed update" : "") << "), "
       << schedule.steps << " steps of " << schedule.ops.size() / static_cast<size_t>(schedule.steps) << " ops\n\n";
   for (const std::string& w : s.warnings) out << "warning: " << w << '\n';
-  if (!s.warnings.empty()) out << '\n';
+  const std::optional<std::string> stale = stale_record(s, p.summary);
+  if (stale) out << "note: " << *stale << '\n';
+  if (!s.warnings.empty() || stale) out << '\n';
   TextTable t({Align::kLeft, Align::kLeft});
   if (sum.falls_behind) {
     const std::string lane(core::to_string(*sum.falls_behind));
@@ -157,7 +175,8 @@ json summary_json(const Setup& setup, const core::Schedule& schedule, const sim:
           {"critical_path", path},
           {"ops", schedule.ops.size()},
           {"steps", schedule.steps},
-          {"warnings", setup.warnings}};
+          {"warnings", setup.warnings},
+          {"recorded_step_time_s", setup.recorded ? json(setup.recorded->step_time.value()) : json(nullptr)}};
 }
 
 int run_simulate(const Context& context, const SimulateArgs& a) {

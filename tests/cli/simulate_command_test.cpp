@@ -222,6 +222,36 @@ TEST(CliSimulate, APlanSavedBesideItsProfilesReadsBackWithoutAWarning) {
   EXPECT_EQ(again.code, kExitOk) << again.err;
 }
 
+// A plan written by a Stowage whose cost model has since changed records a
+// step time other than the one simulated now: the text says so, naming
+// both, and the JSON gives the recorded one. A plan that agrees says
+// nothing (tests/cli/bundled_plans_test.cpp keeps the bundled ones so).
+TEST(CliSimulate, SaysWhenThePlansRecordedStepIsNotTodaysPrediction) {
+  const TempDir dir;
+  const std::string plan = tiny_infinity_plan(dir);
+  const std::string current = dir.file("current.yaml");
+  std::ofstream(current) << plan;
+  const Outcome agrees = stowage({"simulate", current});
+  ASSERT_EQ(agrees.code, kExitOk) << agrees.err;
+  EXPECT_EQ(agrees.out.find("note: the plan records"), std::string::npos) << agrees.out;
+
+  const size_t at = plan.find("  step_time: ");
+  ASSERT_NE(at, std::string::npos) << plan;
+  const std::string old = dir.file("old.yaml");
+  std::ofstream(old) << replaced(plan, plan.substr(at, plan.find('\n', at) - at), "  step_time: 0.001 s");
+  const Outcome differs = stowage({"simulate", old});
+  ASSERT_EQ(differs.code, kExitOk) << differs.err;
+  EXPECT_NE(differs.out.find("note: the plan records 1 ms a step (bound by nvme.write); this Stowage predicts 31.32 ms"),
+            std::string::npos)
+      << differs.out;
+  const Outcome as_json = stowage({"simulate", old, "--json"});
+  ASSERT_EQ(as_json.code, kExitOk) << as_json.err;
+  EXPECT_EQ(nlohmann::json::parse(as_json.out)["recorded_step_time_s"].get<double>(), 0.001);
+  const Outcome placement = stowage({"simulate", "--machine", "workstation-24gb-1nvme", "--model", "tiny-gpt",
+                                     "--training", "tiny", "--placement", "zero-offload", "--json"});
+  EXPECT_TRUE(nlohmann::json::parse(placement.out)["recorded_step_time_s"].is_null());
+}
+
 // Issue 11: the assumed write rate is stated where a figure depends on it:
 // ZeRO-Infinity writes its states to NVMe, ZeRO-Offload writes nothing. The
 // predicted trace carries the same warnings (otherData.warnings, for the
