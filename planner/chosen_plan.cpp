@@ -8,16 +8,25 @@ namespace stowage::planner {
 
 using core::Tier;
 
+namespace {
+
+// pinned_memory_warning at the simulated host peak, for the whole machine
+// (the summary's peak is per rank).
+void add_pinned_warning(const ProfileInputs& in, const sim::Summary& summary, const core::Policy& policy,
+                        std::vector<std::string>& out) {
+  const core::Bytes cpu_peak = summary.peak_memory[static_cast<size_t>(Tier::kCpu)] *
+                               core::ranks_in_scope(Tier::kCpu, in.machine.gpu_count);
+  if (auto w = pinned_memory_warning(cpu_peak, in.machine, policy)) out.push_back(*w);
+}
+
+}  // namespace
+
 std::vector<std::string> plan_warnings(const ProfileInputs& in, const PlanResult& r) {
   // The zero-infinity baseline writes to NVMe wherever there are drives, so
   // the assumed write rate is behind a figure shown whenever one was assumed.
   std::vector<std::string> out;
   if (in.assumed_nvme_write) out.push_back(*in.assumed_nvme_write);
-  if (r.best) {
-    const int scale = core::ranks_in_scope(Tier::kCpu, in.machine.gpu_count);
-    const core::Bytes cpu = r.best->summary->peak_memory[static_cast<size_t>(Tier::kCpu)] * scale;
-    if (auto w = pinned_memory_warning(cpu, in.machine, r.best->candidate.policy)) out.push_back(*w);
-  }
+  if (r.best) add_pinned_warning(in, *r.best->summary, r.best->candidate.policy, out);
   return out;
 }
 
@@ -25,20 +34,14 @@ std::vector<std::string> simulation_warnings(const ProfileInputs& in, const core
                                              const core::Schedule& schedule, const sim::Summary& summary) {
   std::vector<std::string> out;
   if (auto w = write_rate_warning(in.assumed_nvme_write, schedule)) out.push_back(*w);
-  const core::Bytes cpu_peak =
-      summary.peak_memory[static_cast<size_t>(Tier::kCpu)] * core::ranks_in_scope(Tier::kCpu, schedule.ranks);
-  if (auto w = pinned_memory_warning(cpu_peak, in.machine, policy)) out.push_back(*w);
+  add_pinned_warning(in, summary, policy, out);
   return out;
 }
 
 std::vector<std::string> evaluation_warnings(const ProfileInputs& in, const Evaluation& e) {
   std::vector<std::string> out;
   if (in.assumed_nvme_write && e.nvme_bytes_written.count() > 0) out.push_back(*in.assumed_nvme_write);
-  if (e.summary) {
-    const core::Bytes cpu_peak = e.summary->peak_memory[static_cast<size_t>(Tier::kCpu)] *
-                                 core::ranks_in_scope(Tier::kCpu, in.machine.gpu_count);
-    if (auto w = pinned_memory_warning(cpu_peak, in.machine, e.candidate.policy)) out.push_back(*w);
-  }
+  if (e.summary) add_pinned_warning(in, *e.summary, e.candidate.policy, out);
   return out;
 }
 

@@ -35,8 +35,8 @@ std::vector<std::string> simulation_warnings(const ProfileInputs& inputs, const 
 // export`'s figures of a plan and of what DeepSpeed runs for it.
 std::vector<std::string> evaluation_warnings(const ProfileInputs& inputs, const Evaluation& evaluation);
 
-// The first of those alone: `assumed_nvme_write` (assume_sustained_write's
-// warning) where `schedule` writes to NVMe. All a trace's re-simulation
+// The assumed-rate warning alone: `assumed_nvme_write`
+// (assume_sustained_write's warning) where `schedule` writes to NVMe. All a trace's re-simulation
 // can say (`stowage compare --machine`: a trace has no policy or memory).
 std::optional<std::string> write_rate_warning(const std::optional<std::string>& assumed_nvme_write,
                                               const core::Schedule& schedule);

@@ -16,21 +16,12 @@
 #include "cli/exit_codes.h"
 #include "tests/cli/run_stowage.h"
 #include "tests/cli/temp_dir.h"
+#include "tests/core/bundled_plan_files.h"
 
 namespace stowage::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A plan file: its first line that is not a comment names the format.
-bool is_plan_file(const fs::path& path) {
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line.starts_with('#')) continue;
-    return line == "format: stowage/plan/v1";
-  }
-  return false;
-}
 
 // The plan's `predicted:` block, the last of a plan file (docs/formats/plan.md).
 std::string predicted_block(const fs::path& path) {
@@ -43,20 +34,16 @@ std::string predicted_block(const fs::path& path) {
 TEST(BundledPlans, RecordWhatSimulateNowPredicts) {
   const testing::TempDir dir;
   int checked = 0;
-  for (const char* folder : {"plans", "bench/gpu/plans"}) {
-    for (const auto& entry : fs::directory_iterator(fs::path(STOWAGE_SOURCE_DIR) / folder)) {
-      const fs::path plan = entry.path();
-      if (plan.extension() != ".yaml" || !is_plan_file(plan)) continue;
-      const std::string saved = dir.file(plan.filename().string().c_str());
-      const testing::Outcome o = testing::stowage({"simulate", plan.string(), "--save-plan", saved});
-      ASSERT_EQ(o.code, kExitOk) << plan << '\n' << o.err;
-      const std::string recorded = predicted_block(plan);
-      ASSERT_FALSE(recorded.empty()) << plan << " records no prediction";
-      ++checked;
-      EXPECT_EQ(recorded, predicted_block(saved))
-          << plan << ": the recorded prediction (first) is not what simulate predicts now (second); "
-          << "scripts/refresh-plan-predictions brings it up to date";
-    }
+  for (const fs::path& plan : core::testing::bundled_plan_files()) {
+    const std::string saved = dir.file(plan.filename().string().c_str());
+    const testing::Outcome o = testing::stowage({"simulate", plan.string(), "--save-plan", saved});
+    ASSERT_EQ(o.code, kExitOk) << plan << '\n' << o.err;
+    const std::string recorded = predicted_block(plan);
+    ASSERT_FALSE(recorded.empty()) << plan << " records no prediction";
+    ++checked;
+    EXPECT_EQ(recorded, predicted_block(saved))
+        << plan << ": the recorded prediction (first) is not what simulate predicts now (second); "
+        << "scripts/refresh-plan-predictions brings it up to date";
   }
   EXPECT_GE(checked, 11);  // plans/ has 2, bench/gpu/plans/ 9
 }

@@ -7,7 +7,6 @@
 // for bf16.
 #include <gtest/gtest.h>
 
-#include <QProcess>
 #include <QTemporaryDir>
 #include <filesystem>
 #include <fstream>
@@ -18,52 +17,26 @@
 #include "core/profile_catalog.h"
 #include "gui/planner_job.h"
 #include "gui/trace_loader.h"
+#include "stowage_process.h"
+#include "tests/core/bundled_plan_files.h"
 
 namespace stowage::gui {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string err;
-};
-
-CommandRun stowage(const QStringList& args) {
-  QProcess p;
-  p.start(QStringLiteral(STOWAGE_BINARY), QStringList{"--profiles", STOWAGE_PROFILES_DIR} + args);
-  EXPECT_TRUE(p.waitForFinished(120'000)) << "stowage did not exit";
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardError().toStdString()};
-}
-
-// A plan file: its first line that is not a comment names the format.
-bool is_plan_file(const fs::path& path) {
-  if (path.extension() != ".yaml") return false;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line.starts_with('#')) continue;
-    return line == "format: stowage/plan/v1";
-  }
-  return false;
-}
-
 std::vector<fs::path> plans_to_open(const fs::path& scratch) {
-  std::vector<fs::path> out;
-  for (const fs::path& dir : {fs::path(STOWAGE_SOURCE_DIR) / "plans", fs::path(STOWAGE_SOURCE_DIR) / "bench/gpu/plans"}) {
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      if (is_plan_file(entry.path())) out.push_back(entry.path());
-    }
-  }
+  std::vector<fs::path> out = core::testing::bundled_plan_files();
   const fs::path offloaded = scratch / "llama-2-13b.yaml";
-  EXPECT_EQ(stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "-o",
-                     QString::fromStdString(offloaded.string())})
+  EXPECT_EQ(testing::run_stowage({"plan", "--machine", "workstation-24gb-1nvme", "--model", "llama-2-13b", "-o",
+                                  QString::fromStdString(offloaded.string())})
                 .exit_code,
             0);
   out.push_back(offloaded);
   // Planned in fp16 on the T4, then asked for bf16, which it cannot run.
   const fs::path t4 = scratch / "t4-bf16.yaml";
-  EXPECT_EQ(stowage({"plan", "--machine", "cloud-t4-vm", "--model", "gpt2-medium", "--training", "fp16-adam", "-o",
-                     QString::fromStdString(t4.string())})
+  EXPECT_EQ(testing::run_stowage({"plan", "--machine", "cloud-t4-vm", "--model", "gpt2-medium", "--training",
+                                  "fp16-adam", "-o", QString::fromStdString(t4.string())})
                 .exit_code,
             0);
   std::ifstream in(t4);
@@ -85,8 +58,8 @@ TEST(OpenedPlanMatchesSimulate, ForEveryBundledPlan) {
   for (const fs::path& plan_path : plans_to_open(dir)) {
     const std::string where = plan_path.filename().string();
     const fs::path trace = dir / (plan_path.stem().string() + ".trace.json");
-    const CommandRun command =
-        stowage({"simulate", QString::fromStdString(plan_path.string()), "--trace", QString::fromStdString(trace.string())});
+    const testing::StowageRun command = testing::run_stowage(
+        {"simulate", QString::fromStdString(plan_path.string()), "--trace", QString::fromStdString(trace.string())});
     auto plan = core::load_plan(plan_path, catalog.root());
     ASSERT_TRUE(plan.has_value()) << where << ": " << core::to_string(plan.error());
     const core::Result<TraceModel> opened = simulate_plan(*plan, catalog);

@@ -8,32 +8,23 @@
 // half the command's step time.
 #include <gtest/gtest.h>
 
-#include <QProcess>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "core/profile_catalog.h"
 #include "gui/planner_job.h"
+#include "stowage_process.h"
 
 namespace stowage::gui {
 namespace {
 
 using nlohmann::json;
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-CommandRun plan_command(const std::string& machine, const std::string& model, const std::string& training) {
-  QProcess p;
-  p.start(QStringLiteral(STOWAGE_BINARY),
-          {"--profiles", STOWAGE_PROFILES_DIR, "plan", "--machine", QString::fromStdString(machine), "--model",
-           QString::fromStdString(model), "--training", QString::fromStdString(training), "--json"});
-  EXPECT_TRUE(p.waitForFinished(120'000)) << "stowage plan did not exit";
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput().toStdString(),
-          p.readAllStandardError().toStdString()};
+testing::StowageRun plan_command(const std::string& machine, const std::string& model, const std::string& training) {
+  return testing::run_stowage({"plan", "--machine", QString::fromStdString(machine), "--model",
+                               QString::fromStdString(model), "--training", QString::fromStdString(training),
+                               "--json"});
 }
 
 // A row of the panel's table and the command's JSON: name, fits, step time.
@@ -56,7 +47,7 @@ TEST(PlannerMatchesPlanCommand, OnEveryBundledMachine) {
     for (const std::string model : {"gpt2-medium", "llama-2-13b"}) {
       for (const std::string training : {"default", "fp16-adam"}) {
         const std::string where = machine + " / " + model + " / " + training;
-        const CommandRun command = plan_command(machine, model, training);
+        const testing::StowageRun command = plan_command(machine, model, training);
         std::stop_source never;
         const core::Result<PlannerOutcome> panel =
             run_planner({.machine = machine, .model = model, .training = training, .profiles = STOWAGE_PROFILES_DIR},
