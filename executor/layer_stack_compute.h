@@ -2,7 +2,7 @@
 // keeps each micro-batch's activations between its forward and backward
 // ops, in the regions the schedule gives them, and fetches the micro-batch
 // from the data. One bookkeeping for both architectures; what differs is
-// the head. The GPT's is tied (ArchitectureOf<GptModel>::kTiedHead): the
+// the head. The GPT's is tied (model::ArchitectureOf<GptModel>::kTiedHead): the
 // final layer computes with the embedding layer's token matrix, which its
 // ops are given after their own parameters (core::TiedHead), and its
 // gradient for that matrix joins the embedding's at the embedding's
@@ -13,27 +13,10 @@
 #include <memory>
 #include <mutex>
 
-#include "executor/model/gpt_model.h"
-#include "executor/model/llama_model.h"
+#include "executor/model/architecture_of.h"
 #include "executor/model_compute.h"
 
 namespace stowage::executor {
-
-// What a model's layers keep, by architecture.
-template <class Model>
-struct ArchitectureOf;
-template <>
-struct ArchitectureOf<model::GptModel> {
-  using BlockSaved = model::BlockSaved;
-  using FinalSaved = model::FinalSaved;
-  static constexpr bool kTiedHead = true;
-};
-template <>
-struct ArchitectureOf<model::LlamaModel> {
-  using BlockSaved = model::LlamaBlockSaved;
-  using FinalSaved = model::LlamaFinalSaved;
-  static constexpr bool kTiedHead = false;
-};
 
 template <class Model>
 class LayerStackCompute final : public ModelCompute {
@@ -57,7 +40,7 @@ class LayerStackCompute final : public ModelCompute {
                                 std::span<const int32_t> targets) const override;
 
  private:
-  using Architecture = ArchitectureOf<Model>;
+  using Architecture = model::ArchitectureOf<Model>;
   struct Micro;
   Micro& micro_state(int64_t step, int micro);
   // With a tied head, the final layer's ops get its own parameters, then

@@ -5,38 +5,26 @@
 #include "executor/model/gpt_model.h"
 
 #include <algorithm>
-#include <stdexcept>
-#include <string>
 
 #include "executor/model/layer_kernels.h"
+#include "executor/model/next_token_head.h"
 
 namespace stowage::executor::model {
 namespace {
 
 using core::LayerKind;
 
-void require_size(size_t have, int64_t want, const char* what) {
-  if (have != static_cast<size_t>(want)) {
-    throw std::invalid_argument(std::string(what) + " holds " + std::to_string(have) + " floats, expected " +
-                                std::to_string(want));
-  }
-}
-
 }  // namespace
 
 core::Result<GptModel> GptModel::create(const core::Workload& workload, const ModelOptions& options) {
   core::Result<ModelShape> shape = model_shape_of(workload);
   if (!shape) return std::unexpected(shape.error());
-  if (options.blas_threads < 1) {
-    return core::fail({.what = "blas_threads " + std::to_string(options.blas_threads), .expected = "at least 1"});
-  }
-  set_blas_threads(options.blas_threads);
-  std::vector<LayerKind> kinds;
-  for (const core::Layer& layer : workload.layers()) kinds.push_back(layer.kind);
-  return GptModel(*shape, std::move(kinds));
+  if (core::Diagnostics d = apply(options); !d.empty()) return std::unexpected(std::move(d));
+  return GptModel(workload, *shape);
 }
 
-GptModel::GptModel(ModelShape shape, std::vector<LayerKind> kinds) : shape_(shape), kinds_(std::move(kinds)) {
+GptModel::GptModel(const core::Workload& workload, ModelShape shape)
+    : DecoderLayers(workload, shape.vocab, shape.max_positions), shape_(shape) {
   const std::vector<TensorSlot> b = layer_slots(LayerKind::kBlock, shape_);
   block_ = {offset_of(b, "attn_norm.weight"),   offset_of(b, "attn_norm.bias"),   offset_of(b, "attn.q_proj.weight"),
             offset_of(b, "attn.q_proj.bias"),   offset_of(b, "attn.k_proj.weight"), offset_of(b, "attn.k_proj.bias"),
@@ -44,57 +32,16 @@ GptModel::GptModel(ModelShape shape, std::vector<LayerKind> kinds) : shape_(shap
             offset_of(b, "attn.o_proj.bias"),   offset_of(b, "mlp_norm.weight"),  offset_of(b, "mlp_norm.bias"),
             offset_of(b, "mlp.up_proj.weight"), offset_of(b, "mlp.up_proj.bias"), offset_of(b, "mlp.down_proj.weight"),
             offset_of(b, "mlp.down_proj.bias")};
-  auto total = [&](LayerKind kind) {
-    const std::vector<TensorSlot> slots = layer_slots(kind, shape_);
-    return slots.back().offset + slots.back().elements();
-  };
-  embedding_params_ = total(LayerKind::kEmbedding);
-  block_params_ = total(LayerKind::kBlock);
-  final_params_ = total(LayerKind::kFinal);
 }
-
-LayerKind GptModel::layer_kind(int layer) const {
-  if (layer < 0 || layer >= layer_count()) throw std::out_of_range("layer " + std::to_string(layer) + " out of range");
-  return kinds_[static_cast<size_t>(layer)];
-}
-
-int64_t GptModel::param_count(LayerKind kind) const {
-  switch (kind) {
-    case LayerKind::kEmbedding: return embedding_params_;
-    case LayerKind::kBlock: return block_params_;
-    case LayerKind::kFinal: return final_params_;
-  }
-  throw std::logic_error("param_count: unknown layer kind");
-}
-
-int64_t GptModel::layer_param_count(int layer) const { return param_count(layer_kind(layer)); }
 
 std::span<const float> GptModel::token_embedding(std::span<const float> embedding_params) const {
-  require_size(embedding_params.size(), embedding_params_, "token_embedding: embedding layer");
+  require_size(embedding_params.size(), param_count(LayerKind::kEmbedding), "token_embedding: embedding layer");
   return embedding_params.first(static_cast<size_t>(shape_.vocab * shape_.d_model));
 }
 
 std::span<float> GptModel::token_embedding(std::span<float> embedding_params) const {
-  require_size(embedding_params.size(), embedding_params_, "token_embedding: embedding layer");
+  require_size(embedding_params.size(), param_count(LayerKind::kEmbedding), "token_embedding: embedding layer");
   return embedding_params.first(static_cast<size_t>(shape_.vocab * shape_.d_model));
-}
-
-void GptModel::check_batch(MicroBatch mb) const {
-  if (mb.batch < 1 || mb.seq < 1 || mb.seq > shape_.max_positions) {
-    throw std::invalid_argument("micro-batch of " + std::to_string(mb.batch) + " x " + std::to_string(mb.seq) +
-                                " tokens: expected batch >= 1 and 1 <= seq <= " +
-                                std::to_string(shape_.max_positions));
-  }
-}
-
-void GptModel::check_tokens(std::span<const int32_t> tokens, MicroBatch mb) const {
-  require_size(tokens.size(), mb.tokens(), "token ids");
-  for (int32_t t : tokens) {
-    if (t < 0 || t >= shape_.vocab) {
-      throw std::out_of_range("token " + std::to_string(t) + " outside the vocabulary [0, " +
-                              std::to_string(shape_.vocab) + ")");
-    }
-  }
 }
 
 // ---- embedding ----
@@ -103,7 +50,7 @@ void GptModel::embedding_forward(std::span<const float> params, std::span<const 
                                  std::span<float> out) const {
   check_batch(mb);
   check_tokens(tokens, mb);
-  require_size(params.size(), embedding_params_, "embedding_forward: params");
+  require_size(params.size(), param_count(LayerKind::kEmbedding), "embedding_forward: params");
   require_size(out.size(), mb.tokens() * shape_.d_model, "embedding_forward: out");
   const int64_t d = shape_.d_model;
   LayerKernels& k = layer_kernels();
@@ -118,7 +65,7 @@ void GptModel::embedding_backward(std::span<const int32_t> tokens, MicroBatch mb
   check_batch(mb);
   check_tokens(tokens, mb);
   require_size(d_out.size(), mb.tokens() * shape_.d_model, "embedding_backward: d_out");
-  require_size(d_params.size(), embedding_params_, "embedding_backward: d_params");
+  require_size(d_params.size(), param_count(LayerKind::kEmbedding), "embedding_backward: d_params");
   const int64_t d = shape_.d_model;
   LayerKernels& k = layer_kernels();
   k.scatter_add_rows(tokens.data(), d_out.data(), mb.tokens(), d, d_params.data());
@@ -164,7 +111,7 @@ void GptModel::block_forward(std::span<const float> params, std::span<const floa
   const int64_t d = shape_.d_model;
   const int64_t a = shape_.attention_width();
   const int64_t f = shape_.ffn;
-  require_size(params.size(), block_params_, "block_forward: params");
+  require_size(params.size(), param_count(LayerKind::kBlock), "block_forward: params");
   require_size(in.size(), n * d, "block_forward: in");
   require_size(out.size(), n * d, "block_forward: out");
   size_saved(s, mb);
@@ -250,8 +197,8 @@ void GptModel::block_backward(std::span<const float> params, std::span<const flo
                               std::span<float> d_params) const {
   const int64_t n = s.batch.tokens();
   const int64_t d = shape_.d_model;
-  require_size(params.size(), block_params_, "block_backward: params");
-  require_size(d_params.size(), block_params_, "block_backward: d_params");
+  require_size(params.size(), param_count(LayerKind::kBlock), "block_backward: params");
+  require_size(d_params.size(), param_count(LayerKind::kBlock), "block_backward: d_params");
   require_size(in.size(), n * d, "block_backward: in");
   require_size(d_out.size(), n * d, "block_backward: d_out");
   require_size(d_in.size(), n * d, "block_backward: d_in");
@@ -296,16 +243,14 @@ float GptModel::final_forward(std::span<const float> params, std::span<const flo
   const int64_t n = mb.tokens();
   const int64_t d = shape_.d_model;
   const int64_t v = shape_.vocab;
-  require_size(params.size(), final_params_, "final_forward: params");
+  require_size(params.size(), param_count(LayerKind::kFinal), "final_forward: params");
   require_size(token_embedding.size(), v * d, "final_forward: token_embedding");
   require_size(in.size(), n * d, "final_forward: in");
   size_saved(s, mb);
-  LayerKernels& k = layer_kernels();
-  k.layer_norm_forward(in.data(), params.data(), params.data() + d, s.norm_out.data(), s.norm_mean.data(),
-                     s.norm_rstd.data(), n, d);
-  k.linear_forward(s.norm_out.data(), token_embedding.data(), nullptr, s.probs.data(), {.rows = n, .in = d, .out = v});
-  const double total = k.softmax_cross_entropy_forward(s.probs.data(), targets.data(), n, v);
-  return static_cast<float>(total / static_cast<double>(n));
+  layer_kernels().layer_norm_forward(in.data(), params.data(), params.data() + d, s.norm_out.data(),
+                                     s.norm_mean.data(), s.norm_rstd.data(), n, d);
+  return next_token_head_forward(s.norm_out.data(), token_embedding.data(), targets.data(), s.probs.data(),
+                                 {.tokens = n, .d_model = d, .vocab = v});
 }
 
 void GptModel::final_backward(std::span<const float> params, std::span<const float> token_embedding,
@@ -317,21 +262,17 @@ void GptModel::final_backward(std::span<const float> params, std::span<const flo
   const int64_t n = mb.tokens();
   const int64_t d = shape_.d_model;
   const int64_t v = shape_.vocab;
-  require_size(params.size(), final_params_, "final_backward: params");
-  require_size(d_params.size(), final_params_, "final_backward: d_params");
+  require_size(params.size(), param_count(LayerKind::kFinal), "final_backward: params");
+  require_size(d_params.size(), param_count(LayerKind::kFinal), "final_backward: d_params");
   require_size(token_embedding.size(), v * d, "final_backward: token_embedding");
   require_size(d_token_embedding.size(), v * d, "final_backward: d_token_embedding");
   require_size(in.size(), n * d, "final_backward: in");
   require_size(d_in.size(), n * d, "final_backward: d_in");
   require_size(s.probs.size(), n * v, "final_backward: saved state");
-  // The loss is a mean over n targets: each row's gradient carries 1 / n.
-  LayerKernels& k = layer_kernels();
-  Temporary d_logits(static_cast<int64_t>(s.probs.size()));
-  const float scale = static_cast<float>(static_cast<double>(loss_scale) / static_cast<double>(n));
-  k.softmax_cross_entropy_backward(s.probs.data(), targets.data(), scale, d_logits.data(), n, v);
   Temporary d_norm(n * d);
-  k.linear_backward(s.norm_out.data(), token_embedding.data(), d_logits.data(), d_norm.data(), d_token_embedding.data(),
-                  nullptr, {.rows = n, .in = d, .out = v});
+  next_token_head_backward(s.norm_out.data(), token_embedding.data(), targets.data(), s.probs.data(), loss_scale,
+                           d_norm.data(), d_token_embedding.data(), {.tokens = n, .d_model = d, .vocab = v});
+  LayerKernels& k = layer_kernels();
   k.fill(d_in.data(), 0.0f, n * d);
   k.layer_norm_backward(in.data(), params.data(), s.norm_mean.data(), s.norm_rstd.data(), d_norm.data(), d_in.data(),
                       d_params.data(), d_params.data() + d, n, d);

@@ -24,41 +24,30 @@
 // WRITTEN. fp32 throughout; the caller converts 16-bit weights and
 // gradients (half_convert.h). Sizes are checked: a wrong one throws
 // std::invalid_argument, a token outside [0, vocab) std::out_of_range
-// (both caller bugs, not bad input). Calls on one GptModel may run on
-// several threads at once; each call runs on the calling thread plus
-// OpenBLAS's (ModelOptions::blas_threads). The same inputs give the same
+// (both caller bugs, not bad input; decoder_layers.h makes those checks).
+// Calls on one GptModel may run on several threads at once; each call runs
+// on the calling thread plus OpenBLAS's (ModelOptions::blas_threads). The same inputs give the same
 // bits on the same machine and thread count.
 #pragma once
 
 #include <cstdint>
 #include <span>
-#include <vector>
 
 #include "core/diagnostic.h"
 #include "core/workload.h"
+#include "executor/model/decoder_layers.h"
 #include "executor/model/model_shape.h"
 #include "executor/model/saved_activations.h"
 
 namespace stowage::executor::model {
 
-struct ModelOptions {
-  // OpenBLAS threads, set process-wide by create(); 1 keeps all matrix work
-  // on the calling thread.
-  int blas_threads = 1;
-};
-
-class GptModel {
+class GptModel : public DecoderLayers {
  public:
   // The model of `workload`, or why the executor cannot train it (see
   // model_shape_of for what is supported).
   static core::Result<GptModel> create(const core::Workload& workload, const ModelOptions& options = {});
 
   [[nodiscard]] const ModelShape& shape() const { return shape_; }
-  // = workload.layers().size(): embedding, blocks 1..layers, final.
-  [[nodiscard]] int layer_count() const { return static_cast<int>(kinds_.size()); }
-  [[nodiscard]] core::LayerKind layer_kind(int layer) const;
-  // = workload.layers()[layer].param_count().
-  [[nodiscard]] int64_t layer_param_count(int layer) const;
 
   // GPT-2's initialisation (Radford et al. 2019 §2.3; HF GPT2PreTrainedModel
   // ._init_weights): weights and embeddings N(0, 0.02), biases 0, LayerNorm
@@ -119,21 +108,14 @@ class GptModel {
     int64_t o_weight, o_bias, mlp_norm_weight, mlp_norm_bias, up_weight, up_bias, down_weight, down_bias;
   };
 
-  GptModel(ModelShape shape, std::vector<core::LayerKind> kinds);
-  [[nodiscard]] int64_t param_count(core::LayerKind kind) const;
-  void check_batch(MicroBatch mb) const;
-  void check_tokens(std::span<const int32_t> tokens, MicroBatch mb) const;
+  GptModel(const core::Workload& workload, ModelShape shape);
   void attention_backward(const float* params, const BlockSaved& saved, const float* d_mid, float* d_norm,
                           float* d_params) const;
   void mlp_backward(const float* params, const BlockSaved& saved, const float* d_out, float* d_mid,
                     float* d_params) const;
 
   ModelShape shape_;
-  std::vector<core::LayerKind> kinds_;
   BlockOffsets block_;
-  int64_t embedding_params_ = 0;
-  int64_t block_params_ = 0;
-  int64_t final_params_ = 0;
 };
 
 }  // namespace stowage::executor::model

@@ -5,10 +5,10 @@
 #include "executor/model/llama_model.h"
 
 #include <algorithm>
-#include <stdexcept>
-#include <string>
+#include <vector>
 
 #include "executor/model/layer_kernels.h"
+#include "executor/model/next_token_head.h"
 #include "executor/model/rms_norm.h"
 #include "executor/model/rng.h"
 
@@ -20,35 +20,18 @@ using core::LayerKind;
 // HF LlamaConfig.initializer_range.
 constexpr double kInitStd = 0.02;
 
-void require_size(size_t have, int64_t want, const char* what) {
-  if (have != static_cast<size_t>(want)) {
-    throw std::invalid_argument(std::string(what) + " holds " + std::to_string(have) + " floats, expected " +
-                                std::to_string(want));
-  }
-}
-
-int64_t total(const std::vector<TensorSlot>& slots) {
-  return slots.back().offset + slots.back().elements();
-}
-
 }  // namespace
 
 core::Result<LlamaModel> LlamaModel::create(const core::Workload& workload, const ModelOptions& options) {
   core::Result<LlamaShape> shape = llama_shape_of(workload);
   if (!shape) return std::unexpected(shape.error());
-  if (options.blas_threads < 1) {
-    return core::fail(
-        {.what = "blas_threads " + std::to_string(options.blas_threads), .expected = "at least 1"});
-  }
-  set_blas_threads(options.blas_threads);
-  std::vector<LayerKind> kinds;
-  for (const core::Layer& layer : workload.layers()) kinds.push_back(layer.kind);
-  return LlamaModel(*shape, std::move(kinds));
+  if (core::Diagnostics d = apply(options); !d.empty()) return std::unexpected(std::move(d));
+  return LlamaModel(workload, *shape);
 }
 
-LlamaModel::LlamaModel(LlamaShape shape, std::vector<LayerKind> kinds)
-    : shape_(shape),
-      kinds_(std::move(kinds)),
+LlamaModel::LlamaModel(const core::Workload& workload, LlamaShape shape)
+    : DecoderLayers(workload, shape.vocab, shape.max_positions),
+      shape_(shape),
       rotary_(shape.head_dim, shape.max_positions, shape.rope_theta) {
   const std::vector<TensorSlot> b = llama_layer_slots(LayerKind::kBlock, shape_);
   block_ = {.attn_norm = offset_of(b, "attn_norm.weight"),
@@ -60,33 +43,7 @@ LlamaModel::LlamaModel(LlamaShape shape, std::vector<LayerKind> kinds)
             .gate = offset_of(b, "mlp.gate_proj.weight"),
             .up = offset_of(b, "mlp.up_proj.weight"),
             .down = offset_of(b, "mlp.down_proj.weight")};
-  const std::vector<TensorSlot> f = llama_layer_slots(LayerKind::kFinal, shape_);
-  head_offset_ = offset_of(f, "lm_head.weight");
-  embedding_params_ = total(llama_layer_slots(LayerKind::kEmbedding, shape_));
-  block_params_ = total(b);
-  final_params_ = total(f);
-}
-
-LayerKind LlamaModel::layer_kind(int layer) const {
-  if (layer < 0 || layer >= layer_count())
-    throw std::out_of_range("layer " + std::to_string(layer) + " out of range");
-  return kinds_[static_cast<size_t>(layer)];
-}
-
-int64_t LlamaModel::param_count(LayerKind kind) const {
-  switch (kind) {
-    case LayerKind::kEmbedding:
-      return embedding_params_;
-    case LayerKind::kBlock:
-      return block_params_;
-    case LayerKind::kFinal:
-      return final_params_;
-  }
-  throw std::logic_error("param_count: unknown layer kind");
-}
-
-int64_t LlamaModel::layer_param_count(int layer) const {
-  return param_count(layer_kind(layer));
+  head_offset_ = offset_of(llama_layer_slots(LayerKind::kFinal, shape_), "lm_head.weight");
 }
 
 void LlamaModel::init_parameters(int layer, std::span<float> params, uint64_t seed) const {
@@ -100,24 +57,6 @@ void LlamaModel::init_parameters(int layer, std::span<float> params, uint64_t se
       std::fill(t.begin(), t.end(), 1.0f);
     } else {
       for (float& x : t) x = static_cast<float>(kInitStd * rng.normal());
-    }
-  }
-}
-
-void LlamaModel::check_batch(MicroBatch mb) const {
-  if (mb.batch < 1 || mb.seq < 1 || mb.seq > shape_.max_positions) {
-    throw std::invalid_argument(
-        "micro-batch of " + std::to_string(mb.batch) + " x " + std::to_string(mb.seq) +
-        " tokens: expected batch >= 1 and 1 <= seq <= " + std::to_string(shape_.max_positions));
-  }
-}
-
-void LlamaModel::check_tokens(std::span<const int32_t> tokens, MicroBatch mb) const {
-  require_size(tokens.size(), mb.tokens(), "token ids");
-  for (int32_t t : tokens) {
-    if (t < 0 || t >= shape_.vocab) {
-      throw std::out_of_range("token " + std::to_string(t) + " outside the vocabulary [0, " +
-                              std::to_string(shape_.vocab) + ")");
     }
   }
 }
@@ -136,7 +75,7 @@ void LlamaModel::embedding_forward(std::span<const float> params, std::span<cons
                                    MicroBatch mb, std::span<float> out) const {
   check_batch(mb);
   check_tokens(tokens, mb);
-  require_size(params.size(), embedding_params_, "embedding_forward: params");
+  require_size(params.size(), param_count(LayerKind::kEmbedding), "embedding_forward: params");
   require_size(out.size(), mb.tokens() * shape_.d_model, "embedding_forward: out");
   layer_kernels().gather_rows(params.data(), tokens.data(), mb.tokens(), shape_.d_model, out.data());
 }
@@ -146,7 +85,7 @@ void LlamaModel::embedding_backward(std::span<const int32_t> tokens, MicroBatch 
   check_batch(mb);
   check_tokens(tokens, mb);
   require_size(d_out.size(), mb.tokens() * shape_.d_model, "embedding_backward: d_out");
-  require_size(d_params.size(), embedding_params_, "embedding_backward: d_params");
+  require_size(d_params.size(), param_count(LayerKind::kEmbedding), "embedding_backward: d_params");
   layer_kernels().scatter_add_rows(tokens.data(), d_out.data(), mb.tokens(), shape_.d_model, d_params.data());
 }
 
@@ -205,7 +144,7 @@ void LlamaModel::block_forward(std::span<const float> params, std::span<const fl
   const int64_t n = mb.tokens();
   const int64_t d = shape_.d_model;
   const int64_t f = shape_.ffn;
-  require_size(params.size(), block_params_, "block_forward: params");
+  require_size(params.size(), param_count(LayerKind::kBlock), "block_forward: params");
   require_size(in.size(), n * d, "block_forward: in");
   require_size(out.size(), n * d, "block_forward: out");
   size_saved(s, mb);
@@ -277,8 +216,8 @@ void LlamaModel::block_backward(std::span<const float> params, std::span<const f
                                 std::span<float> d_params) const {
   const int64_t n = s.batch.tokens();
   const int64_t d = shape_.d_model;
-  require_size(params.size(), block_params_, "block_backward: params");
-  require_size(d_params.size(), block_params_, "block_backward: d_params");
+  require_size(params.size(), param_count(LayerKind::kBlock), "block_backward: params");
+  require_size(d_params.size(), param_count(LayerKind::kBlock), "block_backward: d_params");
   require_size(in.size(), n * d, "block_backward: in");
   require_size(d_out.size(), n * d, "block_backward: d_out");
   require_size(d_in.size(), n * d, "block_backward: d_in");
@@ -322,15 +261,12 @@ float LlamaModel::final_forward(std::span<const float> params, std::span<const f
   const int64_t n = mb.tokens();
   const int64_t d = shape_.d_model;
   const int64_t v = shape_.vocab;
-  require_size(params.size(), final_params_, "final_forward: params");
+  require_size(params.size(), param_count(LayerKind::kFinal), "final_forward: params");
   require_size(in.size(), n * d, "final_forward: in");
   size_saved(s, mb);
-  LayerKernels& k = layer_kernels();
-  k.rms_norm_forward(in.data(), params.data(), s.norm_out.data(), s.norm_rstd.data(), n, d);
-  k.linear_forward(s.norm_out.data(), params.data() + head_offset_, nullptr, s.probs.data(),
-                 {.rows = n, .in = d, .out = v});
-  const double sum = k.softmax_cross_entropy_forward(s.probs.data(), targets.data(), n, v);
-  return static_cast<float>(sum / static_cast<double>(n));
+  layer_kernels().rms_norm_forward(in.data(), params.data(), s.norm_out.data(), s.norm_rstd.data(), n, d);
+  return next_token_head_forward(s.norm_out.data(), params.data() + head_offset_, targets.data(), s.probs.data(),
+                                 {.tokens = n, .d_model = d, .vocab = v});
 }
 
 void LlamaModel::final_backward(std::span<const float> params, std::span<const float> in,
@@ -341,19 +277,16 @@ void LlamaModel::final_backward(std::span<const float> params, std::span<const f
   const int64_t n = mb.tokens();
   const int64_t d = shape_.d_model;
   const int64_t v = shape_.vocab;
-  require_size(params.size(), final_params_, "final_backward: params");
-  require_size(d_params.size(), final_params_, "final_backward: d_params");
+  require_size(params.size(), param_count(LayerKind::kFinal), "final_backward: params");
+  require_size(d_params.size(), param_count(LayerKind::kFinal), "final_backward: d_params");
   require_size(in.size(), n * d, "final_backward: in");
   require_size(d_in.size(), n * d, "final_backward: d_in");
   require_size(s.probs.size(), n * v, "final_backward: saved state");
-  // The loss is a mean over n targets: each row's gradient carries 1 / n.
-  LayerKernels& k = layer_kernels();
-  Temporary d_logits(static_cast<int64_t>(s.probs.size()));
-  const float scale = static_cast<float>(static_cast<double>(loss_scale) / static_cast<double>(n));
-  k.softmax_cross_entropy_backward(s.probs.data(), targets.data(), scale, d_logits.data(), n, v);
   Temporary d_norm(n * d);
-  k.linear_backward(s.norm_out.data(), params.data() + head_offset_, d_logits.data(), d_norm.data(),
-                  d_params.data() + head_offset_, nullptr, {.rows = n, .in = d, .out = v});
+  next_token_head_backward(s.norm_out.data(), params.data() + head_offset_, targets.data(), s.probs.data(),
+                           loss_scale, d_norm.data(), d_params.data() + head_offset_,
+                           {.tokens = n, .d_model = d, .vocab = v});
+  LayerKernels& k = layer_kernels();
   k.fill(d_in.data(), 0.0f, n * d);
   k.rms_norm_backward(in.data(), params.data(), s.norm_rstd.data(), d_norm.data(), d_in.data(), d_params.data(),
                     n, d);

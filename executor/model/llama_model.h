@@ -3,9 +3,8 @@
 // buffers, with GptModel's conventions (gpt_model.h): one flat fp32 array
 // per layer in core::Workload's tensor order, activations [batch * seq,
 // d_model] token-major, parameter gradients ADDED, input gradients
-// WRITTEN, sizes checked (std::invalid_argument), tokens checked
-// (std::out_of_range), safe to call from several threads at once, the same
-// bits for the same inputs.
+// WRITTEN, sizes and tokens checked (decoder_layers.h), safe to call from
+// several threads at once, the same bits for the same inputs.
 //
 // Unlike the GPT the head is untied: the final layer owns lm_head.weight
 // [vocab, d_model] after its norm, so no layer needs another's parameters.
@@ -13,28 +12,24 @@
 
 #include <cstdint>
 #include <span>
-#include <vector>
 
 #include "core/diagnostic.h"
 #include "core/workload.h"
 #include "executor/model/causal_attention.h"
-#include "executor/model/gpt_model.h"
+#include "executor/model/decoder_layers.h"
 #include "executor/model/llama_saved.h"
 #include "executor/model/llama_shape.h"
 #include "executor/model/rotary.h"
 
 namespace stowage::executor::model {
 
-class LlamaModel {
+class LlamaModel : public DecoderLayers {
  public:
   // The model of `workload`, or why the executor cannot train it as a Llama
   // (llama_shape_of). options as for GptModel::create.
   static core::Result<LlamaModel> create(const core::Workload& workload, const ModelOptions& options = {});
 
   [[nodiscard]] const LlamaShape& shape() const { return shape_; }
-  [[nodiscard]] int layer_count() const { return static_cast<int>(kinds_.size()); }
-  [[nodiscard]] core::LayerKind layer_kind(int layer) const;
-  [[nodiscard]] int64_t layer_param_count(int layer) const;
 
   // Hugging Face LlamaPreTrainedModel._init_weights: every matrix and the
   // embedding N(0, 0.02) (initializer_range), RMSNorm weights 1. A function
@@ -81,10 +76,7 @@ class LlamaModel {
     int64_t attn_norm, q, k, v, o, mlp_norm, gate, up, down;
   };
 
-  LlamaModel(LlamaShape shape, std::vector<core::LayerKind> kinds);
-  [[nodiscard]] int64_t param_count(core::LayerKind kind) const;
-  void check_batch(MicroBatch mb) const;
-  void check_tokens(std::span<const int32_t> tokens, MicroBatch mb) const;
+  LlamaModel(const core::Workload& workload, LlamaShape shape);
   [[nodiscard]] AttentionShape attention_shape(MicroBatch mb) const;
   void attention_forward(const float* params, const float* in, MicroBatch mb, LlamaBlockSaved& saved) const;
   void mlp_backward(const float* params, const LlamaBlockSaved& saved, const float* d_out, float* d_mid,
@@ -93,13 +85,9 @@ class LlamaModel {
                           float* d_norm, float* d_params) const;
 
   LlamaShape shape_;
-  std::vector<core::LayerKind> kinds_;
   RotaryTable rotary_;
   BlockOffsets block_;
   int64_t head_offset_ = 0;
-  int64_t embedding_params_ = 0;
-  int64_t block_params_ = 0;
-  int64_t final_params_ = 0;
 };
 
 }  // namespace stowage::executor::model

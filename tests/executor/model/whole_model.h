@@ -1,12 +1,18 @@
-// Test helper: the whole model driven layer by layer the way the executor
-// will drive it (embedding, blocks, final; then back), with every layer's
-// parameters, gradients, outputs and saved state held in plain vectors.
+// Test helper: a whole model driven layer by layer the way the executor
+// drives it (embedding, blocks, final; then back), with every layer's
+// parameters, gradients, outputs and saved state held in plain vectors;
+// and the small GPT shape the gradient tests use.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "core/workload.h"
+#include "executor/model/architecture_of.h"
 #include "executor/model/byte_corpus.h"
 #include "executor/model/gpt_model.h"
 
@@ -25,9 +31,18 @@ inline GptModel must_create(const core::Workload& workload) {
   return std::move(*m);
 }
 
-class WholeModel {
+// Either decoder (gpt_model.h, llama_model.h); with a tied head (the
+// GPT's) the final layer's head is the embedding's token table, and its
+// gradient goes straight into the embedding's.
+template <class Model>
+class WholeModelOf {
+  using Architecture = ArchitectureOf<Model>;
+
  public:
-  WholeModel(const core::Workload& workload, uint64_t seed) : model_(must_create(workload)) {
+  using BlockSaved = typename Architecture::BlockSaved;
+  using FinalSaved = typename Architecture::FinalSaved;
+
+  WholeModelOf(Model model, uint64_t seed) : model_(std::move(model)) {
     const auto layers = static_cast<size_t>(model_.layer_count());
     params_.resize(layers);
     grads_.resize(layers);
@@ -40,7 +55,7 @@ class WholeModel {
     }
   }
 
-  const GptModel& model() const { return model_; }
+  const Model& model() const { return model_; }
   std::vector<std::vector<float>>& params() { return params_; }
   std::vector<std::vector<float>>& grads() { return grads_; }
   const FinalSaved& final_saved() const { return final_saved_; }
@@ -55,18 +70,25 @@ class WholeModel {
     for (size_t i = 0; i < saved_.size(); ++i) {
       model_.block_forward(params_[i + 1], outputs_[i], mb, saved_[i], outputs_[i + 1]);
     }
-    return model_.final_forward(params_.back(), model_.token_embedding(std::span<const float>(params_[0])),
-                                outputs_.back(), b.targets, mb, final_saved_);
+    if constexpr (Architecture::kTiedHead) {
+      return model_.final_forward(params_.back(), model_.token_embedding(std::span<const float>(params_[0])),
+                                  outputs_.back(), b.targets, mb, final_saved_);
+    } else {
+      return model_.final_forward(params_.back(), outputs_.back(), b.targets, mb, final_saved_);
+    }
   }
 
-  // Adds d(loss_scale * loss) to grads(); the tied head's share goes
-  // straight into the embedding's gradient.
+  // Adds d(loss_scale * loss) to grads().
   void backward(const TokenBatch& b, float loss_scale) {
     const MicroBatch mb{.batch = b.batch, .seq = b.seq};
     std::vector<float> d(outputs_.back().size());
-    model_.final_backward(params_.back(), model_.token_embedding(std::span<const float>(params_[0])),
-                          outputs_.back(), b.targets, final_saved_, loss_scale, d, grads_.back(),
-                          model_.token_embedding(std::span<float>(grads_[0])));
+    if constexpr (Architecture::kTiedHead) {
+      model_.final_backward(params_.back(), model_.token_embedding(std::span<const float>(params_[0])),
+                            outputs_.back(), b.targets, final_saved_, loss_scale, d, grads_.back(),
+                            model_.token_embedding(std::span<float>(grads_[0])));
+    } else {
+      model_.final_backward(params_.back(), outputs_.back(), b.targets, final_saved_, loss_scale, d, grads_.back());
+    }
     for (size_t i = saved_.size(); i-- > 0;) {
       model_.block_backward(params_[i + 1], outputs_[i], saved_[i], d, d, grads_[i + 1]);  // d_in aliases d_out
     }
@@ -78,12 +100,18 @@ class WholeModel {
   }
 
  private:
-  GptModel model_;
+  Model model_;
   std::vector<std::vector<float>> params_;
   std::vector<std::vector<float>> grads_;
   std::vector<std::vector<float>> outputs_;  // output of layer l, l = 0 .. layers
   std::vector<BlockSaved> saved_;
   FinalSaved final_saved_;
+};
+
+// The GPT driven whole.
+class WholeModel : public WholeModelOf<GptModel> {
+ public:
+  WholeModel(const core::Workload& workload, uint64_t seed) : WholeModelOf(must_create(workload), seed) {}
 };
 
 }  // namespace stowage::executor::model::testing
