@@ -2,7 +2,6 @@
 // lowers the plan's policy, predicts the step and prints the summary;
 // `--trace` writes the predicted timeline for Perfetto.
 #include <algorithm>
-#include <cmath>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -43,19 +42,6 @@ struct Setup : planner::ProfileInputs {
   std::optional<core::PredictedFigures> recorded;  // what the plan file says was predicted, if it says
 };
 
-// Where the plan file records a step time other than the one simulated
-// now (written by a Stowage whose cost model has since changed), what to
-// tell its reader; nothing where they agree or the plan records none.
-std::optional<std::string> stale_record(const Setup& s, const sim::Summary& now) {
-  if (!s.recorded) return std::nullopt;
-  const double recorded = s.recorded->step_time.value(), simulated = now.step_time.value();
-  if (std::abs(recorded - simulated) <= 1e-9 * std::max(std::abs(simulated), 1e-12)) return std::nullopt;
-  return "the plan records " + core::format_seconds(s.recorded->step_time) + " a step (bound by " +
-         s.recorded->bounding_lane + "); this Stowage predicts " + core::format_seconds(now.step_time) +
-         " (bound by " + std::string(core::to_string(now.bounding_lane)) +
-         "): its cost model changed since the plan was written (--save-plan writes the plan with today's figures)";
-}
-
 core::Result<Setup> load_setup(const core::ProfileCatalog& catalog, const SimulateArgs& a) {
   std::string machine = a.machine, model = a.model, training = a.training;
   std::optional<core::PlanFile> plan;
@@ -89,8 +75,8 @@ void print_summary(std::ostream& out, const Setup& s, const core::Schedule& sche
       << static_cast<int>(s.policy.stage) << (s.policy.delayed_update ? ", delayed update" : "") << "), "
       << schedule.steps << " steps of " << schedule.ops.size() / static_cast<size_t>(schedule.steps) << " ops\n\n";
   for (const std::string& w : s.warnings) out << "warning: " << w << '\n';
-  const std::optional<std::string> stale = stale_record(s, p.summary);
-  if (stale) out << "note: " << *stale << '\n';
+  const std::optional<std::string> stale = planner::recorded_step_note(s.recorded, p.summary);
+  if (stale) out << "note: " << *stale << " (--save-plan writes the plan with today's figures)\n";
   if (!s.warnings.empty() || stale) out << '\n';
   TextTable t({Align::kLeft, Align::kLeft});
   if (sum.falls_behind) {
@@ -204,10 +190,9 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
     return report(context, problems);
   }
   const sim::Prediction p = sim::simulate(*schedule, setup->machine);
-  // The trace carries the prediction's warnings, not those about --save-plan's path.
-  const std::vector<std::string> prediction_warnings =
-      planner::simulation_warnings(*setup, setup->policy, *schedule, p.summary);
-  setup->warnings = prediction_warnings;
+  // What the text and JSON warn of; the trace carries the prediction's
+  // (with the note of a stale record), not those about --save-plan's path.
+  setup->warnings = planner::simulation_warnings(*setup, setup->policy, *schedule, p.summary);
   if (!a.save_plan.empty()) {  // a path the user gave that the saved plan may not lead to when read back
     const core::PlanFile named{
         .machine = setup->machine_name, .model = setup->model_name, .training = setup->training_name};
@@ -220,7 +205,8 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
     std::ostringstream text;
     core::TraceOptions options = sim::predicted_trace_options(
         p.summary, "predicted: " + setup->model.name + " on " + setup->machine.name + ", " + setup->what);
-    options.warnings = prediction_warnings;
+    options.warnings =
+        planner::predicted_trace_warnings(*setup, setup->policy, *schedule, p.summary, setup->recorded);
     core::write_chrome_trace(*schedule, p.timeline, options, text);
     if (core::Diagnostics d = write_file_atomically(a.trace, text.str()); !d.empty()) {
       report(context, d);

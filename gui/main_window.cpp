@@ -306,7 +306,7 @@ void MainWindow::set_plan(const core::PlanFile& plan,
                      .arg(static_cast<int>(plan.policy.stage))
                      .arg(plan.policy.partitions.size());
   if (plan.predicted) {
-    text += tr("<br>predicted step %1, %2 tokens/s, bound by %3")
+    text += tr("<br>the plan records: step %1, %2 tokens/s, bound by %3")
                 .arg(QString::fromStdString(core::format_seconds(plan.predicted->step_time)))
                 .arg(plan.predicted->tokens_per_second, 0, 'f', 0)
                 .arg(QString::fromStdString(plan.predicted->bounding_lane));

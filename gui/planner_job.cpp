@@ -14,8 +14,10 @@
 namespace stowage::gui {
 namespace {
 
+// `recorded`: the figures of the plan file it comes from, if it says.
 core::Result<TraceModel> simulate_policy(const core::Policy& policy, const planner::ProfileInputs& in,
-                                         const core::TrainingSpec& training, const std::string& what) {
+                                         const core::TrainingSpec& training, const std::string& what,
+                                         const std::optional<core::PredictedFigures>& recorded) {
   const core::Workload workload(in.model, training.sequence_length);
   auto schedule =
       core::lower(policy, in.machine, workload, training, {.steps = core::steady_state_steps(policy)});
@@ -23,7 +25,7 @@ core::Result<TraceModel> simulate_policy(const core::Policy& policy, const plann
   const sim::Prediction p = sim::simulate(*schedule, in.machine);
   core::TraceOptions options =
       sim::predicted_trace_options(p.summary, "predicted: " + in.model.name + " on " + in.machine.name + ", " + what);
-  options.warnings = planner::simulation_warnings(in, policy, *schedule, p.summary);
+  options.warnings = planner::predicted_trace_warnings(in, policy, *schedule, p.summary, recorded);
   return trace_from_timeline(*schedule, p.timeline, options);
 }
 
@@ -65,7 +67,8 @@ core::Result<PlannerOutcome> run_planner(const PlannerRequest& request, std::sto
     progress({.stage = PlannerStage::kSimulating});
     const planner::Evaluation& best = *out.result.best;
     out.plan = planner::to_plan_file(*in, best);
-    auto timeline = simulate_policy(best.candidate.policy, *in, best.candidate.training, best.candidate.name);
+    auto timeline = simulate_policy(best.candidate.policy, *in, best.candidate.training, best.candidate.name,
+                                    std::nullopt);
     if (!timeline) return std::unexpected(timeline.error());
     out.timeline = std::move(*timeline);
   } else {
@@ -79,7 +82,7 @@ core::Result<PlannerOutcome> run_planner(const PlannerRequest& request, std::sto
 core::Result<TraceModel> simulate_plan(const core::PlanFile& plan, const core::ProfileCatalog& catalog) {
   auto in = planner::load_inputs(catalog, plan.machine, plan.model, plan.training, &plan.places);
   if (!in) return std::unexpected(in.error());
-  auto model = simulate_policy(plan.policy, *in, in->training, "plan");
+  auto model = simulate_policy(plan.policy, *in, in->training, "plan", plan.predicted);
   if (!model) {
     core::Diagnostics problems = model.error();
     core::locate_in_plan(problems, plan.places);  // the plan's field at fault, with its line

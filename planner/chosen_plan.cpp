@@ -1,6 +1,7 @@
 #include "planner/chosen_plan.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "planner/pinned_memory.h"
 
@@ -35,6 +36,25 @@ std::vector<std::string> simulation_warnings(const ProfileInputs& in, const core
   std::vector<std::string> out;
   if (auto w = write_rate_warning(in.assumed_nvme_write, schedule)) out.push_back(*w);
   add_pinned_warning(in, summary, policy, out);
+  return out;
+}
+
+std::optional<std::string> recorded_step_note(const std::optional<core::PredictedFigures>& recorded,
+                                              const sim::Summary& now) {
+  if (!recorded) return std::nullopt;
+  const double was = recorded->step_time.value(), is = now.step_time.value();
+  if (std::abs(was - is) <= 1e-9 * std::max(std::abs(is), 1e-12)) return std::nullopt;
+  return "the plan records " + core::format_seconds(recorded->step_time) + " a step (bound by " +
+         recorded->bounding_lane + "); this Stowage predicts " + core::format_seconds(now.step_time) +
+         " (bound by " + std::string(core::to_string(now.bounding_lane)) +
+         "): its cost model changed since the plan was written";
+}
+
+std::vector<std::string> predicted_trace_warnings(const ProfileInputs& in, const core::Policy& policy,
+                                                  const core::Schedule& schedule, const sim::Summary& summary,
+                                                  const std::optional<core::PredictedFigures>& recorded) {
+  std::vector<std::string> out = simulation_warnings(in, policy, schedule, summary);
+  if (auto note = recorded_step_note(recorded, summary)) out.push_back(std::move(*note));
   return out;
 }
 

@@ -30,6 +30,20 @@ std::vector<std::string> plan_warnings(const ProfileInputs& inputs, const PlanRe
 std::vector<std::string> simulation_warnings(const ProfileInputs& inputs, const core::Policy& policy,
                                              const core::Schedule& schedule, const sim::Summary& summary);
 
+// Where a plan file records a step time other than the one simulated `now`
+// (it was written by a Stowage whose cost model has since changed), a
+// sentence naming both; nothing where they agree or it records none.
+std::optional<std::string> recorded_step_note(const std::optional<core::PredictedFigures>& recorded,
+                                              const sim::Summary& now);
+
+// What a predicted trace carries (core::TraceOptions::warnings) when it is
+// the simulation of a plan that records `recorded`: simulation_warnings,
+// then recorded_step_note. A plan opened in the GUI shows them above its
+// timeline; `stowage simulate PLAN --trace` writes the same.
+std::vector<std::string> predicted_trace_warnings(const ProfileInputs& inputs, const core::Policy& policy,
+                                                  const core::Schedule& schedule, const sim::Summary& summary,
+                                                  const std::optional<core::PredictedFigures>& recorded);
+
 // The same of an evaluated candidate, from what its evaluation kept (the
 // bytes it writes to NVMe per step, its simulated host peak): `stowage
 // export`'s figures of a plan and of what DeepSpeed runs for it.

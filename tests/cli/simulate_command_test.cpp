@@ -224,8 +224,9 @@ TEST(CliSimulate, APlanSavedBesideItsProfilesReadsBackWithoutAWarning) {
 
 // A plan written by a Stowage whose cost model has since changed records a
 // step time other than the one simulated now: the text says so, naming
-// both, and the JSON gives the recorded one. A plan that agrees says
-// nothing (tests/cli/bundled_plans_test.cpp keeps the bundled ones so).
+// both, the JSON gives the recorded one and the trace carries the note. A
+// plan that agrees says nothing (tests/cli/bundled_plans_test.cpp keeps the
+// bundled ones so).
 TEST(CliSimulate, SaysWhenThePlansRecordedStepIsNotTodaysPrediction) {
   const TempDir dir;
   const std::string plan = tiny_infinity_plan(dir);
@@ -244,6 +245,14 @@ TEST(CliSimulate, SaysWhenThePlansRecordedStepIsNotTodaysPrediction) {
   EXPECT_NE(differs.out.find("note: the plan records 1 ms a step (bound by nvme.write); this Stowage predicts 31.32 ms"),
             std::string::npos)
       << differs.out;
+  // The trace carries the note (otherData.warnings), for the GUI and for
+  // whoever reads the trace without the plan.
+  const std::string trace = dir.file("old.json");
+  ASSERT_EQ(stowage({"simulate", old, "--trace", trace}).code, kExitOk);
+  const nlohmann::json warnings = nlohmann::json::parse(read(trace))["otherData"]["warnings"];
+  ASSERT_EQ(warnings.size(), 2u) << warnings.dump();  // the assumed write rate, then the note
+  EXPECT_TRUE(warnings[1].get<std::string>().starts_with("the plan records 1 ms a step (bound by nvme.write)"))
+      << warnings.dump();
   const Outcome as_json = stowage({"simulate", old, "--json"});
   ASSERT_EQ(as_json.code, kExitOk) << as_json.err;
   EXPECT_EQ(nlohmann::json::parse(as_json.out)["recorded_step_time_s"].get<double>(), 0.001);

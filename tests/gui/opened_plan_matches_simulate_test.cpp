@@ -3,11 +3,13 @@
 // process. Both must show the same timeline, op for op, with the same
 // warnings (otherData.warnings in the command's trace), and refuse the same
 // plans: for every plan file in plans/ and bench/gpu/plans/, one that
-// `stowage plan` writes for an offloaded 13B model, and one that asks a T4
-// for bf16.
+// `stowage plan` writes for an offloaded 13B model, one that asks a T4 for
+// bf16, and one whose recorded step time is not today's prediction (which
+// both say, and only of it).
 #include <gtest/gtest.h>
 
 #include <QTemporaryDir>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -46,6 +48,15 @@ std::vector<fs::path> plans_to_open(const fs::path& scratch) {
   if (at != std::string::npos) text.replace(at, 19, "training: default");
   std::ofstream(t4) << text;
   out.push_back(t4);
+  // Written by a Stowage that predicted 1 ms a step: both note the change.
+  std::ifstream bundled(core::testing::bundled_plan_files().front());
+  std::string recorded((std::istreambuf_iterator<char>(bundled)), std::istreambuf_iterator<char>());
+  const size_t step = recorded.find("  step_time: ");
+  EXPECT_NE(step, std::string::npos) << recorded;
+  if (step != std::string::npos) recorded.replace(step, recorded.find('\n', step) - step, "  step_time: 0.001 s");
+  const fs::path stale = scratch / "stale-record.yaml";
+  std::ofstream(stale) << recorded;
+  out.push_back(stale);
   return out;
 }
 
@@ -54,7 +65,7 @@ TEST(OpenedPlanMatchesSimulate, ForEveryBundledPlan) {
   ASSERT_TRUE(scratch.isValid());
   const fs::path dir = scratch.path().toStdString();
   const core::ProfileCatalog catalog(STOWAGE_PROFILES_DIR);
-  int compared = 0, refused = 0, warned = 0;
+  int compared = 0, refused = 0, warned = 0, noted = 0;
   for (const fs::path& plan_path : plans_to_open(dir)) {
     const std::string where = plan_path.filename().string();
     const fs::path trace = dir / (plan_path.stem().string() + ".trace.json");
@@ -79,6 +90,11 @@ TEST(OpenedPlanMatchesSimulate, ForEveryBundledPlan) {
     EXPECT_EQ(opened->info.steady_step, simulated->info.steady_step) << where;
     EXPECT_EQ(opened->info.warnings, simulated->info.warnings) << where;
     warned += opened->info.warnings.empty() ? 0 : 1;
+    const bool notes_the_record = std::ranges::any_of(opened->info.warnings, [](const std::string& w) {
+      return w.starts_with("the plan records 1 ms a step (bound by ");
+    });
+    EXPECT_EQ(notes_the_record, where == "stale-record.yaml") << where;
+    noted += notes_the_record ? 1 : 0;
     ASSERT_EQ(opened->ops.size(), simulated->ops.size()) << where;
     int differ = 0;
     for (size_t i = 0; i < opened->ops.size(); ++i) {
@@ -96,6 +112,7 @@ TEST(OpenedPlanMatchesSimulate, ForEveryBundledPlan) {
   EXPECT_GE(compared, 12);  // plans/ has 2, bench/gpu/plans/ 9, and the 13B plan
   EXPECT_EQ(refused, 1);  // the T4 asked for bf16
   EXPECT_GT(warned, 0);   // the 13B plan writes to a drive at an assumed rate
+  EXPECT_EQ(noted, 1);
   std::printf("[ same timelines ] %d plans compared op for op (%d with warnings), %d refused by both\n", compared,
               warned, refused);
 }
