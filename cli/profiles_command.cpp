@@ -28,7 +28,8 @@ Summary summarize(const core::GpuSpec& g) {
            {"memory_bandwidth_bytes_per_s", g.memory_bandwidth.value()},
            {"fp16_flops_per_s", g.fp16_rate.value()},
            {"pcie_generation", g.pcie_generation},
-           {"pcie_lanes", g.pcie_lanes}}};
+           {"pcie_lanes", g.pcie_lanes},
+           {"device_names", g.device_names}}};
 }
 
 Summary summarize(const core::NvmeSpec& n) {

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/units.h"
 
@@ -22,6 +23,12 @@ struct GpuSpec {
   int pcie_generation = 4;             // 3, 4 or 5
   int pcie_lanes = 16;
   std::optional<BytesPerSecond> gpu_link_bandwidth;  // NVLink per GPU, bidirectional total as vendors quote
+  // The names the CUDA driver gives this GPU (cudaDeviceProp::name, as
+  // nvidia-smi prints them), exactly: how `stowage profile --gpu auto` and
+  // bench/gpu/this-machine find the profile of the GPU they run on. A
+  // variant with other figures (an H100 NVL beside the SXM) has its own
+  // profile or none.
+  std::vector<std::string> device_names;
 };
 
 // Per-direction PCIe payload bandwidth: GT/s x 128/130 x lanes / 8

@@ -46,6 +46,11 @@ void write_gpu(std::string& out, const GpuSpec& g) {
   line(out, "pcie_generation", std::to_string(g.pcie_generation));
   line(out, "pcie_lanes", std::to_string(g.pcie_lanes));
   if (g.gpu_link_bandwidth) line(out, "gpu_link_bandwidth", number(g.gpu_link_bandwidth->value()));
+  if (!g.device_names.empty()) {
+    std::string names;
+    for (const std::string& name : g.device_names) names += (names.empty() ? "" : ", ") + quoted(name);
+    line(out, "device_names", "[" + names + "]");
+  }
 }
 
 void write_host(std::string& out, const HostSpec& h) {

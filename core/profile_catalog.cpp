@@ -129,6 +129,14 @@ Result<fs::path> ProfileCatalog::locate(ProfileKind kind, std::string_view name_
 Result<GpuSpec> ProfileCatalog::gpu(std::string_view n) const {
   return load<GpuSpec>(*this, ProfileKind::kGpu, n, read_gpu_profile);
 }
+std::optional<GpuSpec> ProfileCatalog::gpu_for_device(std::string_view device_name) const {
+  for (const std::string& name : names(ProfileKind::kGpu)) {
+    Result<GpuSpec> g = gpu(name);
+    if (g && std::ranges::find(g->device_names, device_name) != g->device_names.end()) return std::move(*g);
+  }
+  return std::nullopt;
+}
+
 Result<NvmeSpec> ProfileCatalog::nvme(std::string_view n) const {
   return load<NvmeSpec>(*this, ProfileKind::kNvme, n, read_nvme_profile);
 }

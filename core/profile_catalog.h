@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,10 @@ class ProfileCatalog {
   [[nodiscard]] Result<std::filesystem::path> locate(ProfileKind kind, std::string_view name_or_path) const;
 
   Result<GpuSpec> gpu(std::string_view name_or_path) const;
+  // The bundled GPU profile whose device_names include `device_name` (the
+  // CUDA driver's name of a GPU), or nullopt where none does. A profile
+  // that does not load is passed over.
+  [[nodiscard]] std::optional<GpuSpec> gpu_for_device(std::string_view device_name) const;
   Result<NvmeSpec> nvme(std::string_view name_or_path) const;
   Result<HostSpec> host(std::string_view name_or_path) const;
   Result<MachineSpec> machine(std::string_view name_or_path) const;

@@ -60,6 +60,7 @@ void fill_gpu(YamlMap& m, GpuSpec& g) {
   assign(g.pcie_generation, m.integer("pcie_generation", Need::kRequired, kPcieGeneration));
   assign(g.pcie_lanes, m.integer("pcie_lanes", Need::kRequired, kPcieLanes));
   g.gpu_link_bandwidth = m.bandwidth("gpu_link_bandwidth", Need::kOptional, kLinkBandwidth);
+  if (auto names = m.texts("device_names", Need::kOptional)) g.device_names = std::move(*names);
 }
 
 void fill_nvme(YamlMap& m, NvmeSpec& n) {

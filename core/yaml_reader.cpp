@@ -271,6 +271,29 @@ std::optional<std::vector<YamlMap>> YamlMap::list_of_maps(std::string_view key, 
   return elements;
 }
 
+std::optional<std::vector<std::string>> YamlMap::texts(std::string_view key, Need need) {
+  std::optional<YAML::Node> value = lookup(key, need);
+  if (!value) return std::nullopt;
+  const std::string expected = "a list of text values, e.g. [\"one\", \"two\"]";
+  if (!value->IsSequence()) {
+    report(key, "wrong type: " + describe_type(*value), expected);
+    return std::nullopt;
+  }
+  const YAML::Node& list = *value;  // const: operator[] must not insert
+  std::vector<std::string> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node element = list[i];
+    if (!element.IsScalar()) {
+      sink_->push_back({location(element.Mark()),
+                        qualified(key) + "[" + std::to_string(i) + "]: wrong type: " + describe_type(element),
+                        "a text value"});
+      return std::nullopt;
+    }
+    out.push_back(element.Scalar());
+  }
+  return out;
+}
+
 std::optional<size_t> YamlMap::choice_index(std::string_view key, Need need,
                                             const std::vector<std::string>& words) {
   const std::string expected = "one of: " + join(words, ", ");

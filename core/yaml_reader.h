@@ -69,6 +69,10 @@ class YamlMap {
   // a mapping is reported and still returned, with is_map() false, so the
   // indices of the others stay right; its getters return nullopt silently.
   std::optional<std::vector<YamlMap>> list_of_maps(std::string_view key, Need need);
+  // A list of text values ("[a, b]" or one "- a" line each); nullopt (and a
+  // diagnostic naming the element) when the value is not a list or an
+  // element is not a text value.
+  std::optional<std::vector<std::string>> texts(std::string_view key, Need need);
 
   // One of a fixed set of words, e.g. {"bf16", kBf16}, {"fp16", kFp16}.
   template <class E>

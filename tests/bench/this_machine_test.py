@@ -123,14 +123,15 @@ class ThisMachine(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertGreater(json.loads(run.stdout)["step_time_s"], 0)
 
-    def test_every_named_profile_is_bundled(self):
-        source = SCRIPT.read_text()
-        table = dict(re.findall(r'^    "([^"]+)": "([^"]+)",$', source, re.M))
-        self.assertIn("NVIDIA H100 80GB HBM3", table)
+    def test_the_gpu_is_found_by_the_device_names_its_profile_lists(self):
         listed = json.loads(subprocess.run([STOWAGE, "profiles", "gpu", "--json"], check=True, capture_output=True,
                                            text=True).stdout)
-        bundled = {profile["name"] for profile in listed}
-        self.assertLessEqual(set(table.values()), bundled)
+        names = {name: profile["name"] for profile in listed for name in profile["figures"]["device_names"]}
+        self.assertEqual(names["NVIDIA H100 80GB HBM3"], "h100-sxm")
+        for device, profile in [("NVIDIA GeForce RTX 4090", "rtx-4090"), ("Tesla T4", "t4")]:
+            made = this_machine(probe_named(self.dir, device), self.host)
+            self.assertEqual(made.returncode, 0, made.stderr)
+            self.assertIn(f"\ngpu: {profile}\n", made.stdout)
 
     def test_a_gpu_without_a_profile_is_refused_by_name(self):
         made = this_machine(probe_named(self.dir, "NVIDIA H100 NVL"), self.host)

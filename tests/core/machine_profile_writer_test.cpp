@@ -32,6 +32,7 @@ void expect_same(const MachineSpec& a, const MachineSpec& b) {
   EXPECT_EQ(a.gpu.pcie_generation, b.gpu.pcie_generation);
   EXPECT_EQ(a.gpu.pcie_lanes, b.gpu.pcie_lanes);
   EXPECT_EQ(a.gpu.gpu_link_bandwidth.has_value(), b.gpu.gpu_link_bandwidth.has_value());
+  EXPECT_EQ(a.gpu.device_names, b.gpu.device_names);
   EXPECT_EQ(a.host.cpu_cores, b.host.cpu_cores);
   EXPECT_EQ(a.host.sockets, b.host.sockets);
   EXPECT_EQ(a.host.dram, b.host.dram);
@@ -61,6 +62,7 @@ TEST(MachineProfileWriter, EveryBundledMachineReadsBackTheSame) {
     MachineSpec m = must(catalog.machine(name));
     m.label += " \"changed\" \\ with: a colon";
     m.host.dram = Bytes(int64_t{512} << 30);
+    m.gpu.device_names.push_back("A \"quoted\" name, with a comma");
     const std::filesystem::path path = dir / (name + ".machine.yaml");
     std::ofstream(path) << write_machine_profile(m);
     auto back = catalog.machine(path.string());

@@ -1,12 +1,13 @@
 #include "core/profile_catalog.h"
 
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "tests/core/test_profiles.h"
@@ -68,6 +69,28 @@ TEST(ProfileCatalog, MachinesResolveTheirParts) {
   const MachineSpec t4 = must(bundled().machine("cloud-t4-vm"));
   EXPECT_EQ(t4.host.dram, Bytes(208'000'000'000));
   EXPECT_EQ(t4.nvme_count, 4);
+}
+
+// Every bundled GPU names the device the CUDA driver reports for it, and
+// no two claim the same device: `stowage profile --gpu auto` and
+// bench/gpu/this-machine find a GPU's profile by that name, exactly.
+TEST(ProfileCatalog, EachBundledGpuIsFoundByItsOwnDeviceName) {
+  const ProfileCatalog catalog = bundled();
+  std::set<std::string> seen;
+  for (const std::string& name : catalog.names(ProfileKind::kGpu)) {
+    const GpuSpec gpu = must(catalog.gpu(name));
+    EXPECT_FALSE(gpu.device_names.empty()) << name;
+    for (const std::string& device : gpu.device_names) {
+      EXPECT_TRUE(seen.insert(device).second) << device << " is claimed twice";
+      const std::optional<GpuSpec> found = catalog.gpu_for_device(device);
+      ASSERT_TRUE(found.has_value()) << device;
+      EXPECT_EQ(found->name, name);
+    }
+  }
+  EXPECT_EQ(catalog.gpu_for_device("NVIDIA H200")->name, "h200");
+  EXPECT_EQ(catalog.gpu_for_device("NVIDIA H100 80GB HBM3")->name, "h100-sxm");
+  EXPECT_FALSE(catalog.gpu_for_device("NVIDIA H100 NVL").has_value());  // other figures: no neighbour's guess
+  EXPECT_FALSE(catalog.gpu_for_device("nvidia h200").has_value());      // exact names only
 }
 
 TEST(ProfileCatalog, UnknownNameSuggestsTheNearest) {

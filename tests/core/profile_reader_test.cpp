@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace stowage::core {
 namespace {
 
@@ -37,6 +40,24 @@ TEST(ProfileReader, ReadsAGoodGpu) {
   EXPECT_EQ(r->memory, Bytes(int64_t{24} << 30));
   EXPECT_DOUBLE_EQ(r->fp16_rate.value(), 165e12);
   EXPECT_FALSE(r->bf16_rate.has_value());
+}
+
+// device_names: a list of text values, in order; anything else is named
+// with its place.
+TEST(ProfileReader, DeviceNamesAreAListOfTexts) {
+  auto r = read_gpu_profile(std::string(kGoodGpu) + "device_names: [\"NVIDIA A\", \"NVIDIA A (2)\"]\n",
+                            "gpus/test.yaml", "test");
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->device_names, (std::vector<std::string>{"NVIDIA A", "NVIDIA A (2)"}));
+  EXPECT_TRUE(read_gpu_profile(kGoodGpu, "gpus/test.yaml", "test")->device_names.empty());
+  Diagnostics d = errors_of(std::string(kGoodGpu) + "device_names: NVIDIA A\n");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].to_string(),
+            "gpus/test.yaml:10:15: device_names: wrong type: 'NVIDIA A' (a list of text values, e.g. [\"one\", "
+            "\"two\"])");
+  d = errors_of(std::string(kGoodGpu) + "device_names:\n  - NVIDIA A\n  - {x: 1}\n");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].to_string(), "gpus/test.yaml:12:5: device_names[1]: wrong type: a mapping (a text value)");
 }
 
 TEST(ProfileReader, UnknownKeySuggestsTheNearest) {
