@@ -95,10 +95,12 @@ void probe_block(const BlockCase& b, int repeats, Measurements& m) {
 }  // namespace
 
 int compute_probe_steps(const ProbeOptions& o) {
+  if (!o.cpu_device) return 0;
   return static_cast<int>(shapes(o.depth).size() + blocks(o.depth).size()) + 1;
 }
 
 void probe_compute(const ProbeOptions& o, Measurements& m, const Tick& tick) {
+  if (!o.cpu_device) return;
   executor::model::set_blas_threads(1);
   m.blas_kernels = executor::model::blas_kernels();
   const int repeats = o.depth == Depth::kQuick ? 2 : 3;

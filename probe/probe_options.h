@@ -17,6 +17,10 @@ struct ProbeOptions {
   Depth depth = Depth::kFull;
   std::optional<std::filesystem::path> disk_dir;  // absent: no disk tests
   int max_threads = 0;                            // 0: all cores
+  // The CPU backend's device: its matrix products and transformer blocks
+  // (probe_compute). Off where the profile names a GPU, whose figures are
+  // its own profile's.
+  bool cpu_device = true;
   std::function<void(const ProgressReport&)> on_progress;
 };
 

@@ -97,12 +97,14 @@ std::string measurement_comments(const Measurements& m) {
   for (const SizeRate& r : m.memcpy_locked) s += " " + num(static_cast<double>(r.bytes) / 1048576.0) + " MiB " + gbs(r.rate) + ";";
   s += "\n#   a 4 KiB copy: " + num(m.small_copy_seconds * 1e6) + " us\n#   CPU Adam (executor/cpu_adam):";
   for (const ThreadRate& r : m.adam_params) s += " " + std::to_string(r.threads) + "t " + num(r.rate / 1e6) + " Mparam/s;";
-  s += "\n#   gradient check (executor/square_sum.h, one thread): " + gbs(m.grad_check_bytes_per_s);
-  s += "\n#   sgemm forward+backward, one BLAS thread" +
-       (m.blas_kernels.empty() ? std::string() : " (OpenBLAS's " + m.blas_kernels + " kernels)") + ":";
-  for (const GemmRate& g : m.gemm)
-    s += " " + std::to_string(g.rows) + "x" + std::to_string(g.in) + "x" + std::to_string(g.out) + " " + num(g.rate / 1e9) + " GFLOP/s;";
-  s += "\n#   a 1x64x64 product: " + num(m.small_gemm_seconds * 1e6) + " us\n";
+  s += "\n#   gradient check (executor/square_sum.h, one thread): " + gbs(m.grad_check_bytes_per_s) + "\n";
+  if (!m.gemm.empty()) {  // the CPU backend's device (ProbeOptions::cpu_device)
+    s += "#   sgemm forward+backward, one BLAS thread" +
+         (m.blas_kernels.empty() ? std::string() : " (OpenBLAS's " + m.blas_kernels + " kernels)") + ":";
+    for (const GemmRate& g : m.gemm)
+      s += " " + std::to_string(g.rows) + "x" + std::to_string(g.in) + "x" + std::to_string(g.out) + " " + num(g.rate / 1e9) + " GFLOP/s;";
+    s += "\n#   a 1x64x64 product: " + num(m.small_gemm_seconds * 1e6) + " us\n";
+  }
   if (!m.block_ops.empty()) {
     s += "#   GPT block (executor/model), one BLAS thread:";
     for (const BlockOpRate& b : m.block_ops) s += " " + b.what + ": " + num(b.rate / 1e9) + " GFLOP/s;";
@@ -154,16 +156,8 @@ std::optional<DriveRates> drive_rates(const Measurements& m) {
 
 }  // namespace
 
-core::CostParameters measured_calibration(const Measurements& m, const ProfileWriterOptions& o) {
+core::CostParameters host_calibration(const Measurements& m, const ProfileWriterOptions& o) {
   core::CostParameters p;
-  // The device's rates are measured, so nothing is lost to an efficiency.
-  p.matmul_efficiency = 1;
-  p.hbm_efficiency = 1;
-  p.compute_overhead = core::Seconds(m.small_gemm_seconds);
-  p.compute_rate_by_flops = rate_curve(m.block_ops);
-  p.h2d_rate = core::BytesPerSecond(copy_rate(m));
-  p.d2h_rate = core::BytesPerSecond(copy_rate(m));
-  p.pcie_latency = core::Seconds(m.small_copy_seconds);
   p.nvme_efficiency = 1;
   // Reads and writes at once: each direction's share of its alone rate
   // (the rates the profile writes, which the simulator prices writes at),
@@ -178,6 +172,19 @@ core::CostParameters measured_calibration(const Measurements& m, const ProfileWr
   p.optimizer_threads = std::max(1, o.optimizer_threads);
   const double adam = rate_at_threads(m.adam_params, p.optimizer_threads);
   if (adam > 0) p.cpu_core_rate = core::FlopsPerSecond(adam * p.adam_flops_per_param / p.optimizer_threads);
+  return p;
+}
+
+core::CostParameters measured_calibration(const Measurements& m, const ProfileWriterOptions& o) {
+  core::CostParameters p = host_calibration(m, o);
+  // The device's rates are measured, so nothing is lost to an efficiency.
+  p.matmul_efficiency = 1;
+  p.hbm_efficiency = 1;
+  p.compute_overhead = core::Seconds(m.small_gemm_seconds);
+  p.compute_rate_by_flops = rate_curve(m.block_ops);
+  p.h2d_rate = core::BytesPerSecond(copy_rate(m));
+  p.d2h_rate = core::BytesPerSecond(copy_rate(m));
+  p.pcie_latency = core::Seconds(m.small_copy_seconds);
   if (m.grad_check_bytes_per_s > 0) p.grad_check_rate = core::BytesPerSecond(m.grad_check_bytes_per_s);
   // The device is this process: its compute, copies and optimizer are
   // threads on these cores. As many as there are cores run at full speed
@@ -187,23 +194,34 @@ core::CostParameters measured_calibration(const Measurements& m, const ProfileWr
 }
 
 std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptions& o) {
-  const double gemm = gemm_rate(m);
   std::string s = "format: stowage/machine/v1\n";
-  s += "label: " + o.name + " (CPU backend), measured by stowage profile\n";
-  s += "source: stowage profile" + std::string(o.quick ? " --quick" : "") + "; the measurements are listed below\n";
-  s += measurement_comments(m);
-  s += "gpu:\n  label: CPU backend device (host memory under a cap, OpenBLAS sgemm)\n";
-  s += "  source: measured (median sgemm rate of the shapes above; CPU Adam at the optimizer's threads, 28 B/param)\n";
-  s += "  memory: " + std::to_string(device_memory(m, o)) + " B\n";
-  s += "  memory_bandwidth: " + num(device_memory_rate(m, o)) + "\n";
-  s += "  fp16_rate: " + num(gemm) + "\n  bf16_rate: " + num(gemm) + "\n  fp32_rate: " + num(gemm) + "\n";
-  s += "  pcie_generation: 4\n  pcie_lanes: 16\n";
+  const std::string quick = o.quick ? " --quick" : "";
+  int pcie_generation = 4, pcie_lanes = 16;
+  if (o.gpu) {
+    s += "label: " + o.name + " (" + o.gpu->label + "), measured by stowage profile\n";
+    s += "source: stowage profile --gpu " + o.gpu->name + quick + "; the GPU's figures are its bundled profile's, " +
+         "the host's and the disk's measured as listed below\n";
+    s += measurement_comments(m);
+    s += "gpu: " + o.gpu->name + "\n";
+    pcie_generation = o.gpu->pcie_generation, pcie_lanes = o.gpu->pcie_lanes;
+  } else {
+    const double gemm = gemm_rate(m);
+    s += "label: " + o.name + " (CPU backend), measured by stowage profile\n";
+    s += "source: stowage profile" + quick + "; the measurements are listed below\n";
+    s += measurement_comments(m);
+    s += "gpu:\n  label: CPU backend device (host memory under a cap, OpenBLAS sgemm)\n";
+    s += "  source: measured (median sgemm rate of the shapes above; CPU Adam at the optimizer's threads, 28 B/param)\n";
+    s += "  memory: " + std::to_string(device_memory(m, o)) + " B\n";
+    s += "  memory_bandwidth: " + num(device_memory_rate(m, o)) + "\n";
+    s += "  fp16_rate: " + num(gemm) + "\n  bf16_rate: " + num(gemm) + "\n  fp32_rate: " + num(gemm) + "\n";
+    s += "  pcie_generation: 4\n  pcie_lanes: 16\n";
+  }
   s += "gpu_count: 1\n";
   s += "host:\n  label: this machine's host\n  source: measured (best Adam-pattern bandwidth over thread counts)\n";
   s += "  cpu_cores: " + std::to_string(m.cores) + "\n";
   s += "  dram: " + std::to_string(std::max<int64_t>(m.dram_bytes, int64_t{1} << 30)) + " B\n";
   s += "  dram_bandwidth: " + num(dram_rate(m)) + "\n";
-  s += "  pcie_lanes: 16\n  pcie_generation: 4\n";
+  s += "  pcie_lanes: " + std::to_string(pcie_lanes) + "\n  pcie_generation: " + std::to_string(pcie_generation) + "\n";
   if (const std::optional<DriveRates> d = drive_rates(m)) {
     s += "nvme:\n  label: the disk under " + *m.disk_dir + "\n";
     s += "  source: measured (O_DIRECT, " + num(static_cast<double>(d->block) / 1024.0) + " KiB blocks, " +
@@ -217,7 +235,8 @@ std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptio
   } else {
     s += "nvme_count: 0\n";
   }
-  s += "calibration:\n" + core::calibration_yaml(measured_calibration(m, o));
+  const core::CostParameters calibration = o.gpu ? host_calibration(m, o) : measured_calibration(m, o);
+  s += "calibration:\n" + core::calibration_yaml(calibration);
   return s;
 }
 

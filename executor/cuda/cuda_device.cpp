@@ -1,4 +1,4 @@
-// cuda_presence and describe_device.
+// cuda_presence, describe_device and device_name.
 #include "executor/cuda/cuda_device.h"
 
 #include <cuda_runtime_api.h>
@@ -25,6 +25,12 @@ std::string version_text(int version) {  // 13000 -> "13.0"
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 }  // namespace
+
+std::string device_name(int index) {
+  cudaDeviceProp prop{};
+  STOWAGE_CUDA(cudaGetDeviceProperties(&prop, index));
+  return prop.name;
+}
 
 std::string describe_device(int index) {
   cudaDeviceProp prop{};

@@ -22,4 +22,8 @@ struct CudaPresence {
 // throws CudaError.
 [[nodiscard]] std::string describe_device(int index);
 
+// The driver's name of device `index` ("NVIDIA H200"), which GPU profiles
+// list as device_names; throws CudaError.
+[[nodiscard]] std::string device_name(int index);
+
 }  // namespace stowage::executor::cuda

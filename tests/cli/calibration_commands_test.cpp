@@ -232,6 +232,42 @@ TEST_F(CalibrationCommands, ProfileNeverReplacesAFileItDidNotWrite) {
   EXPECT_EQ(kept.str(), "my notes\n");
 }
 
+// --gpu NAME: the profile's device is that bundled GPU (the host and disk
+// measured as always), and the file loads and simulates; a name that is
+// not bundled, a --device-memory beside it, and auto where no driver can
+// name a GPU (here: no device, or no CUDA in the build) are refused before
+// anything is measured, saying what to give instead.
+TEST_F(CalibrationCommands, ProfileOfAGpuNamesItsBundledProfile) {
+  const std::string written = path("h200-here.yaml");
+  const auto made = stowage({"profile", "--quick", "--gpu", "h200", "-o", written});
+  ASSERT_EQ(made.code, 0) << made.err;
+  std::ifstream in(written);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("\ngpu: h200\n"), std::string::npos) << text.str();
+  const auto simulated = stowage({"simulate", "--machine", written, "--model", "tiny-gpt", "--training", "tiny",
+                                  "--placement", "zero-offload", "--json"});
+  ASSERT_EQ(simulated.code, 0) << simulated.err;
+  EXPECT_GT(nlohmann::json::parse(simulated.out)["step_time_s"].get<double>(), 0);
+
+  const std::string untouched = path("untouched.yaml");
+  const auto unknown = stowage({"profile", "--gpu", "h100", "-o", untouched});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("--gpu 'h100' is not a bundled GPU profile (expected auto or one of: a10, "),
+            std::string::npos)
+      << unknown.err;
+  EXPECT_NE(unknown.err.find("h100-sxm"), std::string::npos) << unknown.err;
+  const auto capped = stowage({"profile", "--gpu", "h200", "--device-memory", "4 GiB"});
+  EXPECT_EQ(capped.code, 2);
+  EXPECT_NE(capped.err.find("--device-memory caps the CPU backend's device"), std::string::npos) << capped.err;
+  const auto automatic = stowage({"profile", "--gpu", "auto", "-o", untouched});
+  EXPECT_EQ(automatic.code, 2);
+  EXPECT_TRUE(automatic.err.starts_with("error: --gpu auto: ")) << automatic.err;
+  EXPECT_NE(automatic.err.find("; name the GPU's profile with --gpu NAME (stowage profiles gpu)"), std::string::npos)
+      << automatic.err;
+  EXPECT_FALSE(fs::exists(untouched));
+}
+
 // Calibrating on a trace the simulator made for the same machine changes
 // little, and the written profile loads with its calibration. The trace
 // writes to the workstation's drive, whose post-cache rate is assumed:

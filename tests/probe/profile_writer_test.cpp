@@ -75,6 +75,52 @@ TEST(ProfileWriter, WritesAMachineProfileThatLoads) {
   EXPECT_NE(yaml.find("GPT block"), std::string::npos) << yaml;
 }
 
+// With --gpu the device is that GPU's bundled profile, by name: nothing of
+// the CPU backend's device (its products, copies, gradient check, lanes on
+// host cores) is in the calibration, while the host, its CPU Adam and the
+// disk are as measured, and the host's PCIe link is the GPU's.
+TEST(ProfileWriter, AGpuProfileNamesTheGpuAndKeepsTheHostsMeasurements) {
+  const core::ProfileCatalog catalog(STOWAGE_PROFILES_DIR);
+  Measurements measured = example();
+  measured.gemm.clear();  // ProbeOptions::cpu_device off: not measured
+  measured.block_ops.clear();
+  const std::string yaml =
+      machine_profile_yaml(measured, {.name = "test", .optimizer_threads = 2, .gpu = *catalog.gpu("h200")});
+  EXPECT_NE(yaml.find("\ngpu: h200\n"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("sgemm"), std::string::npos) << yaml;
+  const auto dir = std::filesystem::temp_directory_path() / "stowage_profile_writer_gpu_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "m.yaml") << yaml;
+  const auto m = catalog.machine((dir / "m.yaml").string());
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(m.has_value()) << core::to_string(m.error()) << "\n" << yaml;
+  EXPECT_EQ(m->gpu.name, "h200");
+  EXPECT_EQ(m->gpu.memory, catalog.gpu("h200")->memory);
+  EXPECT_EQ(m->host.pcie_generation, 5);
+  EXPECT_DOUBLE_EQ(m->host.dram_bandwidth.value(), 12e9);
+  EXPECT_DOUBLE_EQ(m->nvme.sequential_read.value(), 1.5e9);
+  const core::CostParameters defaults;
+  const core::CostParameters& c = m->calibration;
+  EXPECT_EQ(c.matmul_efficiency, defaults.matmul_efficiency);
+  EXPECT_EQ(c.hbm_efficiency, defaults.hbm_efficiency);
+  EXPECT_TRUE(c.compute_rate_by_flops.empty());
+  EXPECT_FALSE(c.h2d_rate.has_value());
+  EXPECT_FALSE(c.d2h_rate.has_value());
+  EXPECT_FALSE(c.grad_check_rate.has_value());
+  EXPECT_FALSE(c.host_lane_cores.has_value());
+  EXPECT_EQ(c.pcie_latency, defaults.pcie_latency);
+  // The host's: CPU Adam at two threads (350 M params/s x 12 FLOP / 2), the drive.
+  EXPECT_EQ(c.optimizer_threads, 2);
+  EXPECT_DOUBLE_EQ(c.cpu_core_rate.value(), 350e6 * 12 / 2);
+  EXPECT_NEAR(c.nvme_duplex, 1.3, 1e-9);
+  EXPECT_NEAR(c.nvme_latency.value(), 90e-6, 1e-12);
+  // The CPU backend's profile of the same host agrees on all of that.
+  const core::CostParameters cpu = measured_calibration(example(), {.name = "test", .optimizer_threads = 2});
+  EXPECT_EQ(cpu.cpu_core_rate.value(), c.cpu_core_rate.value());
+  EXPECT_EQ(cpu.nvme_duplex, c.nvme_duplex);
+  EXPECT_TRUE(cpu.host_lane_cores.has_value());
+}
+
 // With two optimizer threads the device's Adam runs at the two-thread rate.
 TEST(ProfileWriter, TheDevicesMemoryRateIsCpuAdamsAtTheOptimizersThreads) {
   const std::string yaml =
