@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <optional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
@@ -25,7 +27,9 @@
 #include "core/units.h"
 #ifdef STOWAGE_HAVE_CUDA_BACKEND
 #include "executor/cuda/cuda_device.h"
+#include "executor/cuda/device_probe.h"
 #endif
+#include "probe/gpu_calibration.h"
 #include "probe/probes.h"
 #include "probe/profile_writer.h"
 
@@ -106,6 +110,23 @@ std::variant<core::GpuSpec, int> gpu_to_profile(const Context& context, const st
   return std::move(*spec);
 }
 
+// --gpu auto: the GPU's copies, memory and GEMMs (device_probe.h), which
+// its calibration is made of; throws CudaError where a call fails.
+probe::GpuMeasurements measure_the_gpu(const core::GpuSpec& gpu, bool quick) {
+#ifdef STOWAGE_HAVE_CUDA_BACKEND
+  executor::cuda::GpuProbeSizes sizes = executor::cuda::gpu_probe_sizes(quick);
+  sizes.bf16 = gpu.bf16_rate.has_value();
+  const executor::cuda::GpuRates rates = executor::cuda::measure_gpu(sizes);
+  probe::GpuMeasurements m{.device = rates.device, .hbm_copy = rates.hbm_copy, .gemm_type = sizes.bf16 ? "bf16" : "fp16"};
+  for (const executor::cuda::CopyRates& c : rates.pinned) m.pinned.push_back({.bytes = c.bytes, .h2d = c.h2d, .d2h = c.d2h});
+  for (const executor::cuda::GemmRate& g : rates.gemms) m.gemms.push_back(g.flops_per_s);
+  return m;
+#else
+  (void)gpu, (void)quick;
+  throw std::logic_error("--gpu auto resolved without the CUDA backend");
+#endif
+}
+
 // On a machine with a GPU, a profile of the CPU backend is worth a word:
 // plans made on it are plans for the CPU backend, not for that GPU.
 void note_an_unprofiled_gpu(const Context& context) {
@@ -161,6 +182,20 @@ int run_profile(const Context& context, const ProfileArgs& a) {
     return kExitIoError;
   }
   if (tty) *context.err << '\n';
+  if (gpu && a.gpu == "auto") {
+    *context.err << "measuring the GPU (" << gpu->label << "): copies, memory, GEMMs\n";
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      m.gpu = measure_the_gpu(*gpu, a.quick);
+      m.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } catch (const std::exception& e) {
+      *context.err << "error: " << e.what() << '\n';
+      return kExitIoError;
+    }
+    core::CostParameters scratch;
+    if (const std::string missing = probe::apply_gpu_calibration(*m.gpu, *gpu, scratch); !missing.empty())
+      *context.err << "warning: the GPU's calibration is left at its defaults: " << missing << '\n';
+  }
   const std::string yaml = probe::machine_profile_yaml(m, writer);
   if (a.output.empty()) {
     *context.out << yaml;

@@ -7,20 +7,6 @@
 namespace stowage::core {
 namespace {
 
-// A YAML double-quoted scalar: any text reads back as itself.
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 // Full precision in base units, which the readers take as plain numbers.
 std::string number(double v) {
   char buf[64];
@@ -36,8 +22,8 @@ void line(std::string& out, const char* key, const std::string& value) {
 
 void write_gpu(std::string& out, const GpuSpec& g) {
   out += "gpu:\n";
-  line(out, "label", quoted(g.label));
-  line(out, "source", quoted(g.source));
+  line(out, "label", yaml_quoted(g.label));
+  line(out, "source", yaml_quoted(g.source));
   line(out, "memory", bytes(g.memory));
   line(out, "memory_bandwidth", number(g.memory_bandwidth.value()));
   line(out, "fp16_rate", number(g.fp16_rate.value()));
@@ -48,15 +34,15 @@ void write_gpu(std::string& out, const GpuSpec& g) {
   if (g.gpu_link_bandwidth) line(out, "gpu_link_bandwidth", number(g.gpu_link_bandwidth->value()));
   if (!g.device_names.empty()) {
     std::string names;
-    for (const std::string& name : g.device_names) names += (names.empty() ? "" : ", ") + quoted(name);
+    for (const std::string& name : g.device_names) names += (names.empty() ? "" : ", ") + yaml_quoted(name);
     line(out, "device_names", "[" + names + "]");
   }
 }
 
 void write_host(std::string& out, const HostSpec& h) {
   out += "host:\n";
-  line(out, "label", quoted(h.label));
-  line(out, "source", quoted(h.source));
+  line(out, "label", yaml_quoted(h.label));
+  line(out, "source", yaml_quoted(h.source));
   line(out, "cpu_cores", std::to_string(h.cpu_cores));
   line(out, "sockets", std::to_string(h.sockets));
   line(out, "dram", bytes(h.dram));
@@ -67,8 +53,8 @@ void write_host(std::string& out, const HostSpec& h) {
 
 void write_nvme(std::string& out, const NvmeSpec& n) {
   out += "nvme:\n";
-  line(out, "label", quoted(n.label));
-  line(out, "source", quoted(n.source));
+  line(out, "label", yaml_quoted(n.label));
+  line(out, "source", yaml_quoted(n.source));
   line(out, "capacity", bytes(n.capacity));
   line(out, "sequential_read", number(n.sequential_read.value()));
   line(out, "sequential_write", number(n.sequential_write.value()));
@@ -80,10 +66,23 @@ void write_nvme(std::string& out, const NvmeSpec& n) {
 
 }  // namespace
 
+std::string yaml_quoted(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
 std::string write_machine_profile(const MachineSpec& m) {
   std::string out = "format: stowage/machine/v1\n";
-  out += "label: " + quoted(m.label) + "\n";
-  out += "source: " + quoted(m.source) + "\n";
+  out += "label: " + yaml_quoted(m.label) + "\n";
+  out += "source: " + yaml_quoted(m.source) + "\n";
   write_gpu(out, m.gpu);
   out += "gpu_count: " + std::to_string(m.gpu_count) + "\n";
   write_host(out, m.host);

@@ -14,4 +14,8 @@ namespace stowage::core {
 
 [[nodiscard]] std::string write_machine_profile(const MachineSpec& machine);
 
+// `text` as a YAML double-quoted scalar, which reads back as itself
+// whatever it holds (a GPU's label, a driver's device name).
+[[nodiscard]] std::string yaml_quoted(const std::string& text);
+
 }  // namespace stowage::core

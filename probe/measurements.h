@@ -56,6 +56,21 @@ struct BlockOpRate {
   double rate = 0;  // FLOP/s
 };
 
+// A GPU as `stowage profile --gpu auto` measured it (executor/cuda/
+// device_probe.h, which the command's CUDA build runs; these are its
+// numbers without CUDA's types).
+struct GpuMeasurements {
+  std::string device;  // the CUDA driver's name
+  struct Copy {
+    int64_t bytes = 0;
+    double h2d = 0, d2h = 0;  // B/s, pinned host memory
+  };
+  std::vector<Copy> pinned;
+  double hbm_copy = 0;          // B/s of a device-to-device copy, read + written
+  std::string gemm_type;        // "bf16", or "fp16" on a GPU without bf16
+  std::vector<double> gemms;    // FLOP/s of the GEMMs measured in that type
+};
+
 struct Measurements {
   int cores = 1;
   int64_t dram_bytes = 0;
@@ -81,6 +96,7 @@ struct Measurements {
   // serves one direction beside the other, CostParameters::nvme_duplex).
   std::optional<DiskRate> disk_mixed;
   std::vector<StoreRate> store;  // by callers, 1 and 2
+  std::optional<GpuMeasurements> gpu;  // --gpu auto: the GPU the profile names
   double seconds = 0;  // the whole profile's wall time
 };
 

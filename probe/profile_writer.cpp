@@ -6,6 +6,8 @@
 #include <cstdlib>
 
 #include "core/calibration_reader.h"
+#include "core/machine_profile_writer.h"
+#include "probe/gpu_calibration.h"
 
 namespace stowage::probe {
 namespace {
@@ -130,6 +132,17 @@ std::string measurement_comments(const Measurements& m) {
   return s;
 }
 
+// What the GPU probe measured (executor/cuda/device_probe.h), for the
+// comments: the calibration's inputs (probe/gpu_calibration.h).
+std::string gpu_comments(const GpuMeasurements& g) {
+  std::string s = "#   " + g.device + " (executor/cuda/device_probe.h), pinned copies h2d / d2h:";
+  for (const GpuMeasurements::Copy& c : g.pinned)
+    s += " " + num(static_cast<double>(c.bytes) / 1048576.0) + " MiB " + gbs(c.h2d) + " / " + gbs(c.d2h) + ";";
+  s += "\n#   device-to-device copy, read + written: " + gbs(g.hbm_copy) + "\n#   " + g.gemm_type + " GEMMs:";
+  for (const double rate : g.gemms) s += " " + num(rate / 1e12) + " TFLOP/s;";
+  return s + "\n";
+}
+
 // The drive's rates as the profile writes them, which the mixed run's
 // duplex is measured against: the pread/pwrite entry nearest the
 // executor's default. Not the store probe's: on the same nine fidelity
@@ -197,11 +210,28 @@ std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptio
   std::string s = "format: stowage/machine/v1\n";
   const std::string quick = o.quick ? " --quick" : "";
   int pcie_generation = 4, pcie_lanes = 16;
+  core::CostParameters calibration = o.gpu ? host_calibration(m, o) : measured_calibration(m, o);
   if (o.gpu) {
-    s += "label: " + o.name + " (" + o.gpu->label + "), measured by stowage profile\n";
-    s += "source: stowage profile --gpu " + o.gpu->name + quick + "; the GPU's figures are its bundled profile's, " +
-         "the host's and the disk's measured as listed below\n";
+    // Quoted: a GPU's label and a driver's device name may hold anything.
+    s += "label: " + core::yaml_quoted(o.name + " (" + o.gpu->label + "), measured by stowage profile") + "\n";
+    if (m.gpu) {
+      s += "source: " +
+           core::yaml_quoted("stowage profile --gpu auto" + quick + ", on the GPU the driver names '" +
+                             m.gpu->device + "': its datasheet figures are its bundled profile's (" + o.gpu->name +
+                             "); its copy, memory and GEMM rates, the host and the disk as measured below") +
+           "\n";
+    } else {
+      s += "source: " +
+           core::yaml_quoted("stowage profile --gpu " + o.gpu->name + quick + "; the GPU's figures are its " +
+                             "bundled profile's, the host's and the disk's measured as listed below") +
+           "\n";
+    }
     s += measurement_comments(m);
+    if (m.gpu) {
+      s += gpu_comments(*m.gpu);
+      if (const std::string missing = apply_gpu_calibration(*m.gpu, *o.gpu, calibration); !missing.empty())
+        s += "# The GPU's calibration is left at its defaults: " + missing + "\n";
+    }
     s += "gpu: " + o.gpu->name + "\n";
     pcie_generation = o.gpu->pcie_generation, pcie_lanes = o.gpu->pcie_lanes;
   } else {
@@ -235,7 +265,6 @@ std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptio
   } else {
     s += "nvme_count: 0\n";
   }
-  const core::CostParameters calibration = o.gpu ? host_calibration(m, o) : measured_calibration(m, o);
   s += "calibration:\n" + core::calibration_yaml(calibration);
   return s;
 }

@@ -22,7 +22,9 @@ struct ProfileWriterOptions {
   int optimizer_threads = 1;  // the executor's --threads the profile is for
   bool quick = false;         // measured with --quick (said in `source`)
   // A bundled GPU profile: the profile's device is that GPU, named (`gpu:
-  // h200`), not the CPU backend's; the host's PCIe link is the GPU's.
+  // h200`), not the CPU backend's; the host's PCIe link is the GPU's. Where
+  // the measurements hold that GPU's (Measurements::gpu), its calibration
+  // is theirs (probe/gpu_calibration.h), else its defaults.
   std::optional<core::GpuSpec> gpu;
 };
 

@@ -29,6 +29,8 @@
 #include "executor/cuda/cuda_error.h"
 #include "executor/cuda/cuda_event.h"
 #include "executor/cuda/device_memory.h"
+#include "executor/cuda/device_probe.h"
+#include "executor/cuda/lt_owner.h"
 #include "executor/cuda/pinned_buffer.h"
 #include "executor/cuda/product_precision.h"
 
@@ -36,20 +38,6 @@ namespace stowage::executor::cuda {
 namespace {
 
 constexpr int kExitNoDevice = 77;
-
-// Seconds per call of `body` (enqueued on `stream`): the mean
-// of `reps` calls after one warm-up.
-template <class Body>
-double seconds_per_call(cudaStream_t stream, int reps, Body body) {
-  body();
-  CudaEvent start(EventTiming::kTimed);
-  CudaEvent end(EventTiming::kTimed);
-  start.record(stream);
-  for (int i = 0; i < reps; ++i) body();
-  end.record(stream);
-  end.synchronize();
-  return static_cast<double>(elapsed_ms(start, end)) / 1e3 / reps;
-}
 
 void print_bandwidth(cudaStream_t stream) {
   std::printf("%-10s %-9s %12s %12s\n", "size", "host", "h2d GB/s", "d2h GB/s");
@@ -63,16 +51,8 @@ void print_bandwidth(cudaStream_t stream) {
     std::memset(pinned.data(), 1, static_cast<size_t>(bytes));
     const int reps = bytes >= (int64_t{256} << 20) ? 5 : 20;
     for (std::byte* host : {pinned.data(), pageable.get()}) {
-      const auto h2d = [&] {
-        STOWAGE_CUDA(
-            cudaMemcpyAsync(device.data(), host, static_cast<size_t>(bytes), cudaMemcpyHostToDevice, stream));
-      };
-      const auto d2h = [&] {
-        STOWAGE_CUDA(
-            cudaMemcpyAsync(host, device.data(), static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, stream));
-      };
-      const double up = static_cast<double>(bytes) / seconds_per_call(stream, reps, h2d) / 1e9;
-      const double down = static_cast<double>(bytes) / seconds_per_call(stream, reps, d2h) / 1e9;
+      const double up = copy_rate(stream, host, device.data(), bytes, cudaMemcpyHostToDevice, reps) / 1e9;
+      const double down = copy_rate(stream, host, device.data(), bytes, cudaMemcpyDeviceToHost, reps) / 1e9;
       std::printf("%-10lld %-9s %12.2f %12.2f\n", static_cast<long long>(bytes >> 10),
                   host == pinned.data() ? "pinned" : "pageable", up, down);
     }
@@ -86,18 +66,6 @@ __global__ void fill(T* x, int64_t n, float value) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
     x[i] = T(value);
-}
-
-// Device-to-device copy of `bytes`: GB/s counting what is read and what is
-// written (2 x bytes a copy), the way a streaming kernel's traffic counts.
-double hbm_copy_rate(int64_t bytes, cudaStream_t stream) {
-  DeviceMemory from(bytes), to(bytes);
-  STOWAGE_CUDA(cudaMemsetAsync(from.data(), 1, static_cast<size_t>(bytes), stream));
-  const double seconds = seconds_per_call(stream, 10, [&] {
-    STOWAGE_CUDA(cudaMemcpyAsync(to.data(), from.data(), static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
-                                 stream));
-  });
-  return 2.0 * static_cast<double>(bytes) / seconds / 1e9;
 }
 
 // One Adam step over n parameters, on buffers the probe fills with
@@ -131,7 +99,7 @@ double adam_rate(int64_t n, cudaStream_t stream) {
 // bytes: the share of the streaming rate the kernel reaches.
 void print_hbm_and_adam(cudaStream_t stream) {
   constexpr int64_t kCopyBytes = int64_t{4} << 30;
-  const double copy = hbm_copy_rate(kCopyBytes, stream);
+  const double copy = hbm_copy_rate(kCopyBytes, stream) / 1e9;
   std::printf("HBM copy (device to device, %lld MiB, read + written): %.0f GB/s\n\n",
               static_cast<long long>(kCopyBytes >> 20), copy);
   std::printf("%-22s %10s %8s %10s %14s\n", "Adam kernel (AdamW)", "params", "B/param", "Gparams/s",
@@ -147,75 +115,21 @@ void print_hbm_and_adam(cudaStream_t stream) {
   std::printf("\n");
 }
 
-template <class T, cublasStatus_t (*kDestroy)(T)>
-struct LtDeleter {
-  void operator()(T handle) const { (void)kDestroy(handle); }
-};
-template <class T, cublasStatus_t (*kDestroy)(T)>
-using LtOwner = std::unique_ptr<std::remove_pointer_t<T>, LtDeleter<T, kDestroy>>;
-
-// C[m,n] = A[m,k] B[k,n] with A, B and C of `type` (bf16 or fp32), fp32
-// accumulation under `compute`; returns TFLOP/s.
-double gemm_rate(cublasLtHandle_t lt, int64_t m, int64_t n, int64_t k, cudaDataType_t type,
-                 cublasComputeType_t compute, cudaStream_t stream) {
-  const int64_t element = type == CUDA_R_16BF ? 2 : 4;
-  DeviceMemory a(m * k * element), b(k * n * element), c(m * n * element);
-  constexpr int64_t kWorkspace = int64_t{64} << 20;
-  DeviceMemory workspace(kWorkspace);
-  for (DeviceMemory* operand : {&a, &b}) {
-    const int64_t elements = operand->bytes() / element;
-    if (type == CUDA_R_16BF) {
-      fill<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(operand->data()), elements, 0.01f);
-    } else {
-      fill<<<1024, 256, 0, stream>>>(reinterpret_cast<float*>(operand->data()), elements, 0.01f);
-    }
-    check_launch("fill");
-  }
-
-  cublasLtMatmulDesc_t op_raw = nullptr;
-  STOWAGE_CUBLAS(cublasLtMatmulDescCreate(&op_raw, compute, CUDA_R_32F));
-  const LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op(op_raw);
-  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
-  STOWAGE_CUBLAS(
-      cublasLtMatrixLayoutCreate(&la, type, static_cast<uint64_t>(m), static_cast<uint64_t>(k), m));
-  const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_a(la);
-  STOWAGE_CUBLAS(
-      cublasLtMatrixLayoutCreate(&lb, type, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
-  const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_b(lb);
-  STOWAGE_CUBLAS(
-      cublasLtMatrixLayoutCreate(&lc, type, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m));
-  const LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> own_c(lc);
-  cublasLtMatmulPreference_t pref_raw = nullptr;
-  STOWAGE_CUBLAS(cublasLtMatmulPreferenceCreate(&pref_raw));
-  const LtOwner<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref(pref_raw);
-  const uint64_t workspace_bytes = kWorkspace;
-  STOWAGE_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                      &workspace_bytes, sizeof workspace_bytes));
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  STOWAGE_CUBLAS(
-      cublasLtMatmulAlgoGetHeuristic(lt, op.get(), la, lb, lc, lc, pref.get(), 1, &heuristic, &found));
-  if (found == 0)
-    throw CudaError(CudaErrorSource::kCublasLt, 0, "cublasLtMatmulAlgoGetHeuristic", "no GEMM algorithm");
-  const float alpha = 1.0f, beta = 0.0f;
-  const double seconds = seconds_per_call(stream, 10, [&] {
-    STOWAGE_CUBLAS(cublasLtMatmul(lt, op.get(), &alpha, a.data(), la, b.data(), lb, &beta, c.data(), lc,
-                                  c.data(), lc, &heuristic.algo, workspace.data(), kWorkspace, stream));
-  });
-  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / seconds / 1e12;
+// TFLOP/s of device_probe.h's GEMM of shape `s`.
+double tflops(cublasLtHandle_t lt, const GemmShape& s, cudaDataType_t type, cublasComputeType_t compute,
+              cudaStream_t stream) {
+  return gemm_rate(lt, s.m, s.n, s.k, type, compute, stream) / 1e12;
 }
 
-// Square ones for the peak; then a 1.3B model's layers at 2048 tokens
-// (d_model 2048, ffn 8192), the shapes an offloaded step of it runs.
-constexpr int64_t kGemmShapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 2048, 8192},
-                                      {2048, 2048, 2048}, {8192, 2048, 2048}, {2048, 2048, 8192}};
+// The shapes `stowage profile --gpu auto` measures without --quick.
+const std::vector<GemmShape> kGemmShapes = gpu_probe_sizes(false).gemms;
 
 void print_gemm(cublasLtHandle_t lt, cudaStream_t stream) {
   std::printf("%-22s %12s\n", "bf16 GEMM m x n x k", "TFLOP/s");
-  for (const auto& s : kGemmShapes) {
-    const double rate = gemm_rate(lt, s[0], s[1], s[2], CUDA_R_16BF, CUBLAS_COMPUTE_32F, stream);
-    std::printf("%5lld x %5lld x %5lld  %12.1f\n", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
-                static_cast<long long>(s[2]), rate);
+  for (const GemmShape& s : kGemmShapes) {
+    const double rate = tflops(lt, s, CUDA_R_16BF, CUBLAS_COMPUTE_32F, stream);
+    std::printf("%5lld x %5lld x %5lld  %12.1f\n", static_cast<long long>(s.m), static_cast<long long>(s.n),
+                static_cast<long long>(s.k), rate);
   }
   std::printf("\n");
 }
@@ -229,13 +143,13 @@ void print_executor_products(cublasLtHandle_t lt, cudaStream_t stream) {
   std::printf(
       "the executor's products on fp32 operands (--products), TFLOP/s and share of the bf16 GEMM's\n");
   std::printf("%-28s %16s %16s %16s\n", "m x n x k", "bf16", "fp16", "fp32");
-  for (const auto& s : kGemmShapes) {
-    const double native = gemm_rate(lt, s[0], s[1], s[2], CUDA_R_16BF, CUBLAS_COMPUTE_32F, stream);
-    std::printf("products %5lld x %5lld x %5lld", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
-                static_cast<long long>(s[2]));
+  for (const GemmShape& s : kGemmShapes) {
+    const double native = tflops(lt, s, CUDA_R_16BF, CUBLAS_COMPUTE_32F, stream);
+    std::printf("products %5lld x %5lld x %5lld", static_cast<long long>(s.m), static_cast<long long>(s.n),
+                static_cast<long long>(s.k));
     for (const ProductPrecision p :
          {ProductPrecision::kBf16, ProductPrecision::kFp16, ProductPrecision::kFp32}) {
-      const double rate = gemm_rate(lt, s[0], s[1], s[2], CUDA_R_32F, product_compute_type(p), stream);
+      const double rate = tflops(lt, s, CUDA_R_32F, product_compute_type(p), stream);
       std::printf(" %8.1f (%4.2f)", rate, rate / native);
     }
     std::printf("\n");

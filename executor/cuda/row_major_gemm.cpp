@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "executor/cuda/cuda_error.h"
+#include "executor/cuda/lt_owner.h"
 
 namespace stowage::executor::cuda {
 namespace {
@@ -13,12 +14,6 @@ namespace {
 // cuBLASLt's own workspace: what its heuristics are allowed for fp32 products.
 constexpr int64_t kWorkspaceBytes = int64_t{32} << 20;
 
-template <class T, cublasStatus_t (*kDestroy)(T)>
-struct LtDeleter {
-  void operator()(T handle) const { (void)kDestroy(handle); }
-};
-template <class T, cublasStatus_t (*kDestroy)(T)>
-using LtOwner = std::unique_ptr<std::remove_pointer_t<T>, LtDeleter<T, kDestroy>>;
 using Layout = LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
 
 // A column-major fp32 matrix of `rows` x `cols` as stored (before any transpose).

@@ -121,6 +121,36 @@ TEST(ProfileWriter, AGpuProfileNamesTheGpuAndKeepsTheHostsMeasurements) {
   EXPECT_TRUE(cpu.host_lane_cores.has_value());
 }
 
+// --gpu auto measured the GPU: its calibration is the measured one
+// (gpu_calibration.h), the measurements are listed, and the source says
+// which device was measured.
+TEST(ProfileWriter, AMeasuredGpuCalibratesItsProfile) {
+  const core::ProfileCatalog catalog(STOWAGE_PROFILES_DIR);
+  Measurements measured = example();
+  measured.gpu = GpuMeasurements{.device = "NVIDIA H200",
+                                 .pinned = {{.bytes = int64_t{16} << 20, .h2d = 50e9, .d2h = 52e9},
+                                            {.bytes = int64_t{256} << 20, .h2d = 55e9, .d2h = 54e9}},
+                                 .hbm_copy = 4200e9,
+                                 .gemm_type = "bf16",
+                                 .gemms = {800e12, 900e12}};
+  const std::string yaml = machine_profile_yaml(measured, {.name = "test", .gpu = *catalog.gpu("h200")});
+  EXPECT_NE(yaml.find("--gpu auto, on the GPU the driver names 'NVIDIA H200': "), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("#   NVIDIA H200 (executor/cuda/device_probe.h), pinned copies h2d / d2h: 16 MiB 50 GB/s / 52 GB/s;"),
+            std::string::npos)
+      << yaml;
+  const auto dir = std::filesystem::temp_directory_path() / "stowage_profile_writer_measured_gpu_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "m.yaml") << yaml;
+  const auto m = catalog.machine((dir / "m.yaml").string());
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(m.has_value()) << core::to_string(m.error()) << "\n" << yaml;
+  EXPECT_DOUBLE_EQ(m->calibration.h2d_rate->value(), 52.5e9);  // the median of two: their mean
+  EXPECT_DOUBLE_EQ(m->calibration.d2h_rate->value(), 53e9);
+  EXPECT_NEAR(m->calibration.hbm_efficiency, 4200.0 / 4800, 1e-12);
+  EXPECT_NEAR(m->calibration.matmul_efficiency, 850.0 / 989, 1e-12);
+  EXPECT_FALSE(m->calibration.host_lane_cores.has_value());
+}
+
 // With two optimizer threads the device's Adam runs at the two-thread rate.
 TEST(ProfileWriter, TheDevicesMemoryRateIsCpuAdamsAtTheOptimizersThreads) {
   const std::string yaml =

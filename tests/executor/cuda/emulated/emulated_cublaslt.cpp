@@ -3,8 +3,10 @@
 // order, not the GPU's), with the operands rounded to bf16 or fp16 first
 // under the FAST_16BF / FAST_16F compute types (as the tensor cores take
 // them: product_precision.h).
-// Only what the executor asks for is served: fp32 matrices, one algorithm,
-// D in place of C; anything else is CUBLAS_STATUS_NOT_SUPPORTED.
+// Only what the executor and its device probe (device_probe.h) ask for is
+// served: fp32 matrices, or bf16 or fp16 ones widened to fp32 and the
+// result rounded back; one algorithm; D in place of C; anything else is
+// CUBLAS_STATUS_NOT_SUPPORTED.
 #include <cublasLt.h>
 
 #include <cblas.h>
@@ -43,6 +45,17 @@ const float* as_operand(const float* x, const Layout& l, cublasComputeType_t com
   copy.assign(x, x + (l.cols - 1) * l.ld + l.rows);
   for (float& v : copy)
     v = compute == CUBLAS_COMPUTE_32F_FAST_16BF ? bf16_value(bf16_bits(v)) : fp16_value(fp16_bits(v));
+  return copy.data();
+}
+
+// The floats of a stored matrix of `l.type`'s elements: fp32 as they are,
+// bf16 or fp16 widened (exactly) into `copy`.
+const float* widened(const void* x, const Layout& l, std::vector<float>& copy) {
+  using namespace stowage::executor;
+  if (l.type == CUDA_R_32F) return static_cast<const float*>(x);
+  const auto* bits = static_cast<const uint16_t*>(x);
+  copy.resize(static_cast<size_t>(l.cols * l.ld));
+  for (size_t i = 0; i < copy.size(); ++i) copy[i] = l.type == CUDA_R_16BF ? bf16_value(bits[i]) : fp16_value(bits[i]);
   return copy.data();
 }
 
@@ -87,7 +100,7 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasL
 
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type, uint64_t rows,
                                           uint64_t cols, int64_t ld) {
-  if (type != CUDA_R_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (type != CUDA_R_32F && type != CUDA_R_16BF && type != CUDA_R_16F) return CUBLAS_STATUS_NOT_SUPPORTED;
   if (ld < static_cast<int64_t>(rows)) return CUBLAS_STATUS_INVALID_VALUE;
   *layout = reinterpret_cast<cublasLtMatrixLayout_t>(
       new Layout{type, static_cast<int64_t>(rows), static_cast<int64_t>(cols), ld});
@@ -136,6 +149,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t /*handle*/, cublasLtMatmulDesc_t 
   const Layout& ld = *as<Layout>(d_layout);
   if (c_p != d_p || lc.rows != ld.rows || lc.cols != ld.cols || lc.ld != ld.ld)
     return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (la.type != lb.type || la.type != lc.type || lc.type != ld.type) return CUBLAS_STATUS_NOT_SUPPORTED;
   const int64_t m = lc.rows, n = lc.cols;
   const int64_t k = desc.trans_a == CUBLAS_OP_N ? la.cols : la.rows;
   const int64_t a_rows = desc.trans_a == CUBLAS_OP_N ? la.rows : la.cols;
@@ -147,12 +161,20 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t /*handle*/, cublasLtMatmulDesc_t 
   // stream runs the product.
   const float alpha = *static_cast<const float*>(alpha_p), beta = *static_cast<const float*>(beta_p);
   stowage::cuda_emulation::enqueue(stream, [=] {
-    std::vector<float> a_copy, b_copy;
-    const float* a = as_operand(static_cast<const float*>(a_p), la, desc.compute, a_copy);
-    const float* b = as_operand(static_cast<const float*>(b_p), lb, desc.compute, b_copy);
+    std::vector<float> a_wide, b_wide, c_wide, a_copy, b_copy;
+    const float* a = as_operand(widened(a_p, la, a_wide), la, desc.compute, a_copy);
+    const float* b = as_operand(widened(b_p, lb, b_wide), lb, desc.compute, b_copy);
+    float* c = ld.type == CUDA_R_32F ? static_cast<float*>(d_p) : const_cast<float*>(widened(d_p, ld, c_wide));
     cblas_sgemm(CblasColMajor, to_cblas(desc.trans_a), to_cblas(desc.trans_b), static_cast<blasint>(m),
                 static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(la.ld), b,
-                static_cast<blasint>(lb.ld), beta, static_cast<float*>(d_p), static_cast<blasint>(ld.ld));
+                static_cast<blasint>(lb.ld), beta, c, static_cast<blasint>(ld.ld));
+    if (ld.type != CUDA_R_32F) {  // D rounded back to its 16-bit type as it is stored
+      auto* bits = static_cast<uint16_t*>(d_p);
+      for (size_t i = 0; i < c_wide.size(); ++i) {
+        bits[i] = ld.type == CUDA_R_16BF ? stowage::executor::bf16_bits(c_wide[i])
+                                         : stowage::executor::fp16_bits(c_wide[i]);
+      }
+    }
   });
   return CUBLAS_STATUS_SUCCESS;
 }
