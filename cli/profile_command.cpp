@@ -85,14 +85,16 @@ std::variant<core::GpuSpec, int> gpu_to_profile(const Context& context, const st
     std::string why;
     const std::optional<std::string> device = cuda_device_name(why);
     if (!device) {
-      *context.err << "error: --gpu auto: " << why << "; name the GPU's profile with --gpu NAME (stowage profiles gpu)\n";
+      *context.err << "error: --gpu auto: " << why
+                   << "; name the GPU's profile with --gpu NAME (stowage profiles gpu)\n";
       return kExitUsage;
     }
     std::optional<core::GpuSpec> found = catalog.gpu_for_device(*device);
     if (!found) {
-      *context.err << "error: --gpu auto: no bundled GPU profile lists the device '" << *device
-                   << "' (device_names in profiles/gpus; docs/formats/profiles.md); name the nearest with --gpu NAME "
-                      "only if its figures are this GPU's (stowage profiles gpu)\n";
+      *context.err
+          << "error: --gpu auto: no bundled GPU profile lists the device '" << *device
+          << "' (device_names in profiles/gpus; docs/formats/profiles.md); name the nearest with --gpu NAME "
+             "only if its figures are this GPU's (stowage profiles gpu)\n";
       return kExitUsage;
     }
     return std::move(*found);
@@ -101,8 +103,8 @@ std::variant<core::GpuSpec, int> gpu_to_profile(const Context& context, const st
   if (std::ranges::find(names, gpu) == names.end()) {
     std::string known;
     for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
-    *context.err << "error: --gpu '" << gpu << "' is not a bundled GPU profile (expected auto or one of: " << known
-                 << ")\n";
+    *context.err << "error: --gpu '" << gpu
+                 << "' is not a bundled GPU profile (expected auto or one of: " << known << ")\n";
     return kExitUsage;
   }
   core::Result<core::GpuSpec> spec = catalog.gpu(gpu);
@@ -117,8 +119,10 @@ probe::GpuMeasurements measure_the_gpu(const core::GpuSpec& gpu, bool quick) {
   executor::cuda::GpuProbeSizes sizes = executor::cuda::gpu_probe_sizes(quick);
   sizes.bf16 = gpu.bf16_rate.has_value();
   const executor::cuda::GpuRates rates = executor::cuda::measure_gpu(sizes);
-  probe::GpuMeasurements m{.device = rates.device, .hbm_copy = rates.hbm_copy, .gemm_type = sizes.bf16 ? "bf16" : "fp16"};
-  for (const executor::cuda::CopyRates& c : rates.pinned) m.pinned.push_back({.bytes = c.bytes, .h2d = c.h2d, .d2h = c.d2h});
+  probe::GpuMeasurements m{
+      .device = rates.device, .hbm_copy = rates.hbm_copy, .gemm_type = sizes.bf16 ? "bf16" : "fp16"};
+  for (const executor::cuda::CopyRates& c : rates.pinned)
+    m.pinned.push_back({.bytes = c.bytes, .h2d = c.h2d, .d2h = c.d2h});
   for (const executor::cuda::GemmRate& g : rates.gemms) m.gemms.push_back(g.flops_per_s);
   return m;
 #else
@@ -159,8 +163,11 @@ int run_profile(const Context& context, const ProfileArgs& a) {
       return kExitCannotWrite;
     }
   }
-  probe::ProfileWriterOptions writer{
-      .name = "This machine", .device_memory = 0, .optimizer_threads = a.threads, .quick = a.quick, .gpu = gpu};
+  probe::ProfileWriterOptions writer{.name = "This machine",
+                                     .device_memory = 0,
+                                     .optimizer_threads = a.threads,
+                                     .quick = a.quick,
+                                     .gpu = gpu};
   if (!a.device_memory.empty()) {
     auto cap = core::parse_bytes(a.device_memory);
     if (!cap || cap->count() <= 0) {
@@ -169,7 +176,8 @@ int run_profile(const Context& context, const ProfileArgs& a) {
     }
     writer.device_memory = cap->count();
   }
-  probe::ProbeOptions options{.depth = a.quick ? probe::Depth::kQuick : probe::Depth::kFull, .cpu_device = !gpu};
+  probe::ProbeOptions options{.depth = a.quick ? probe::Depth::kQuick : probe::Depth::kFull,
+                              .cpu_device = !gpu};
   if (!gpu) note_an_unprofiled_gpu(context);
   if (!a.nvme_dir.empty()) options.disk_dir = a.nvme_dir;
   const bool tty = isatty(STDERR_FILENO) == 1 && context.err == &std::cerr;
@@ -218,9 +226,10 @@ CommandBody add_profile_command(CLI::App& app, Context& context) {
   sub->add_option("--nvme-dir", a->nvme_dir, "Measure O_DIRECT I/O in this directory (default: no disk)")
       ->check(CLI::ExistingDirectory);
   sub->add_option("--device-memory", a->device_memory, "The CPU backend's device cap to write (default: half the RAM)");
-  sub->add_option("--gpu", a->gpu,
-                  "The device is this bundled GPU profile (stowage profiles gpu), or auto: the one the CUDA driver "
-                  "names (default: the CPU backend, measured)");
+  sub->add_option(
+      "--gpu", a->gpu,
+      "The device is this bundled GPU profile (stowage profiles gpu), or auto: the one the CUDA driver "
+      "names (default: the CPU backend, measured)");
   sub->add_option("--threads", a->threads, "Threads of each CPU optimizer step the profile is for (stowage run --threads)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));

@@ -66,9 +66,9 @@ struct GpuMeasurements {
     double h2d = 0, d2h = 0;  // B/s, pinned host memory
   };
   std::vector<Copy> pinned;
-  double hbm_copy = 0;          // B/s of a device-to-device copy, read + written
-  std::string gemm_type;        // "bf16", or "fp16" on a GPU without bf16
-  std::vector<double> gemms;    // FLOP/s of the GEMMs measured in that type
+  double hbm_copy = 0;        // B/s of a device-to-device copy, read + written
+  std::string gemm_type;      // "bf16", or "fp16" on a GPU without bf16
+  std::vector<double> gemms;  // FLOP/s of the GEMMs measured in that type
 };
 
 struct Measurements {

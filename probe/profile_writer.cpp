@@ -104,7 +104,8 @@ std::string measurement_comments(const Measurements& m) {
     s += "#   sgemm forward+backward, one BLAS thread" +
          (m.blas_kernels.empty() ? std::string() : " (OpenBLAS's " + m.blas_kernels + " kernels)") + ":";
     for (const GemmRate& g : m.gemm)
-      s += " " + std::to_string(g.rows) + "x" + std::to_string(g.in) + "x" + std::to_string(g.out) + " " + num(g.rate / 1e9) + " GFLOP/s;";
+      s += " " + std::to_string(g.rows) + "x" + std::to_string(g.in) + "x" + std::to_string(g.out) + " " +
+           num(g.rate / 1e9) + " GFLOP/s;";
     s += "\n#   a 1x64x64 product: " + num(m.small_gemm_seconds * 1e6) + " us\n";
   }
   if (!m.block_ops.empty()) {
@@ -137,7 +138,8 @@ std::string measurement_comments(const Measurements& m) {
 std::string gpu_comments(const GpuMeasurements& g) {
   std::string s = "#   " + g.device + " (executor/cuda/device_probe.h), pinned copies h2d / d2h:";
   for (const GpuMeasurements::Copy& c : g.pinned)
-    s += " " + num(static_cast<double>(c.bytes) / 1048576.0) + " MiB " + gbs(c.h2d) + " / " + gbs(c.d2h) + ";";
+    s +=
+        " " + num(static_cast<double>(c.bytes) / 1048576.0) + " MiB " + gbs(c.h2d) + " / " + gbs(c.d2h) + ";";
   s += "\n#   device-to-device copy, read + written: " + gbs(g.hbm_copy) + "\n#   " + g.gemm_type + " GEMMs:";
   for (const double rate : g.gemms) s += " " + num(rate / 1e12) + " TFLOP/s;";
   return s + "\n";
@@ -213,11 +215,13 @@ std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptio
   core::CostParameters calibration = o.gpu ? host_calibration(m, o) : measured_calibration(m, o);
   if (o.gpu) {
     // Quoted: a GPU's label and a driver's device name may hold anything.
-    s += "label: " + core::yaml_quoted(o.name + " (" + o.gpu->label + "), measured by stowage profile") + "\n";
+    s +=
+        "label: " + core::yaml_quoted(o.name + " (" + o.gpu->label + "), measured by stowage profile") + "\n";
     if (m.gpu) {
       s += "source: " +
            core::yaml_quoted("stowage profile --gpu auto" + quick + ", on the GPU the driver names '" +
-                             m.gpu->device + "': its datasheet figures are its bundled profile's (" + o.gpu->name +
+                             m.gpu->device + "': its datasheet figures are its bundled profile's (" +
+                             o.gpu->name +
                              "); its copy, memory and GEMM rates, the host and the disk as measured below") +
            "\n";
     } else {
@@ -240,7 +244,8 @@ std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptio
     s += "source: stowage profile" + quick + "; the measurements are listed below\n";
     s += measurement_comments(m);
     s += "gpu:\n  label: CPU backend device (host memory under a cap, OpenBLAS sgemm)\n";
-    s += "  source: measured (median sgemm rate of the shapes above; CPU Adam at the optimizer's threads, 28 B/param)\n";
+    s += "  source: measured (median sgemm rate of the shapes above; CPU Adam at the optimizer's threads, 28 "
+         "B/param)\n";
     s += "  memory: " + std::to_string(device_memory(m, o)) + " B\n";
     s += "  memory_bandwidth: " + num(device_memory_rate(m, o)) + "\n";
     s += "  fp16_rate: " + num(gemm) + "\n  bf16_rate: " + num(gemm) + "\n  fp32_rate: " + num(gemm) + "\n";
@@ -251,7 +256,8 @@ std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptio
   s += "  cpu_cores: " + std::to_string(m.cores) + "\n";
   s += "  dram: " + std::to_string(std::max<int64_t>(m.dram_bytes, int64_t{1} << 30)) + " B\n";
   s += "  dram_bandwidth: " + num(dram_rate(m)) + "\n";
-  s += "  pcie_lanes: " + std::to_string(pcie_lanes) + "\n  pcie_generation: " + std::to_string(pcie_generation) + "\n";
+  s += "  pcie_lanes: " + std::to_string(pcie_lanes) +
+       "\n  pcie_generation: " + std::to_string(pcie_generation) + "\n";
   if (const std::optional<DriveRates> d = drive_rates(m)) {
     s += "nvme:\n  label: the disk under " + *m.disk_dir + "\n";
     s += "  source: measured (O_DIRECT, " + num(static_cast<double>(d->block) / 1024.0) + " KiB blocks, " +

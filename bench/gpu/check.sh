@@ -22,6 +22,8 @@
 #      whichever GPU it found, and copies the plans to point at it: every
 #      prediction below is for this machine (or, where no profile can be
 #      made, for the committed H200 VM's, and it says so);
+#   2d. runs `stowage profile --gpu auto` (the command's own GPU measurement)
+#      and prints its calibration beside 2c's;
 #   3. runs stowage_cuda_tests (every kernel against its CPU twin; the gpu label),
 #      and with STOWAGE_GPU_SANITIZE=1 again under compute-sanitizer's memcheck;
 #   3c. runs Stowage's executor with the CUDA backend: its tests, and
@@ -255,6 +257,27 @@ else
   log "this machine's profile could not be made or used (above): predictions are for the H200 VM of 2026-12-04"
 fi
 log "predictions for: $machine"
+
+# 2d. The GPU as a user profiles it: `stowage profile --gpu auto` asks the
+#     driver which GPU this is, measures its copies, memory and GEMMs
+#     (executor/cuda/device_probe.h) and calibrates its bundled profile
+#     from them (probe/gpu_calibration.h). Its calibration is printed
+#     beside this machine's profile's (cuda_probe through this-machine),
+#     which should agree with it to a run's spread.
+if [ -x "$executor/stowage" ]; then
+  log ""
+  log "== stowage profile --gpu auto =="
+  budgeted 120 "$executor/stowage" profile --quick --gpu auto --threads "$threads" \
+    > "$out/profile-gpu-auto.yaml" 2> "$out/profile-gpu-auto.err"
+  if [ $? -eq 0 ]; then
+    log "  $(grep -m1 '^gpu: ' "$out/profile-gpu-auto.yaml") (this-machine's: $(sed -n 's/^gpu: //p' "$out/this-machine.yaml" 2>/dev/null))"
+    for key in h2d_rate d2h_rate hbm_efficiency matmul_efficiency; do
+      log "  $key: $(sed -n "s/^  $key: //p" "$out/profile-gpu-auto.yaml") (this-machine's: $(sed -n "s/^  $key: //p" "$out/this-machine.yaml" 2>/dev/null))"
+    done
+  else
+    log "stowage profile --gpu auto FAILED (profile-gpu-auto.err): $(tail -n 1 "$out/profile-gpu-auto.err")"; status=1
+  fi
+fi
 
 # 3. The kernels against their CPU twins.
 log ""

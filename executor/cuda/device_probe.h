@@ -61,7 +61,7 @@ struct GemmRate {
 struct GpuRates {
   std::string device;  // the driver's name (device_name(0))
   std::vector<CopyRates> pinned;
-  double hbm_copy = 0;  // B/s, read + written
+  double hbm_copy = 0;          // B/s, read + written
   std::vector<GemmRate> gemms;  // bf16 or fp16 operands, as GpuProbeSizes::bf16 says; fp32 sums
 };
 

@@ -33,11 +33,14 @@ core::Diagnostics DecoderLayers::apply(const ModelOptions& options) {
 }
 
 size_t DecoderLayers::checked_index(int layer) const {
-  if (layer < 0 || layer >= layer_count()) throw std::out_of_range("layer " + std::to_string(layer) + " out of range");
+  if (layer < 0 || layer >= layer_count())
+    throw std::out_of_range("layer " + std::to_string(layer) + " out of range");
   return static_cast<size_t>(layer);
 }
 
-LayerKind DecoderLayers::layer_kind(int layer) const { return kinds_[checked_index(layer)]; }
+LayerKind DecoderLayers::layer_kind(int layer) const {
+  return kinds_[checked_index(layer)];
+}
 
 int64_t DecoderLayers::param_count(LayerKind kind) const {
   for (size_t i = 0; i < kinds_.size(); ++i) {
@@ -46,13 +49,15 @@ int64_t DecoderLayers::param_count(LayerKind kind) const {
   throw std::logic_error("param_count: the model has no layer of this kind");
 }
 
-int64_t DecoderLayers::layer_param_count(int layer) const { return param_counts_[checked_index(layer)]; }
+int64_t DecoderLayers::layer_param_count(int layer) const {
+  return param_counts_[checked_index(layer)];
+}
 
 void DecoderLayers::check_batch(MicroBatch mb) const {
   if (mb.batch < 1 || mb.seq < 1 || mb.seq > max_positions_) {
-    throw std::invalid_argument("micro-batch of " + std::to_string(mb.batch) + " x " + std::to_string(mb.seq) +
-                                " tokens: expected batch >= 1 and 1 <= seq <= " +
-                                std::to_string(max_positions_));
+    throw std::invalid_argument(
+        "micro-batch of " + std::to_string(mb.batch) + " x " + std::to_string(mb.seq) +
+        " tokens: expected batch >= 1 and 1 <= seq <= " + std::to_string(max_positions_));
   }
 }
 

@@ -34,8 +34,9 @@ class DecoderLayers {
   [[nodiscard]] int64_t layer_param_count(int layer) const;
 
  protected:
-  // `workload` is one the model's shape_of accepted: its layers' tensors
-  // are the model's, so their counts are the model's too.
+  // `workload` is one the model's shape check accepted (model_shape_of,
+  // llama_shape_of): its layers' tensors are the model's, so their counts
+  // are the model's too.
   DecoderLayers(const core::Workload& workload, int64_t vocab, int64_t max_positions);
   // Sets OpenBLAS's threads as `options` ask, or says why it cannot: the
   // check every create() makes before it builds its model.

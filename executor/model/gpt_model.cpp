@@ -26,21 +26,25 @@ core::Result<GptModel> GptModel::create(const core::Workload& workload, const Mo
 GptModel::GptModel(const core::Workload& workload, ModelShape shape)
     : DecoderLayers(workload, shape.vocab, shape.max_positions), shape_(shape) {
   const std::vector<TensorSlot> b = layer_slots(LayerKind::kBlock, shape_);
-  block_ = {offset_of(b, "attn_norm.weight"),   offset_of(b, "attn_norm.bias"),   offset_of(b, "attn.q_proj.weight"),
-            offset_of(b, "attn.q_proj.bias"),   offset_of(b, "attn.k_proj.weight"), offset_of(b, "attn.k_proj.bias"),
-            offset_of(b, "attn.v_proj.weight"), offset_of(b, "attn.v_proj.bias"), offset_of(b, "attn.o_proj.weight"),
-            offset_of(b, "attn.o_proj.bias"),   offset_of(b, "mlp_norm.weight"),  offset_of(b, "mlp_norm.bias"),
-            offset_of(b, "mlp.up_proj.weight"), offset_of(b, "mlp.up_proj.bias"), offset_of(b, "mlp.down_proj.weight"),
-            offset_of(b, "mlp.down_proj.bias")};
+  block_ = {offset_of(b, "attn_norm.weight"),     offset_of(b, "attn_norm.bias"),
+            offset_of(b, "attn.q_proj.weight"),   offset_of(b, "attn.q_proj.bias"),
+            offset_of(b, "attn.k_proj.weight"),   offset_of(b, "attn.k_proj.bias"),
+            offset_of(b, "attn.v_proj.weight"),   offset_of(b, "attn.v_proj.bias"),
+            offset_of(b, "attn.o_proj.weight"),   offset_of(b, "attn.o_proj.bias"),
+            offset_of(b, "mlp_norm.weight"),      offset_of(b, "mlp_norm.bias"),
+            offset_of(b, "mlp.up_proj.weight"),   offset_of(b, "mlp.up_proj.bias"),
+            offset_of(b, "mlp.down_proj.weight"), offset_of(b, "mlp.down_proj.bias")};
 }
 
 std::span<const float> GptModel::token_embedding(std::span<const float> embedding_params) const {
-  require_size(embedding_params.size(), param_count(LayerKind::kEmbedding), "token_embedding: embedding layer");
+  require_size(embedding_params.size(), param_count(LayerKind::kEmbedding),
+               "token_embedding: embedding layer");
   return embedding_params.first(static_cast<size_t>(shape_.vocab * shape_.d_model));
 }
 
 std::span<float> GptModel::token_embedding(std::span<float> embedding_params) const {
-  require_size(embedding_params.size(), param_count(LayerKind::kEmbedding), "token_embedding: embedding layer");
+  require_size(embedding_params.size(), param_count(LayerKind::kEmbedding),
+               "token_embedding: embedding layer");
   return embedding_params.first(static_cast<size_t>(shape_.vocab * shape_.d_model));
 }
 
@@ -270,8 +274,9 @@ void GptModel::final_backward(std::span<const float> params, std::span<const flo
   require_size(d_in.size(), n * d, "final_backward: d_in");
   require_size(s.probs.size(), n * v, "final_backward: saved state");
   Temporary d_norm(n * d);
-  next_token_head_backward(s.norm_out.data(), token_embedding.data(), targets.data(), s.probs.data(), loss_scale,
-                           d_norm.data(), d_token_embedding.data(), {.tokens = n, .d_model = d, .vocab = v});
+  next_token_head_backward(s.norm_out.data(), token_embedding.data(), targets.data(), s.probs.data(),
+                           loss_scale, d_norm.data(), d_token_embedding.data(),
+                           {.tokens = n, .d_model = d, .vocab = v});
   LayerKernels& k = layer_kernels();
   k.fill(d_in.data(), 0.0f, n * d);
   k.layer_norm_backward(in.data(), params.data(), s.norm_mean.data(), s.norm_rstd.data(), d_norm.data(), d_in.data(),

@@ -265,8 +265,8 @@ float LlamaModel::final_forward(std::span<const float> params, std::span<const f
   require_size(in.size(), n * d, "final_forward: in");
   size_saved(s, mb);
   layer_kernels().rms_norm_forward(in.data(), params.data(), s.norm_out.data(), s.norm_rstd.data(), n, d);
-  return next_token_head_forward(s.norm_out.data(), params.data() + head_offset_, targets.data(), s.probs.data(),
-                                 {.tokens = n, .d_model = d, .vocab = v});
+  return next_token_head_forward(s.norm_out.data(), params.data() + head_offset_, targets.data(),
+                                 s.probs.data(), {.tokens = n, .d_model = d, .vocab = v});
 }
 
 void LlamaModel::final_backward(std::span<const float> params, std::span<const float> in,

@@ -13,8 +13,9 @@ float next_token_head_forward(const float* normed, const float* head, const int3
   return static_cast<float>(total / static_cast<double>(s.tokens));
 }
 
-void next_token_head_backward(const float* normed, const float* head, const int32_t* targets, const float* probs,
-                              float loss_scale, float* d_normed, float* d_head, const HeadShape& s) {
+void next_token_head_backward(const float* normed, const float* head, const int32_t* targets,
+                              const float* probs, float loss_scale, float* d_normed, float* d_head,
+                              const HeadShape& s) {
   LayerKernels& k = layer_kernels();
   // The loss is a mean over the tokens: each row's gradient carries 1 / tokens.
   Temporary d_logits(s.tokens * s.vocab);

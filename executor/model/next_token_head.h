@@ -22,7 +22,8 @@ float next_token_head_forward(const float* normed, const float* head, const int3
 
 // From d(loss) = loss_scale: d_normed [tokens, d] and d_head [vocab, d]
 // ADDED. probs are forward's.
-void next_token_head_backward(const float* normed, const float* head, const int32_t* targets, const float* probs,
-                              float loss_scale, float* d_normed, float* d_head, const HeadShape& s);
+void next_token_head_backward(const float* normed, const float* head, const int32_t* targets,
+                              const float* probs, float loss_scale, float* d_normed, float* d_head,
+                              const HeadShape& s);
 
 }  // namespace stowage::executor::model

@@ -93,6 +93,17 @@ class Rehearsal(unittest.TestCase):
                               ("tiny-gpt-zero-offload.enqueue-only", "fp32")):
             self.assertIn(f"\n| {run} | the layers on the device, {products} products | ", self.check)
 
+    def test_the_gpu_is_profiled_as_a_user_would_beside_this_machines_profile(self):
+        self.assertIn("profile --quick --gpu auto --threads 8", self.calls)
+        self.assertIn("\n== stowage profile --gpu auto ==\n", self.check)
+        if STOWAGE_EMULATED:  # the emulated device, measured, under a profile of its own
+            self.assertIn("\n  gpu: emulated (this-machine's: h100-sxm)\n", self.check)
+            self.assertRegex(self.check, r"\n  matmul_efficiency: [\d.e+-]+ \(this-machine's: 0\.\d+\)\n")
+            self.assertRegex(self.check, r"\n  h2d_rate: [\d.e+-]+ \(this-machine's: [\d.]+ GB/s\)\n")
+        else:  # no device to ask: the stand-in's profile, by name
+            self.assertIn("\n  gpu: h100-sxm (this-machine's: h100-sxm)\n", self.check)
+        self.assertNotIn("stowage profile --gpu auto FAILED", self.check)
+
     def test_each_cuda_run_gets_its_products(self):
         (bf16,) = self.runs("tiny-gpt-zero-offload")[:1]
         (fp16,) = self.runs("tiny-gpt-fp16-zero-offload")

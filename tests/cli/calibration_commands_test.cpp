@@ -245,8 +245,8 @@ TEST_F(CalibrationCommands, ProfileOfAGpuNamesItsBundledProfile) {
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_NE(text.str().find("\ngpu: h200\n"), std::string::npos) << text.str();
-  const auto simulated = stowage({"simulate", "--machine", written, "--model", "tiny-gpt", "--training", "tiny",
-                                  "--placement", "zero-offload", "--json"});
+  const auto simulated = stowage({"simulate", "--machine", written, "--model", "tiny-gpt", "--training",
+                                  "tiny", "--placement", "zero-offload", "--json"});
   ASSERT_EQ(simulated.code, 0) << simulated.err;
   EXPECT_GT(nlohmann::json::parse(simulated.out)["step_time_s"].get<double>(), 0);
 
@@ -259,11 +259,13 @@ TEST_F(CalibrationCommands, ProfileOfAGpuNamesItsBundledProfile) {
   EXPECT_NE(unknown.err.find("h100-sxm"), std::string::npos) << unknown.err;
   const auto capped = stowage({"profile", "--gpu", "h200", "--device-memory", "4 GiB"});
   EXPECT_EQ(capped.code, 2);
-  EXPECT_NE(capped.err.find("--device-memory caps the CPU backend's device"), std::string::npos) << capped.err;
+  EXPECT_NE(capped.err.find("--device-memory caps the CPU backend's device"), std::string::npos)
+      << capped.err;
   const auto automatic = stowage({"profile", "--gpu", "auto", "-o", untouched});
   EXPECT_EQ(automatic.code, 2);
   EXPECT_TRUE(automatic.err.starts_with("error: --gpu auto: ")) << automatic.err;
-  EXPECT_NE(automatic.err.find("; name the GPU's profile with --gpu NAME (stowage profiles gpu)"), std::string::npos)
+  EXPECT_NE(automatic.err.find("; name the GPU's profile with --gpu NAME (stowage profiles gpu)"),
+            std::string::npos)
       << automatic.err;
   EXPECT_FALSE(fs::exists(untouched));
 }

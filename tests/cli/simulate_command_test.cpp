@@ -251,7 +251,8 @@ TEST(CliSimulate, SaysWhenThePlansRecordedStepIsNotTodaysPrediction) {
   ASSERT_EQ(stowage({"simulate", old, "--trace", trace}).code, kExitOk);
   const nlohmann::json warnings = nlohmann::json::parse(read(trace))["otherData"]["warnings"];
   ASSERT_EQ(warnings.size(), 2u) << warnings.dump();  // the assumed write rate, then the note
-  EXPECT_TRUE(warnings[1].get<std::string>().starts_with("the plan records 1 ms a step (bound by nvme.write)"))
+  EXPECT_TRUE(
+      warnings[1].get<std::string>().starts_with("the plan records 1 ms a step (bound by nvme.write)"))
       << warnings.dump();
   const Outcome as_json = stowage({"simulate", old, "--json"});
   ASSERT_EQ(as_json.code, kExitOk) << as_json.err;

@@ -52,9 +52,10 @@ TEST(ProfileReader, DeviceNamesAreAListOfTexts) {
   EXPECT_TRUE(read_gpu_profile(kGoodGpu, "gpus/test.yaml", "test")->device_names.empty());
   Diagnostics d = errors_of(std::string(kGoodGpu) + "device_names: NVIDIA A\n");
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].to_string(),
-            "gpus/test.yaml:10:15: device_names: wrong type: 'NVIDIA A' (a list of text values, e.g. [\"one\", "
-            "\"two\"])");
+  EXPECT_EQ(
+      d[0].to_string(),
+      "gpus/test.yaml:10:15: device_names: wrong type: 'NVIDIA A' (a list of text values, e.g. [\"one\", "
+      "\"two\"])");
   d = errors_of(std::string(kGoodGpu) + "device_names:\n  - NVIDIA A\n  - {x: 1}\n");
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].to_string(), "gpus/test.yaml:12:5: device_names[1]: wrong type: a mapping (a text value)");

@@ -53,7 +53,8 @@ std::vector<fs::path> plans_to_open(const fs::path& scratch) {
   std::string recorded((std::istreambuf_iterator<char>(bundled)), std::istreambuf_iterator<char>());
   const size_t step = recorded.find("  step_time: ");
   EXPECT_NE(step, std::string::npos) << recorded;
-  if (step != std::string::npos) recorded.replace(step, recorded.find('\n', step) - step, "  step_time: 0.001 s");
+  if (step != std::string::npos)
+    recorded.replace(step, recorded.find('\n', step) - step, "  step_time: 0.001 s");
   const fs::path stale = scratch / "stale-record.yaml";
   std::ofstream(stale) << recorded;
   out.push_back(stale);

@@ -29,7 +29,9 @@ GpuMeasurements recorded_h200() {
           .gemms = {868.0e12, 892.9e12, 903.6e12, 736.8e12, 805.3e12, 866.9e12}};
 }
 
-core::GpuSpec h200() { return *core::ProfileCatalog(STOWAGE_PROFILES_DIR).gpu("h200"); }
+core::GpuSpec h200() {
+  return *core::ProfileCatalog(STOWAGE_PROFILES_DIR).gpu("h200");
+}
 
 TEST(GpuCalibration, TheH200sRecordedProbeGivesWhatTheBenchScriptGives) {
   core::CostParameters p;

@@ -135,7 +135,8 @@ TEST(ProfileWriter, AMeasuredGpuCalibratesItsProfile) {
                                  .gemms = {800e12, 900e12}};
   const std::string yaml = machine_profile_yaml(measured, {.name = "test", .gpu = *catalog.gpu("h200")});
   EXPECT_NE(yaml.find("--gpu auto, on the GPU the driver names 'NVIDIA H200': "), std::string::npos) << yaml;
-  EXPECT_NE(yaml.find("#   NVIDIA H200 (executor/cuda/device_probe.h), pinned copies h2d / d2h: 16 MiB 50 GB/s / 52 GB/s;"),
+  EXPECT_NE(yaml.find("#   NVIDIA H200 (executor/cuda/device_probe.h), pinned copies h2d / d2h: 16 MiB 50 "
+                      "GB/s / 52 GB/s;"),
             std::string::npos)
       << yaml;
   const auto dir = std::filesystem::temp_directory_path() / "stowage_profile_writer_measured_gpu_test";

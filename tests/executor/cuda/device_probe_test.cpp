@@ -16,7 +16,9 @@
 namespace stowage::executor::cuda {
 namespace {
 
-bool positive_and_finite(double x) { return x > 0 && std::isfinite(x); }
+bool positive_and_finite(double x) {
+  return x > 0 && std::isfinite(x);
+}
 
 TEST(DeviceProbe, MeasuresEverySizeAndShapeItIsGiven) {
   STOWAGE_REQUIRE_CUDA_DEVICE();
@@ -46,7 +48,8 @@ TEST(DeviceProbe, QuickSizesAreSmallerAndKeepTheCopiesTheCalibrationReads) {
   const GpuProbeSizes quick = gpu_probe_sizes(true), full = gpu_probe_sizes(false);
   EXPECT_LT(quick.hbm_copy_bytes, full.hbm_copy_bytes);
   EXPECT_LE(quick.gemms.size(), full.gemms.size());
-  for (const int64_t bytes : quick.copy_bytes) EXPECT_GE(bytes, int64_t{16} << 20);  // what the calibration reads
+  for (const int64_t bytes : quick.copy_bytes)
+    EXPECT_GE(bytes, int64_t{16} << 20);  // what the calibration reads
 }
 
 }  // namespace

@@ -33,9 +33,12 @@ struct Decoder;
 template <>
 struct Decoder<GptModel> {
   static core::ModelSpec small() { return testing::small_spec(); }
-  static std::vector<TensorSlot> slots(const GptModel& m, core::LayerKind kind) { return layer_slots(kind, m.shape()); }
-  static float final_forward(const GptModel& m, std::span<const float> params, std::span<const float> embedding,
-                             std::span<const float> in, std::span<const int32_t> targets, MicroBatch mb) {
+  static std::vector<TensorSlot> slots(const GptModel& m, core::LayerKind kind) {
+    return layer_slots(kind, m.shape());
+  }
+  static float final_forward(const GptModel& m, std::span<const float> params,
+                             std::span<const float> embedding, std::span<const float> in,
+                             std::span<const int32_t> targets, MicroBatch mb) {
     FinalSaved saved;
     return m.final_forward(params, m.token_embedding(embedding), in, targets, mb, saved);
   }
@@ -124,8 +127,8 @@ TEST(NextTokenHead, UniformLogitsGiveLnVocabAndTheHandWorkedGradient) {
   const std::vector<float> head(8, 0.0f);
   const std::vector<int32_t> targets = {0, 2, 2};
   std::vector<float> probs(12);
-  EXPECT_NEAR(next_token_head_forward(normed.data(), head.data(), targets.data(), probs.data(), s), std::log(4.0),
-              1e-6);
+  EXPECT_NEAR(next_token_head_forward(normed.data(), head.data(), targets.data(), probs.data(), s),
+              std::log(4.0), 1e-6);
   for (float p : probs) EXPECT_FLOAT_EQ(p, 0.25f);
   std::vector<float> d_normed(6, 0.0f);
   std::vector<float> d_head(8, 1.0f);  // added to
@@ -133,11 +136,14 @@ TEST(NextTokenHead, UniformLogitsGiveLnVocabAndTheHandWorkedGradient) {
                            d_head.data(), s);
   for (float d : d_normed) EXPECT_EQ(d, 0.0f);
   // loss_scale / tokens = 2; sum of normed rows = (0, 5.5).
-  const std::vector<float> want = {
-      1 + 2 * (0.25f * 0.0f - 1.0f), 1 + 2 * (0.25f * 5.5f - 2.0f),         // v 0: token 0's row
-      1 + 2 * (0.25f * 0.0f), 1 + 2 * (0.25f * 5.5f),                       // v 1: no token
-      1 + 2 * (0.25f * 0.0f - (-1.0f + 0.0f)), 1 + 2 * (0.25f * 5.5f - 3.5f),  // v 2: tokens 1 and 2
-      1 + 2 * (0.25f * 0.0f), 1 + 2 * (0.25f * 5.5f)};                      // v 3
+  const std::vector<float> want = {1 + 2 * (0.25f * 0.0f - 1.0f),
+                                   1 + 2 * (0.25f * 5.5f - 2.0f),  // v 0: token 0's row
+                                   1 + 2 * (0.25f * 0.0f),
+                                   1 + 2 * (0.25f * 5.5f),  // v 1: no token
+                                   1 + 2 * (0.25f * 0.0f - (-1.0f + 0.0f)),
+                                   1 + 2 * (0.25f * 5.5f - 3.5f),  // v 2: tokens 1 and 2
+                                   1 + 2 * (0.25f * 0.0f),
+                                   1 + 2 * (0.25f * 5.5f)};  // v 3
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(d_head[i], want[i], 1e-6) << i;
 }
 

@@ -87,7 +87,8 @@ class WholeModelOf {
                             outputs_.back(), b.targets, final_saved_, loss_scale, d, grads_.back(),
                             model_.token_embedding(std::span<float>(grads_[0])));
     } else {
-      model_.final_backward(params_.back(), outputs_.back(), b.targets, final_saved_, loss_scale, d, grads_.back());
+      model_.final_backward(params_.back(), outputs_.back(), b.targets, final_saved_, loss_scale, d,
+                            grads_.back());
     }
     for (size_t i = saved_.size(); i-- > 0;) {
       model_.block_backward(params_[i + 1], outputs_[i], saved_[i], d, d, grads_[i + 1]);  // d_in aliases d_out

@@ -55,7 +55,8 @@ const float* widened(const void* x, const Layout& l, std::vector<float>& copy) {
   if (l.type == CUDA_R_32F) return static_cast<const float*>(x);
   const auto* bits = static_cast<const uint16_t*>(x);
   copy.resize(static_cast<size_t>(l.cols * l.ld));
-  for (size_t i = 0; i < copy.size(); ++i) copy[i] = l.type == CUDA_R_16BF ? bf16_value(bits[i]) : fp16_value(bits[i]);
+  for (size_t i = 0; i < copy.size(); ++i)
+    copy[i] = l.type == CUDA_R_16BF ? bf16_value(bits[i]) : fp16_value(bits[i]);
   return copy.data();
 }
 
@@ -164,7 +165,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t /*handle*/, cublasLtMatmulDesc_t 
     std::vector<float> a_wide, b_wide, c_wide, a_copy, b_copy;
     const float* a = as_operand(widened(a_p, la, a_wide), la, desc.compute, a_copy);
     const float* b = as_operand(widened(b_p, lb, b_wide), lb, desc.compute, b_copy);
-    float* c = ld.type == CUDA_R_32F ? static_cast<float*>(d_p) : const_cast<float*>(widened(d_p, ld, c_wide));
+    float* c =
+        ld.type == CUDA_R_32F ? static_cast<float*>(d_p) : const_cast<float*>(widened(d_p, ld, c_wide));
     cblas_sgemm(CblasColMajor, to_cblas(desc.trans_a), to_cblas(desc.trans_b), static_cast<blasint>(m),
                 static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(la.ld), b,
                 static_cast<blasint>(lb.ld), beta, c, static_cast<blasint>(ld.ld));
