@@ -229,7 +229,7 @@ CommandBody add_profile_command(CLI::App& app, Context& context) {
   sub->add_option(
       "--gpu", a->gpu,
       "The device is this bundled GPU profile (stowage profiles gpu), or auto: the one the CUDA driver "
-      "names (default: the CPU backend, measured)");
+      "names, its copies, memory and GEMMs measured (default: the CPU backend, measured)");
   sub->add_option("--threads", a->threads, "Threads of each CPU optimizer step the profile is for (stowage run --threads)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
