@@ -40,15 +40,23 @@ Measurements example() {
   return m;
 }
 
+// `yaml` read back as a machine profile from a file in a folder of its own
+// (`folder`, under the temporary directory, removed again), as a command
+// reads a profile it is given by path.
+core::Result<core::MachineSpec> loaded(const std::string& yaml, const std::string& folder) {
+  const auto dir = std::filesystem::temp_directory_path() / folder;
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "m.yaml") << yaml;
+  core::Result<core::MachineSpec> m = core::ProfileCatalog(STOWAGE_PROFILES_DIR).machine((dir / "m.yaml").string());
+  std::filesystem::remove_all(dir);
+  return m;
+}
+
 // What the writer writes loads as a machine profile, with the measured
 // rates where the simulator looks for them.
 TEST(ProfileWriter, WritesAMachineProfileThatLoads) {
   const std::string yaml = machine_profile_yaml(example(), {.name = "test", .device_memory = int64_t{2} << 30});
-  const auto dir = std::filesystem::temp_directory_path() / "stowage_profile_writer_test";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "m.yaml") << yaml;
-  const auto m = core::ProfileCatalog(STOWAGE_PROFILES_DIR).machine((dir / "m.yaml").string());
-  std::filesystem::remove_all(dir);
+  const core::Result<core::MachineSpec> m = loaded(yaml, "stowage_profile_writer_test");
   ASSERT_TRUE(m.has_value()) << core::to_string(m.error()) << "\n" << yaml;
   EXPECT_EQ(m->gpu.memory.count(), int64_t{2} << 30);
   EXPECT_DOUBLE_EQ(m->gpu.fp16_rate.value(), 50e9);  // the median of two: the upper one
@@ -88,11 +96,7 @@ TEST(ProfileWriter, AGpuProfileNamesTheGpuAndKeepsTheHostsMeasurements) {
       machine_profile_yaml(measured, {.name = "test", .optimizer_threads = 2, .gpu = *catalog.gpu("h200")});
   EXPECT_NE(yaml.find("\ngpu: h200\n"), std::string::npos) << yaml;
   EXPECT_EQ(yaml.find("sgemm"), std::string::npos) << yaml;
-  const auto dir = std::filesystem::temp_directory_path() / "stowage_profile_writer_gpu_test";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "m.yaml") << yaml;
-  const auto m = catalog.machine((dir / "m.yaml").string());
-  std::filesystem::remove_all(dir);
+  const core::Result<core::MachineSpec> m = loaded(yaml, "stowage_profile_writer_gpu_test");
   ASSERT_TRUE(m.has_value()) << core::to_string(m.error()) << "\n" << yaml;
   EXPECT_EQ(m->gpu.name, "h200");
   EXPECT_EQ(m->gpu.memory, catalog.gpu("h200")->memory);
@@ -139,11 +143,7 @@ TEST(ProfileWriter, AMeasuredGpuCalibratesItsProfile) {
                       "GB/s / 52 GB/s;"),
             std::string::npos)
       << yaml;
-  const auto dir = std::filesystem::temp_directory_path() / "stowage_profile_writer_measured_gpu_test";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "m.yaml") << yaml;
-  const auto m = catalog.machine((dir / "m.yaml").string());
-  std::filesystem::remove_all(dir);
+  const core::Result<core::MachineSpec> m = loaded(yaml, "stowage_profile_writer_measured_gpu_test");
   ASSERT_TRUE(m.has_value()) << core::to_string(m.error()) << "\n" << yaml;
   EXPECT_DOUBLE_EQ(m->calibration.h2d_rate->value(), 52.5e9);  // the median of two: their mean
   EXPECT_DOUBLE_EQ(m->calibration.d2h_rate->value(), 53e9);
@@ -156,11 +156,7 @@ TEST(ProfileWriter, AMeasuredGpuCalibratesItsProfile) {
 TEST(ProfileWriter, TheDevicesMemoryRateIsCpuAdamsAtTheOptimizersThreads) {
   const std::string yaml =
       machine_profile_yaml(example(), {.name = "test", .device_memory = int64_t{2} << 30, .optimizer_threads = 2});
-  const auto dir = std::filesystem::temp_directory_path() / "stowage_profile_writer_threads_test";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "m.yaml") << yaml;
-  const auto m = core::ProfileCatalog(STOWAGE_PROFILES_DIR).machine((dir / "m.yaml").string());
-  std::filesystem::remove_all(dir);
+  const core::Result<core::MachineSpec> m = loaded(yaml, "stowage_profile_writer_threads_test");
   ASSERT_TRUE(m.has_value()) << core::to_string(m.error());
   EXPECT_DOUBLE_EQ(m->gpu.memory_bandwidth.value(), 28 * 350e6);
 }
