@@ -19,6 +19,7 @@
 #include "planner/deepspeed_export.h"
 #include "planner/deepspeed_target.h"
 #include "planner/profile_inputs.h"
+#include "planner/search.h"
 
 namespace stowage::cli {
 namespace {
@@ -192,7 +193,7 @@ int run_export(const Context& context, const ExportArgs& a) {
   const core::Workload workload(in->model, effective.sequence_length);
   auto exported = export_text(a, *plan, *in, workload);
   if (!exported) return report(context, exported.error());
-  const planner::Candidate planned{.name = "plan", .policy = plan->policy, .training = effective, .runtime_pools = {}};
+  const planner::Candidate planned = planner::candidate_of(plan->policy, in->training);
   auto target = planner::deepspeed_target(planned, in->machine, in->model);
   if (!target) return report(context, target.error());
   const planner::Evaluation as_planned = planner::evaluate(planned, in->machine, in->model);

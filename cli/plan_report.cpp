@@ -223,36 +223,48 @@ void print_plan(std::ostream& out, const PlanInputs& in, const planner::PlanResu
   if (explain) print_explain(out, r);
 }
 
-json plan_json(const PlanInputs& in, const planner::PlanResult& r) {
-  auto eval = [&](const Evaluation& e) {
-    json j = {{"name", e.candidate.name}, {"fits", e.fits()}, {"reason", e.reason}};
-    if (e.summary) {
-      j["step_time_s"] = e.step_seconds();
-      j["tokens_per_second"] = e.summary->tokens_per_second;
-      j["model_flops_per_second_per_gpu"] = e.summary->model_flops_per_second_per_gpu;
-      j["bounding_lane"] = core::to_string(e.summary->bounding_lane);
-      j["falls_behind"] = e.summary->falls_behind ? json(core::to_string(*e.summary->falls_behind)) : json(nullptr);
-      for (Tier t : core::kAllTiers) {
-        const int scale = core::ranks_in_scope(t, in.machine.gpu_count);
-        j["peak_bytes"][std::string(core::to_string(t))] = (e.summary->peak_memory[static_cast<size_t>(t)] * scale).count();
-      }
+json evaluation_json(const PlanInputs& in, const Evaluation& e) {
+  json j = {{"name", e.candidate.name}, {"fits", e.fits()}, {"reason", e.reason}};
+  if (e.summary) {
+    j["step_time_s"] = e.step_seconds();
+    j["tokens_per_second"] = e.summary->tokens_per_second;
+    j["model_flops_per_second_per_gpu"] = e.summary->model_flops_per_second_per_gpu;
+    j["bounding_lane"] = core::to_string(e.summary->bounding_lane);
+    j["falls_behind"] =
+        e.summary->falls_behind ? json(core::to_string(*e.summary->falls_behind)) : json(nullptr);
+    for (Tier t : core::kAllTiers) {
+      const int scale = core::ranks_in_scope(t, in.machine.gpu_count);
+      j["peak_bytes"][std::string(core::to_string(t))] =
+          (e.summary->peak_memory[static_cast<size_t>(t)] * scale).count();
     }
-    return j;
-  };
+  }
+  return j;
+}
+
+json plan_side_json(const PlanInputs& in, const Evaluation* plan, const std::vector<std::string>& warnings) {
   json out = {{"machine", in.machine_name}, {"model", in.model_name}, {"training", in.training_name}};
-  out["chosen"] = r.best ? eval(*r.best) : json(nullptr);
-  if (r.best) {
-    out["chosen"]["policy"] = policy_json(in, r.best->candidate);
+  out["chosen"] = plan ? evaluation_json(in, *plan) : json(nullptr);
+  if (plan) {
+    out["chosen"]["policy"] = policy_json(in, plan->candidate);
     out["chosen"]["terms"] = planner::plan_terms(
-        r.best->candidate, core::Workload(in.model, r.best->candidate.training.sequence_length), in.machine.gpu_count);
-    const planner::NvmeWear w = planner::nvme_wear(r.best->nvme_bytes_written, r.best->summary->step_time, in.machine);
+        plan->candidate, core::Workload(in.model, plan->candidate.training.sequence_length),
+        in.machine.gpu_count);
+  }
+  if (plan && plan->fits()) {
+    const planner::NvmeWear w =
+        planner::nvme_wear(plan->nvme_bytes_written, plan->summary->step_time, in.machine);
     out["nvme_bytes_written_per_step"] = w.written_per_step.count();
     out["nvme_days_to_rated_endurance"] = w.days_to_rated ? json(*w.days_to_rated) : json(nullptr);
   }
+  out["warnings"] = warnings;
+  return out;
+}
+
+json plan_json(const PlanInputs& in, const planner::PlanResult& r) {
+  json out = plan_side_json(in, r.best ? &*r.best : nullptr, planner::plan_warnings(in, r));
   out["baselines"] = json::array();
-  for (const Evaluation& e : r.baselines) out["baselines"].push_back(eval(e));
+  for (const Evaluation& e : r.baselines) out["baselines"].push_back(evaluation_json(in, e));
   out["candidates_considered"] = r.considered.size();
-  out["warnings"] = planner::plan_warnings(in, r);
   return out;
 }
 

@@ -21,6 +21,17 @@ using planner::PlanInputs;
 void print_plan(std::ostream& out, const PlanInputs& inputs, const planner::PlanResult& result, bool explain);
 nlohmann::json plan_json(const PlanInputs& inputs, const planner::PlanResult& result);
 
+// One evaluated plan: name, fits, reason and, when simulated, its step time,
+// throughput, bounding lane and peak bytes per tier (gpu per GPU, cpu and
+// nvme per machine); plan_json's chosen and each of its baselines.
+nlohmann::json evaluation_json(const PlanInputs& inputs, const planner::Evaluation& evaluation);
+
+// plan_json's fields about one plan (null: nothing fits): machine, model,
+// training, chosen (evaluation_json with its policy and terms), its NVMe
+// wear when it fits, and `warnings`. whatif gives one for each side.
+nlohmann::json plan_side_json(const PlanInputs& inputs, const planner::Evaluation* plan,
+                              const std::vector<std::string>& warnings);
+
 // The candidate's decisions as fields: stage, training shape, prefetch
 // depths, the placement by layer run and partition by partition (named by
 // layer); `plan --json` carries it as chosen.policy (docs/json.md).

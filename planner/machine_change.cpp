@@ -8,12 +8,12 @@ core::MachineSpec apply(const core::MachineSpec& machine, const MachineChange& c
     if (m.nvme_count == 0) m.nvme = spare_drive;
     m.nvme_count += c.add_nvme;
   }
+  if (c.gpu) m.gpu = *c.gpu;  // before the link: --gpu with --pcie runs the new GPU at that generation
   if (c.pcie_generation) {
     m.gpu.pcie_generation = *c.pcie_generation;
     m.host.pcie_generation = *c.pcie_generation;
   }
   if (c.ram) m.host.dram = *c.ram;
-  if (c.gpu) m.gpu = *c.gpu;
   m.name += " (changed)";
   return m;
 }

@@ -28,8 +28,8 @@ std::string fp16_training(const core::ProfileCatalog& catalog) {
   return "";
 }
 
-// bf16 needs an Ampere or later GPU. Accepted on a V100 or T4 it was costed
-// at the fp16 rate and exported as bf16, a run that cannot start (issue 11).
+}  // namespace
+
 std::optional<core::Diagnostic> unsupported_precision(const core::ProfileCatalog& catalog,
                                                       const ProfileInputs& in) {
   if (in.training.precision != core::Precision::kBf16 || in.machine.gpu.bf16_rate) return std::nullopt;
@@ -40,6 +40,8 @@ std::optional<core::Diagnostic> unsupported_precision(const core::ProfileCatalog
           in.machine_name + ") cannot run",
       fp16.empty() ? "a training profile with precision: fp16" : "fp16 training: --training " + fp16};
 }
+
+namespace {
 
 // Drive suggested when a machine has none: the bundled 4 TB 990 PRO.
 constexpr const char* kSpareDrive = "samsung-990-pro-4tb";
@@ -81,8 +83,9 @@ core::Result<ProfileInputs> load_inputs(const core::ProfileCatalog& catalog, con
 }
 
 core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
-                                          const std::string& model, const std::string& training) {
-  auto inputs = load_inputs(catalog, machine, model, training);
+                                          const std::string& model, const std::string& training,
+                                          const core::PlanPlaces* plan) {
+  auto inputs = load_inputs(catalog, machine, model, training, plan);
   if (!inputs) return std::unexpected(inputs.error());
   return PlanInputs{{std::move(*inputs)}, spare_drive(catalog)};
 }

@@ -35,6 +35,13 @@ core::Result<ProfileInputs> load_inputs(const core::ProfileCatalog& catalog, con
                                         const std::string& model, const std::string& training,
                                         const core::PlanPlaces* plan = nullptr);
 
+// bf16 needs an Ampere or later GPU. Accepted on a V100 or T4 it was costed
+// at the fp16 rate and exported as bf16, a run that cannot start (issue 11):
+// load_inputs refuses it, at the training profile's `precision`, naming an
+// fp16 training profile of `catalog`; whatif asks it again of a changed GPU.
+[[nodiscard]] std::optional<core::Diagnostic> unsupported_precision(const core::ProfileCatalog& catalog,
+                                                                    const ProfileInputs& inputs);
+
 // The inputs of a search, with the drive its advice may suggest.
 struct PlanInputs : ProfileInputs {
   // Suggested when a machine has no NVMe: the bundled 4 TB 990 PRO, or else
@@ -43,6 +50,7 @@ struct PlanInputs : ProfileInputs {
 };
 
 core::Result<PlanInputs> load_plan_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
-                                          const std::string& model, const std::string& training);
+                                          const std::string& model, const std::string& training,
+                                          const core::PlanPlaces* plan = nullptr);
 
 }  // namespace stowage::planner

@@ -62,12 +62,24 @@ std::string describe(const Candidate& c, int gpu_states, int cpu_states, int nvm
   return s;
 }
 
-// A candidate's name from its partitions, for candidates a target rewrote.
+}  // namespace
+
 std::string describe(const Candidate& c) {
   std::array<int, 3> states{};
   for (const PartitionPolicy& p : c.policy.partitions) ++states[static_cast<size_t>(p.optimizer_states)];
   return describe(c, states[0], states[1], states[2]);
 }
+
+Candidate candidate_of(const core::Policy& policy, const core::TrainingSpec& training) {
+  Candidate c{.name = "",
+              .policy = policy,
+              .training = core::effective_training(training, policy),
+              .runtime_pools = {}};
+  c.name = describe(c);
+  return c;
+}
+
+namespace {
 
 // The candidates as `target` runs them, each once.
 std::vector<Candidate> as_run_by(Target target, std::vector<Candidate> candidates, const core::MachineSpec& machine,

@@ -75,6 +75,14 @@ struct PlanResult {
   bool cancelled = false;              // options.progress stopped the search early
 };
 
+// A candidate's name from its choices: "micro 2x4, ckpt, zero-3, params cpu,
+// states gpu/cpu/nvme 4/15/23, prefetch 2" (the search names its candidates so).
+[[nodiscard]] std::string describe(const Candidate& candidate);
+
+// The candidate a plan file's policy is: the training profile's shape as the
+// plan changed it (core::effective_training), named by describe.
+[[nodiscard]] Candidate candidate_of(const core::Policy& policy, const core::TrainingSpec& training);
+
 PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model, const core::TrainingSpec& training,
                   const SearchOptions& options = {});
 
