@@ -66,7 +66,8 @@ Summary summarize(const core::ModelSpec& m) {
   const core::Workload w(m, m.max_positions);
   const double n = static_cast<double>(w.total_params());
   char params[32];
-  if (n >= 1e9) std::snprintf(params, sizeof params, "%.3g B params", n / 1e9);
+  if (n >= 1e12) std::snprintf(params, sizeof params, "%.3g T params", n / 1e12);
+  else if (n >= 1e9) std::snprintf(params, sizeof params, "%.3g B params", n / 1e9);
   else std::snprintf(params, sizeof params, "%.3g M params", n / 1e6);
   std::string line = std::string(params) + ", " + std::to_string(m.layers) + " layers, d_model " +
                      std::to_string(m.d_model);

@@ -61,6 +61,16 @@ TEST(Cli, ProfilesListsEveryKind) {
   }
 }
 
+// Model sizes in the unit they are spoken of: GPT-1T said "1.01e+03 B".
+TEST(Cli, ProfilesGiveModelSizesInMillionsBillionsAndTrillions) {
+  const Outcome o = stowage({"profiles", "model"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  for (const char* size : {"3.29 M params", "13 B params", "1.01 T params"}) {
+    EXPECT_NE(o.out.find(size), std::string::npos) << size << "\n" << o.out;
+  }
+  EXPECT_EQ(o.out.find("e+"), std::string::npos) << o.out;
+}
+
 TEST(Cli, ProfilesOfOneKindAsJson) {
   const Outcome o = stowage({"profiles", "gpu", "--json"});
   ASSERT_EQ(o.code, kExitOk) << o.err;
