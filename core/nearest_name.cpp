@@ -40,4 +40,13 @@ std::optional<std::string> nearest_name(std::string_view name,
   return best;
 }
 
+std::vector<std::string> names_beginning(std::string_view prefix, std::span<const std::string> candidates) {
+  std::vector<std::string> out;
+  if (prefix.empty()) return out;
+  for (const std::string& candidate : candidates) {
+    if (candidate.starts_with(prefix)) out.push_back(candidate);
+  }
+  return out;
+}
+
 }  // namespace stowage::core

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace stowage::core {
 
@@ -19,5 +20,12 @@ namespace stowage::core {
 // Ties go to the earlier candidate, so the result is deterministic.
 [[nodiscard]] std::optional<std::string> nearest_name(std::string_view name,
                                                       std::span<const std::string> candidates);
+
+// The candidates that begin with `prefix`, in their order: what a user may
+// have meant by a name's first part ("workstation" for
+// "workstation-24gb-1nvme"; "h100" for "h100-sxm", though one edit from
+// "h200"). None for an empty prefix.
+[[nodiscard]] std::vector<std::string> names_beginning(std::string_view prefix,
+                                                       std::span<const std::string> candidates);
 
 }  // namespace stowage::core

@@ -116,7 +116,12 @@ Result<fs::path> ProfileCatalog::locate(ProfileKind kind, std::string_view name_
   }
   const std::vector<std::string> known = names(kind);
   std::string expected;
-  if (std::optional<std::string> near = nearest_name(name_or_path, known)) {
+  // The names it begins first: "h100" is one edit from "h200", but meant an H100.
+  if (const std::vector<std::string> begun = names_beginning(name_or_path, known); !begun.empty()) {
+    std::string quoted;
+    for (const std::string& n : begun) quoted += (quoted.empty() ? "'" : ", '") + n + "'";
+    expected = (begun.size() == 1 ? "did you mean " : "did you mean one of ") + quoted + "? ";
+  } else if (std::optional<std::string> near = nearest_name(name_or_path, known)) {
     expected = "did you mean '" + *near + "'? ";
   }
   std::string list;

@@ -32,5 +32,14 @@ TEST(NearestName, BreaksTiesByOrder) {
   EXPECT_EQ(nearest_name("abc", keys), "abd");
 }
 
+TEST(NamesBeginning, ListsTheNamesAPrefixBegins) {
+  const std::vector<std::string> names{"workstation-24gb-1nvme", "dgx-2", "workstation-24gb-4nvme"};
+  EXPECT_EQ(names_beginning("workstation", names),
+            (std::vector<std::string>{"workstation-24gb-1nvme", "workstation-24gb-4nvme"}));
+  EXPECT_EQ(names_beginning("dgx", names), std::vector<std::string>{"dgx-2"});
+  EXPECT_TRUE(names_beginning("h100", names).empty());
+  EXPECT_TRUE(names_beginning("", names).empty());
+}
+
 }  // namespace
 }  // namespace stowage::core

@@ -100,6 +100,24 @@ TEST(ProfileCatalog, UnknownNameSuggestsTheNearest) {
   EXPECT_TRUE(r.error()[0].expected.starts_with("did you mean 'a100-80gb'?")) << r.error()[0].expected;
 }
 
+// A name's first part suggests the names it begins, before any one-edit
+// typo: "workstation" said only "known machine profiles: ...", and "h100"
+// would be one edit from "h200".
+TEST(ProfileCatalog, UnknownPrefixSuggestsTheNamesItBegins) {
+  auto machine = bundled().machine("workstation");
+  ASSERT_FALSE(machine);
+  EXPECT_TRUE(machine.error()[0].expected.starts_with(
+      "did you mean one of 'workstation-24gb-1nvme', 'workstation-24gb-4nvme'? known machine profiles: "))
+      << machine.error()[0].expected;
+  auto gpu = bundled().gpu("h100");
+  ASSERT_FALSE(gpu);
+  EXPECT_TRUE(gpu.error()[0].expected.starts_with("did you mean one of 'h100-pcie', 'h100-sxm'?"))
+      << gpu.error()[0].expected;
+  auto one = bundled().machine("cloud");
+  ASSERT_FALSE(one);
+  EXPECT_TRUE(one.error()[0].expected.starts_with("did you mean 'cloud-t4-vm'?")) << one.error()[0].expected;
+}
+
 class TempProfiles : public ::testing::Test {
  protected:
   fs::path root = fs::temp_directory_path() / ("stowage-catalog-" + std::to_string(::getpid()));
