@@ -23,6 +23,7 @@
 #include "cli/exit_codes.h"
 #include "cli/machine_output.h"
 #include "cli/output_file.h"
+#include "core/nearest_name.h"
 #include "core/profile_catalog.h"
 #include "core/units.h"
 #ifdef STOWAGE_HAVE_CUDA_BACKEND
@@ -103,8 +104,8 @@ std::variant<core::GpuSpec, int> gpu_to_profile(const Context& context, const st
   if (std::ranges::find(names, gpu) == names.end()) {
     std::string known;
     for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
-    *context.err << "error: --gpu '" << gpu
-                 << "' is not a bundled GPU profile (expected auto or one of: " << known << ")\n";
+    *context.err << "error: --gpu '" << gpu << "' is not a bundled GPU profile ("
+                 << core::did_you_mean(gpu, names) << "expected auto or one of: " << known << ")\n";
     return kExitUsage;
   }
   core::Result<core::GpuSpec> spec = catalog.gpu(gpu);

@@ -49,4 +49,15 @@ std::vector<std::string> names_beginning(std::string_view prefix, std::span<cons
   return out;
 }
 
+std::string did_you_mean(std::string_view name, std::span<const std::string> candidates) {
+  if (const std::vector<std::string> begun = names_beginning(name, candidates); !begun.empty()) {
+    std::string quoted;
+    for (const std::string& n : begun) quoted += (quoted.empty() ? "'" : ", '") + n + "'";
+    return (begun.size() == 1 ? "did you mean " : "did you mean one of ") + quoted + "? ";
+  }
+  if (std::optional<std::string> near = nearest_name(name, candidates))
+    return "did you mean '" + *near + "'? ";
+  return "";
+}
+
 }  // namespace stowage::core

@@ -23,9 +23,14 @@ namespace stowage::core {
 
 // The candidates that begin with `prefix`, in their order: what a user may
 // have meant by a name's first part ("workstation" for
-// "workstation-24gb-1nvme"; "h100" for "h100-sxm", though one edit from
-// "h200"). None for an empty prefix.
+// "workstation-24gb-1nvme"). None for an empty prefix.
 [[nodiscard]] std::vector<std::string> names_beginning(std::string_view prefix,
                                                        std::span<const std::string> candidates);
+
+// The hint for an unknown name among `candidates`, with a trailing space:
+// "did you mean one of 'h100-pcie', 'h100-sxm'? " for the names it begins
+// (first: "h100" is one edit from "h200" but meant an H100), else "did you
+// mean 'llama-2-13b'? " for the nearest plausible typo, else "".
+[[nodiscard]] std::string did_you_mean(std::string_view name, std::span<const std::string> candidates);
 
 }  // namespace stowage::core

@@ -115,15 +115,7 @@ Result<fs::path> ProfileCatalog::locate(ProfileKind kind, std::string_view name_
                  "a " + std::string(format_word(kind)) + " profile file"});
   }
   const std::vector<std::string> known = names(kind);
-  std::string expected;
-  // The names it begins first: "h100" is one edit from "h200", but meant an H100.
-  if (const std::vector<std::string> begun = names_beginning(name_or_path, known); !begun.empty()) {
-    std::string quoted;
-    for (const std::string& n : begun) quoted += (quoted.empty() ? "'" : ", '") + n + "'";
-    expected = (begun.size() == 1 ? "did you mean " : "did you mean one of ") + quoted + "? ";
-  } else if (std::optional<std::string> near = nearest_name(name_or_path, known)) {
-    expected = "did you mean '" + *near + "'? ";
-  }
+  std::string expected = did_you_mean(name_or_path, known);
   std::string list;
   for (const std::string& n : known) list += (list.empty() ? "" : ", ") + n;
   expected += "known " + std::string(format_word(kind)) + " profiles: " + list;

@@ -253,7 +253,8 @@ TEST_F(CalibrationCommands, ProfileOfAGpuNamesItsBundledProfile) {
   const std::string untouched = path("untouched.yaml");
   const auto unknown = stowage({"profile", "--gpu", "h100", "-o", untouched});
   EXPECT_EQ(unknown.code, 2);
-  EXPECT_NE(unknown.err.find("--gpu 'h100' is not a bundled GPU profile (expected auto or one of: a10, "),
+  EXPECT_NE(unknown.err.find("--gpu 'h100' is not a bundled GPU profile (did you mean one of 'h100-pcie', "
+                             "'h100-sxm'? expected auto or one of: a10, "),
             std::string::npos)
       << unknown.err;
   EXPECT_NE(unknown.err.find("h100-sxm"), std::string::npos) << unknown.err;

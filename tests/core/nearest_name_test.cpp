@@ -41,5 +41,14 @@ TEST(NamesBeginning, ListsTheNamesAPrefixBegins) {
   EXPECT_TRUE(names_beginning("", names).empty());
 }
 
+TEST(DidYouMean, NamesBegunComeBeforeATypo) {
+  const std::vector<std::string> gpus{"h100-pcie", "h100-sxm", "h200", "l4"};
+  EXPECT_EQ(did_you_mean("h100", gpus), "did you mean one of 'h100-pcie', 'h100-sxm'? ");
+  EXPECT_EQ(did_you_mean("h100-s", gpus), "did you mean 'h100-sxm'? ");
+  EXPECT_EQ(did_you_mean("h20", gpus), "did you mean 'h200'? ");
+  EXPECT_EQ(did_you_mean("h300", gpus), "did you mean 'h200'? ");
+  EXPECT_EQ(did_you_mean("rtx-4090", gpus), "");
+}
+
 }  // namespace
 }  // namespace stowage::core
