@@ -131,6 +131,10 @@ class Backend {
   virtual void release(Buffer& buffer) = 0;  // idempotent; leaves buffer empty
   [[nodiscard]] virtual int64_t in_use(core::Tier tier) const = 0;
   [[nodiscard]] virtual int64_t capacity(core::Tier tier) const = 0;
+  // Whether the tier's buffers are this host's memory (all but nvme on the
+  // CPU backend; only cpu, pinned, on the CUDA backend): what a run must
+  // find free in host RAM before it starts (host_memory.h).
+  [[nodiscard]] virtual bool in_host_memory(core::Tier tier) const = 0;
 
   // A copy of `bytes` between buffers on any tiers, on `lane`.
   [[nodiscard]] virtual core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset,

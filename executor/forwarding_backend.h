@@ -18,6 +18,7 @@ class ForwardingBackend : public Backend {
   void release(Buffer& buffer) override { inner_.release(buffer); }
   [[nodiscard]] int64_t in_use(core::Tier tier) const override { return inner_.in_use(tier); }
   [[nodiscard]] int64_t capacity(core::Tier tier) const override { return inner_.capacity(tier); }
+  [[nodiscard]] bool in_host_memory(core::Tier tier) const override { return inner_.in_host_memory(tier); }
   [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset,
                                         const Buffer& src, int64_t src_offset, int64_t bytes) override {
     return inner_.copy(lane, dst, dst_offset, src, src_offset, bytes);

@@ -25,6 +25,7 @@
 #include "executor/checkpoint/save_checkpoint.h"
 #include "executor/compute_footprint.h"
 #include "executor/crc32c.h"
+#include "executor/host_memory.h"
 #include "executor/interpreter.h"
 #include "executor/model/byte_corpus.h"
 #include "executor/model/half_convert.h"
@@ -43,6 +44,10 @@ int64_t now_ns() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+// The executor holds no CUDA context and no data loader: the schedule it
+// runs (and the prediction of it) reserves nothing for them.
+constexpr core::RuntimeBuffers kNoReserves{.gpu_reserve = core::Bytes(0), .host_reserve = core::Bytes(0)};
 
 // Partition names as lowering gives them.
 std::vector<std::string> partition_names(const core::Workload& w, const std::vector<core::Partition>& parts) {
@@ -425,11 +430,7 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
 core::Result<void> Trainer::train_steps(TrainingRun& out) {
   const int64_t first_step = state_.step;
   const int64_t steps = options_.steps - first_step;
-  // The executor holds no CUDA context and no data loader: the schedule it
-  // runs (and the prediction of it) reserves nothing for them.
-  core::LowerOptions lower_options{
-      .steps = static_cast<int>(steps),
-      .buffers = {.gpu_reserve = core::Bytes(0), .host_reserve = core::Bytes(0)}};
+  core::LowerOptions lower_options{.steps = static_cast<int>(steps), .buffers = kNoReserves};
   if (options_.checkpoint_root) {
     const int64_t every = options_.checkpoint_every > 0 ? options_.checkpoint_every : steps;
     for (int64_t s = 0; s < steps; ++s) {
@@ -685,6 +686,14 @@ core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineS
     return std::unexpected(d);
   const core::TrainingSpec effective = core::effective_training(training, plan.policy);
   const core::Workload workload(model_spec, effective.sequence_length);
+  if (options.host_memory_available) {  // before anything is allocated
+    auto one_step =
+        core::lower(plan.policy, machine, workload, training, {.steps = 1, .buffers = kNoReserves});
+    if (!one_step) return std::unexpected(one_step.error());
+    if (core::Diagnostics d = check_host_memory(*one_step, backend, *options.host_memory_available);
+        !d.empty())
+      return std::unexpected(d);
+  }
   auto model = make_trained_model(workload);
   if (!model) return std::unexpected(model.error());
   const model::CorpusOptions corpus_options{.seq = effective.sequence_length};

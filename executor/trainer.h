@@ -65,6 +65,10 @@ struct TrainerOptions {
   // update has begun finish, a checkpoint of the last one is written when a
   // root is given, and the run returns with `interrupted`. May be null.
   const std::atomic<int>* stop = nullptr;
+  // The host memory free for the run (`stowage run` reads MemAvailable):
+  // a plan whose homes in host memory alone need more is refused before
+  // anything is allocated (host_memory.h). Unset: not checked.
+  std::optional<int64_t> host_memory_available;
 };
 
 struct TrainingRun {

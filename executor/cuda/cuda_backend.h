@@ -90,6 +90,7 @@ class CudaBackend final : public Backend {
   void release(Buffer& buffer) override;
   [[nodiscard]] int64_t in_use(core::Tier tier) const override;
   [[nodiscard]] int64_t capacity(core::Tier tier) const override;
+  [[nodiscard]] bool in_host_memory(core::Tier tier) const override { return tier == core::Tier::kCpu; }
   [[nodiscard]] core::Result<void> copy(core::Lane lane, const Buffer& dst, int64_t dst_offset,
                                         const Buffer& src, int64_t src_offset, int64_t bytes) override;
   [[nodiscard]] core::Result<void> compute(core::Lane lane, std::string_view what,

@@ -1,0 +1,57 @@
+#include "executor/host_memory.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/units.h"
+
+namespace stowage::executor {
+
+std::optional<int64_t> mem_available(std::string_view meminfo) {
+  constexpr std::string_view kKey = "MemAvailable:";
+  const size_t at = meminfo.find(kKey);
+  if (at == std::string_view::npos || (at > 0 && meminfo[at - 1] != '\n')) return std::nullopt;
+  std::string_view rest = meminfo.substr(at + kKey.size());
+  rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));
+  int64_t kib = 0;
+  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), kib);
+  if (ec != std::errc{} || kib < 0 || std::string_view(end, rest.data() + rest.size()).substr(0, 3) != " kB")
+    return std::nullopt;
+  return kib * 1024;
+}
+
+std::optional<int64_t> available_host_memory() {
+  std::ifstream in("/proc/meminfo");
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return mem_available(text.str());
+}
+
+core::Diagnostics check_host_memory(const core::Schedule& schedule, const Backend& backend,
+                                    int64_t available) {
+  int64_t need = 0;
+  std::string parts;
+  for (core::Tier tier : core::kAllTiers) {
+    if (!backend.in_host_memory(tier)) continue;
+    int64_t bytes = schedule.resident[static_cast<size_t>(tier)].count();
+    if (const int64_t cap = backend.capacity(tier); cap > 0) bytes = std::min(bytes, cap);
+    if (bytes == 0) continue;
+    need += bytes;
+    parts += (parts.empty() ? "" : ", ") + std::string(core::to_string(tier)) + " tier " +
+             core::format_bytes(core::Bytes(bytes));
+  }
+  if (need <= available) return {};
+  return {
+      {{},
+       "host memory: the plan's parameters and optimizer states where they rest, with its staging buffers, "
+       "need " +
+           core::format_bytes(core::Bytes(need)) + " of this machine's memory on the " +
+           std::string(backend.name()) + " backend (" + parts + ") before any activation, and " +
+           core::format_bytes(core::Bytes(available)) + " is available (MemAvailable, /proc/meminfo)",
+       "a plan that keeps more on NVMe, a smaller model, or a machine with more memory"}};
+}
+
+}  // namespace stowage::executor
