@@ -122,9 +122,14 @@ nlohmann::json changed_side(const planner::WhatIf& w) {
 }
 
 void print_whatif(std::ostream& out, const planner::MachineChange& change, const PlanInputs& in,
-                  const PlanInputs& changed, const planner::WhatIf& w) {
+                  const PlanInputs& changed, const planner::WhatIf& w,
+                  const std::optional<core::PredictedFigures>& recorded) {
   out << "What if: " << planner::describe(change) << "\n  " << in.model.label << " on " << in.machine.label
       << "\n\n";
+  if (w.as_it_is.summary) {
+    if (auto note = planner::recorded_step_note(recorded, *w.as_it_is.summary))
+      out << "note: " << *note << "\n\n";
+  }
   const planner::Evaluation none;  // "does not fit", where the search found nothing
   const planner::Evaluation& replanned = w.replanned.best ? *w.replanned.best : none;
   print_warnings(out, {{"as it is", planner::evaluation_warnings(in, w.as_it_is)},
@@ -253,7 +258,7 @@ int run_whatif(const Context& context, const WhatifArgs& a) {
     out << j.dump(2) << '\n';
     return kExitOk;
   }
-  print_whatif(out, change, *inputs, changed, w);
+  print_whatif(out, change, *inputs, changed, w, plan->predicted);
   if (!a.output.empty() && after != nullptr) {
     out << "\nchanged plan written to " << a.output << ", for the changed machine written beside it to "
         << machine_path_for(a.output) << '\n';

@@ -276,6 +276,16 @@ TEST(WhatifCommand, AsItIsIsThePlanFileNotAFreshPlan) {
     EXPECT_NE(t.out.find(line), std::string::npos) << line << "\n" << t.out;
   }
   EXPECT_EQ(t.out.find("re-planned): Samsung"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("note: the plan records"), std::string::npos) << t.out;
+  // A plan whose recorded step is not today's prediction says so, as simulate does.
+  const std::string recorded =
+      std::regex_replace(read(plan), std::regex("\n  step_time: [^\n]*\n"), "\n  step_time: 50 s\n");
+  std::ofstream(plan) << recorded;
+  const Outcome stale = stowage({"whatif", plan, "--ram", "256GiB"});
+  ASSERT_EQ(stale.code, kExitOk) << stale.err;
+  EXPECT_NE(stale.out.find("note: the plan records 50 s a step (bound by nvme.read); this Stowage predicts "),
+            std::string::npos)
+      << stale.out;
 }
 
 // A plan whose profile name is wrong, or whose partitions do not match its
