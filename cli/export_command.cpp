@@ -55,8 +55,9 @@ std::string figures(const planner::Evaluation& e, const core::MachineSpec& machi
 
 void print_pools(std::ostream& err, const planner::TargetPlan& target, const core::MachineSpec& machine) {
   const int ranks = std::max(1, machine.gpu_count);
-  err << "DeepSpeed pins " << core::format_bytes(planner::deepspeed::pinned_bytes(target.pools) * ranks)
-      << " of host memory for this configuration (all ranks):\n";
+  err << "DeepSpeed allocates these buffers for this configuration, "
+      << core::format_bytes(planner::deepspeed::pinned_bytes(target.pools) * ranks)
+      << " of them pinned host memory (all ranks):\n";
   for (const planner::deepspeed::RuntimePool& p : target.pools) {
     err << "  " << core::to_string(p.tier) << "  " << core::format_bytes(p.bytes) << " per rank  " << p.name
         << (p.pinned ? ", pinned" : "") << "  (" << p.source << ")\n";

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/exit_codes.h"
+#include "core/units.h"
 #include "tests/cli/run_stowage.h"
 #include "tests/cli/temp_dir.h"
 
@@ -332,6 +333,25 @@ TEST(CliExport, DeepSpeedJsonParsesAndCarriesThePlan) {
   EXPECT_NE(o.err.find("DeepSpeed runs this plan as planned"), std::string::npos) << o.err;
   // Its figures rest on the workstation drive's assumed write rate.
   EXPECT_NE(o.err.find("\nwarning: Samsung 990 PRO 2 TB (samsung-990-pro-2tb) gives no write rate"), std::string::npos)
+      << o.err;
+  // The buffers' heading counts the pinned ones only (it said "DeepSpeed pins
+  // X", then listed an unpinned gradient buffer and a GPU bucket under it).
+  const std::string pools = dir.file("pools.json");
+  ASSERT_EQ(stowage({"export", "deepspeed", plan, "-o", dir.file("ds.json"), "--pools-json", pools}).code,
+            kExitOk);
+  std::ifstream pools_in(pools);
+  const nlohmann::json report = nlohmann::json::parse(pools_in);
+  int64_t pinned = 0, all = 0;
+  for (const nlohmann::json& pool : report["pools"]) {
+    all += pool["bytes"].get<int64_t>();
+    if (pool["pinned"].get<bool>()) pinned += pool["bytes"].get<int64_t>();
+  }
+  ASSERT_LT(pinned, all) << "the case no longer has a buffer that is not pinned";
+  EXPECT_EQ(report["pinned_bytes"].get<int64_t>(), pinned);
+  EXPECT_NE(
+      o.err.find("DeepSpeed allocates these buffers for this configuration, " +
+                 core::format_bytes(core::Bytes(pinned)) + " of them pinned host memory (all ranks):\n"),
+      std::string::npos)
       << o.err;
   const nlohmann::json ds = nlohmann::json::parse(o.out);
   EXPECT_EQ(ds["zero_optimization"]["stage"], 3);
