@@ -64,6 +64,7 @@ LayerStackCompute<Model>::LayerStackCompute(const Model& model, model::MicroBatc
                                             bool checkpointing)
     : model_(model), mb_(micro_batch), batches_(std::move(batches)), checkpointing_(checkpointing) {
   typename Architecture::BlockSaved sizing;
+  sizing.storage.measure_only();
   model_.size_saved(sizing, mb_);
   block_saved_floats_ = sizing.storage.floats();
 }
@@ -198,6 +199,7 @@ core::ComputeFootprint LayerStackCompute<Model>::footprint(int layer) const {
     }
     case core::LayerKind::kBlock: {
       typename Architecture::BlockSaved s;
+      s.storage.measure_only();
       model_.size_saved(s, mb_);
       return {.saved = x + core::Bytes(4 * s.storage.floats()),
               .checkpointed = x,
@@ -207,6 +209,7 @@ core::ComputeFootprint LayerStackCompute<Model>::footprint(int layer) const {
     }
     case core::LayerKind::kFinal: {
       typename Architecture::FinalSaved s;
+      s.storage.measure_only();
       model_.size_saved(s, mb_);
       const core::Bytes kept(4 * s.storage.floats());
       return {.saved = kept,

@@ -28,11 +28,22 @@ class SavedStorage {
   // The next lay_out uses `region`, which must hold exactly what it lays out.
   void provide(std::span<float> region) { region_ = region; }
 
+  // Every lay_out only counts: the views stay empty and nothing is
+  // allocated, for learning what a micro-batch keeps before any memory is
+  // declared for it (a plan's micro-batch of a million sequences asked for
+  // 2.2 TB of host memory just to be sized).
+  void measure_only() { measuring_ = true; }
+
   // Points each view at the next `size` floats of the provided region, or
   // of storage of its own when none was provided.
   void lay_out(std::initializer_list<std::pair<std::span<float>*, int64_t>> parts) {
     int64_t total = 0;
     for (const auto& [view, size] : parts) total += size;
+    if (measuring_) {
+      for (const auto& [view, size] : parts) *view = {};
+      floats_ = total;
+      return;
+    }
     std::span<float> base = region_;
     if (base.empty()) {
       // Computing for the executor, every buffer is one the schedule declares.
@@ -61,6 +72,7 @@ class SavedStorage {
   std::span<float> region_;
   std::vector<float> owned_;
   int64_t floats_ = 0;
+  bool measuring_ = false;
 };
 
 }  // namespace stowage::executor::model

@@ -175,6 +175,29 @@ TEST(RunCommand, APlanThatNeedsMoreHostMemoryThanIsFreeIsRefusedAtOnce) {
   EXPECT_TRUE(!fs::exists(dir / "nvme") || fs::is_empty(dir / "nvme")) << "no block file left behind";
 }
 
+// A plan whose micro-batch is far beyond its GPU fails at the first op that
+// allocates for it, at once: sizing the micro-batch's activations allocated
+// them in host memory first (a million sequences of the small GPT asked for
+// 2.2 TB, filled until the kernel killed the run).
+TEST(RunCommand, AMicroBatchFarBeyondTheDeviceFailsAtItsFirstAllocation) {
+  const fs::path dir = scratch("huge-micro-batch");
+  const fs::path plan = small_plan(dir);
+  std::ifstream in(plan);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string huge = text.str();
+  const size_t at = huge.find("\n  micro_batch: ");
+  ASSERT_NE(at, std::string::npos) << huge;
+  huge.replace(at, huge.find('\n', at + 1) - at, "\n  micro_batch: 1000000");
+  std::ofstream(plan) << huge;
+  std::vector<std::string> args = run_args(plan, dir, 1);
+  args.insert(args.end(), {"--device-memory", "64 MiB"});
+  const Outcome o = stowage(args);
+  EXPECT_EQ(o.code, kExitIoError) << o.out;
+  EXPECT_NE(o.err.find("gpu memory exhausted: 'activations fwd embedding s0 m0'"), std::string::npos)
+      << o.err;
+}
+
 TEST(RunCommand, BadArgumentsAreUsageErrors) {
   const fs::path dir = scratch("usage");
   const fs::path plan = small_plan(dir);
