@@ -451,19 +451,24 @@ void fit_grad_check(const std::vector<MeasuredRun>& runs, const Durations& d, Fi
 // compute term.
 void fit_device_optimizer(const std::vector<MeasuredRun>& runs, const Durations& d, const core::MachineSpec& m,
                           FitReport& r) {
+  const double overhead = r.params.compute_overhead.value();
+  std::vector<std::pair<double, double>> steps;  // bytes, measured seconds
   double bytes = 0, secs = 0;
-  int ops = 0;
   for (size_t k = 0; k < runs.size(); ++k) {
     for (const core::Op& op : runs[k].schedule->ops) {
       if (op.lane != Lane::kGpuCompute || op.kind != core::OpKind::kOptimizer || !d.fitted(k, op)) continue;
-      bytes += op.bytes.as_double();
-      secs += std::max(0.0, d.of(k, op.id) - r.params.compute_overhead.value());
-      ++ops;
+      steps.emplace_back(op.bytes.as_double(), d.of(k, op.id));
+      bytes += steps.back().first;
+      secs += std::max(0.0, steps.back().second - overhead);
     }
   }
-  if (ops == 0 || secs <= 0 || bytes <= 0) return;
+  if (steps.empty() || secs <= 0 || bytes <= 0) return;
   r.params.hbm_efficiency = std::clamp(bytes / secs / m.gpu.memory_bandwidth.value(), 1e-4, 4.0);
-  r.notes.push_back(note("gpu.compute optimizer: hbm_efficiency", ops, 0));
+  const double rate = m.gpu.memory_bandwidth.value() * r.params.hbm_efficiency;
+  double ss = 0;  // each update's measured time against overhead + bytes at the fitted rate
+  for (const auto& [b, t] : steps) ss += (t - overhead - b / rate) * (t - overhead - b / rate);
+  r.notes.push_back(note("gpu.compute optimizer: hbm_efficiency", static_cast<int>(steps.size()),
+                         std::sqrt(ss / static_cast<double>(steps.size()))));
 }
 
 }  // namespace
