@@ -25,6 +25,7 @@
 #include "cli/stop_signals.h"
 #include "cli/text_table.h"
 #include "core/chrome_trace.h"
+#include "core/lower.h"
 #include "core/plan_file.h"
 #include "core/units.h"
 #include "executor/checkpoint/checkpoint_reader.h"
@@ -226,13 +227,14 @@ std::string nothing_to_do_json(int64_t first_step) {
 // missing or damaged one (no manifest, a truncated file) is bad input, 65,
 // like a bad plan. One at or after --steps (re-running a finished job with
 // --resume latest) has nothing to train: says so, exit 0 (it crashed before
-// issue 12). nullopt when there is work to do.
-std::optional<int> check_resume(const Context& context, const RunArgs& a, const std::filesystem::path& dir) {
+// issue 12). nullopt when there is work to do; `step` is the checkpoint's.
+std::optional<int> check_resume(const Context& context, const RunArgs& a, const std::filesystem::path& dir,
+                                int64_t& step) {
   auto reader = executor::CheckpointReader::open(dir);
   if (!reader) return report(context, reader.error());
   const nlohmann::json meta = nlohmann::json::parse(reader->metadata_json(), nullptr, false);
   if (!meta.is_object() || !meta.contains("step") || !meta["step"].is_number_integer()) return std::nullopt;
-  const auto step = meta["step"].get<int64_t>();
+  step = meta["step"].get<int64_t>();
   if (step < a.steps) return std::nullopt;
   if (a.as_json) {
     *context.out << nothing_to_do_json(step) << '\n';
@@ -398,8 +400,25 @@ int run_run(const Context& context, const RunArgs& a) {
   } else if (!a.resume.empty()) {
     options.resume = a.resume;
   }
+  int64_t first_step = 0;
   if (options.resume) {
-    if (const auto done = check_resume(context, a, *options.resume)) return *done;
+    if (const auto done = check_resume(context, a, *options.resume, first_step)) return *done;
+  }
+  // The executor lowers a run as one schedule, which has a most (core/lower.h):
+  // a --steps past it is refused here, saying how to train in parts, rather
+  // than by the lowering after the model is set up.
+  if (const int64_t most = core::max_steps_in_one_schedule(
+          plan->policy,
+          core::Workload(in->model, core::effective_training(in->training, plan->policy).sequence_length),
+          in->training);
+      most > 0 && a.steps - first_step > most) {
+    *context.err << "error: --steps " << a.steps << ": one run trains at most " << most
+                 << " steps of this plan"
+                 << (first_step > 0 ? " past its checkpoint at step " + std::to_string(first_step) : "")
+                 << ", since it is one schedule (at most 20 million ops); train it in parts: --steps "
+                 << first_step + most
+                 << " with --checkpoint-dir DIR, then --resume latest with a larger --steps\n";
+    return kExitUsage;
   }
 
   // Weights in and out are checked before a backend exists: a file that

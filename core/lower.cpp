@@ -987,22 +987,31 @@ namespace {
 constexpr int64_t kMaxMicroSteps = 4096;
 constexpr int64_t kMaxScheduleOps = 20'000'000;
 
+// The ops the lowering reserves for one step: each factor is bounded
+// (micro-steps by kMaxMicroSteps), so products with a step count fit in 64 bits.
+int64_t ops_per_step_estimate(const Policy& policy, const Workload& workload, int64_t micro) {
+  const auto partitions = static_cast<int64_t>(partitions_of(workload, policy.sub_group_params).size());
+  int64_t layers = 0;  // gathered pieces: one per layer unless gathered by parameter
+  for (const Layer& l : workload.layers())
+    layers += static_cast<int64_t>(gather_pieces(l, policy.gather_params).size());
+  return 10 * (partitions + layers) * micro;
+}
+
+int64_t micro_steps(const Policy& policy, const TrainingSpec& training) {
+  return std::max<int64_t>(1, effective_training(training, policy).gradient_accumulation);
+}
+
 std::optional<Diagnostic> too_big(const Policy& policy, const Workload& workload, const TrainingSpec& training,
                                   const LowerOptions& options) {
-  const int64_t micro = std::max<int64_t>(1, effective_training(training, policy).gradient_accumulation);
+  const int64_t micro = micro_steps(policy, training);
   const std::string field = policy.gradient_accumulation > 0 ? "policy.gradient_accumulation: "
                                                              : "the training profile's gradient_accumulation: ";
   if (micro > kMaxMicroSteps) {
     return Diagnostic{{}, field + std::to_string(micro) + " micro-steps per step",
                       "at most " + std::to_string(kMaxMicroSteps) + " (a larger micro_batch instead)"};
   }
-  const auto partitions = static_cast<int64_t>(partitions_of(workload, policy.sub_group_params).size());
-  int64_t layers = 0;  // gathered pieces: one per layer unless gathered by parameter
-  for (const Layer& l : workload.layers()) layers += static_cast<int64_t>(gather_pieces(l, policy.gather_params).size());
   const int64_t steps = std::max<int64_t>(1, options.steps);
-  // The estimate the lowering reserves for; each factor is bounded (micro
-  // here, steps an int), so the product fits in 64 bits.
-  const int64_t ops = 10 * (partitions + layers) * steps * micro;
+  const int64_t ops = ops_per_step_estimate(policy, workload, micro) * steps;
   if (ops > kMaxScheduleOps) {
     return Diagnostic{{}, field + std::to_string(micro) + " micro-steps per step over " + std::to_string(steps) +
                               " steps make about " + std::to_string(ops) + " ops",
@@ -1013,6 +1022,13 @@ std::optional<Diagnostic> too_big(const Policy& policy, const Workload& workload
 }
 
 }  // namespace
+
+int64_t max_steps_in_one_schedule(const Policy& policy, const Workload& workload,
+                                  const TrainingSpec& training) {
+  const int64_t micro = micro_steps(policy, training);
+  if (micro > kMaxMicroSteps) return 0;
+  return kMaxScheduleOps / ops_per_step_estimate(policy, workload, micro);
+}
 
 Result<Schedule> lower(const Policy& policy, const MachineSpec& machine, const Workload& workload,
                        const TrainingSpec& training, const LowerOptions& options) {

@@ -35,6 +35,14 @@ struct LowerOptions {
 Result<Schedule> lower(const Policy& policy, const MachineSpec& machine, const Workload& workload,
                        const TrainingSpec& training, const LowerOptions& options = {});
 
+// The most steps one schedule of `policy` may hold: lowering refuses a
+// schedule it estimates at over 20 million ops (several GB) rather than
+// fail to allocate it. 0 when even one step has too many micro-steps.
+// `stowage run` lowers the whole run as one schedule, so this is the most
+// steps one run trains.
+[[nodiscard]] int64_t max_steps_in_one_schedule(const Policy& policy, const Workload& workload,
+                                                const TrainingSpec& training);
+
 // Checks a schedule's structure: ids match positions, dependencies point to
 // earlier ops (issue order is a topological order), the graph is acyclic
 // (Boost.Graph), and every read is produced by an ancestor or is initial data.

@@ -198,6 +198,24 @@ TEST(RunCommand, AMicroBatchFarBeyondTheDeviceFailsAtItsFirstAllocation) {
       << o.err;
 }
 
+// A run is one schedule, which holds so many steps: more is a usage error
+// naming --steps and how to train in parts, given before the model is set
+// up (it was the lowering's "the training profile's gradient_accumulation:
+// 1 micro-steps per step over 1000000 steps make about 120000000 ops", exit 74).
+TEST(RunCommand, MoreStepsThanOneRunHoldsIsAUsageErrorSayingHowToSplitIt) {
+  const fs::path dir = scratch("too-many-steps");
+  const Outcome o = stowage(run_args(small_plan(dir), dir, 1000000));
+  EXPECT_EQ(o.code, kExitUsage) << o.out;
+  const std::string said = "error: --steps 1000000: one run trains at most ";
+  ASSERT_NE(o.err.find(said), std::string::npos) << o.err;
+  const int64_t most = std::stoll(o.err.substr(o.err.find(said) + said.size()));
+  EXPECT_NE(o.err.find("train it in parts: --steps " + std::to_string(most) +
+                       " with --checkpoint-dir DIR, then --resume latest"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(stowage(run_args(small_plan(dir), dir, static_cast<int>(most + 1))).code, kExitUsage);
+}
+
 TEST(RunCommand, BadArgumentsAreUsageErrors) {
   const fs::path dir = scratch("usage");
   const fs::path plan = small_plan(dir);

@@ -507,3 +507,28 @@ TEST(Lower, AGpuOptimizerCopiesUpdatedParametersOffTheGpu) {
 
 }  // namespace
 }  // namespace stowage::core
+
+namespace stowage::core {
+namespace {
+
+// The most steps one schedule holds is where lowering starts refusing: a
+// step more is refused at once (before anything is lowered), with the ops it
+// would make. Fewer micro-steps per step hold more steps.
+TEST(MaxStepsInOneSchedule, IsWhereLoweringRefuses) {
+  const ModelSpec model = testing::must(testing::bundled().model("tiny-gpt"));
+  const MachineSpec machine = testing::must(testing::bundled().machine("workstation-24gb-1nvme"));
+  TrainingSpec training = testing::must(testing::bundled().training("tiny"));
+  const Workload w(model, training.sequence_length);
+  const Policy policy = policy_for(*placement_named("zero-offload", 1), w, training);
+  const int64_t most = max_steps_in_one_schedule(policy, w, training);
+  ASSERT_GT(most, 1000);
+  const auto refused = lower(policy, machine, w, training, {.steps = static_cast<int>(most + 1)});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().front().what.find(" steps make about "), std::string::npos)
+      << refused.error().front().what;
+  training.gradient_accumulation *= 4;
+  EXPECT_EQ(max_steps_in_one_schedule(policy, w, training), most / 4);
+}
+
+}  // namespace
+}  // namespace stowage::core
