@@ -302,8 +302,14 @@ NvmeSpans nvme_spans(const std::vector<MeasuredRun>& runs, const Durations& d, c
 // What the NVMe fit sets: each direction's rate per drive, and the duplex.
 struct DriveFit {
   std::array<double, 2> rate{};  // B/s per drive: reads, writes (0: no ops of that direction)
-  double misfit = 0;             // sum over ops of log(bytes the model moves in the op's span / its bytes)^2
   std::vector<double> errors;    // each op's log(bytes the model moves in its span / its bytes)
+
+  // What the duplex search minimises: the errors' sum of squares.
+  [[nodiscard]] double misfit() const {
+    double sum = 0;
+    for (double e : errors) sum += e * e;
+    return sum;
+  }
 };
 
 size_t direction_of(const core::Op& op) { return op.lane == Lane::kNvmeRead ? 0 : 1; }
@@ -367,9 +373,7 @@ DriveFit nvme_fit_at(const NvmeSpans& spans, const core::MachineSpec& m, const c
   }
   for (size_t i = 0; i < spans.ops.size(); ++i) {
     if (!spans.fitted[i] || moved[i] <= 0 || spans.ops[i]->bytes.count() <= 0) continue;
-    const double e = std::log(moved[i] / spans.ops[i]->bytes.as_double());
-    f.misfit += e * e;
-    f.errors.push_back(e);
+    f.errors.push_back(std::log(moved[i] / spans.ops[i]->bytes.as_double()));
   }
   return f;
 }
@@ -407,7 +411,7 @@ void fit_nvme(const std::vector<MeasuredRun>& runs, const Durations& d, const co
   if (std::none_of(spans.nvme.begin(), spans.nvme.end(), [](bool b) { return b; })) return;
   double duplex = r.params.nvme_duplex;
   if (spans.overlapped) {
-    auto misfit = [&](double at) { return nvme_fit_at(spans, m, r.params, ranks, at).misfit; };
+    auto misfit = [&](double at) { return nvme_fit_at(spans, m, r.params, ranks, at).misfit(); };
     duplex = golden_section(misfit, core::kMinNvmeDuplex, core::kMaxNvmeDuplex, 1e-3, 40).at;
   }
   const DriveFit f = nvme_fit_at(spans, m, r.params, ranks, duplex);

@@ -28,21 +28,6 @@ std::string fp16_training(const core::ProfileCatalog& catalog) {
   return "";
 }
 
-}  // namespace
-
-std::optional<core::Diagnostic> unsupported_precision(const core::ProfileCatalog& catalog,
-                                                      const ProfileInputs& in) {
-  if (in.training.precision != core::Precision::kBf16 || in.machine.gpu.bf16_rate) return std::nullopt;
-  const std::string fp16 = fp16_training(catalog);
-  return core::Diagnostic{
-      precision_location(catalog, in.training_name),
-      "precision: training '" + in.training_name + "' is bf16, which " + in.machine.gpu.label + " (in " +
-          in.machine_name + ") cannot run",
-      fp16.empty() ? "a training profile with precision: fp16" : "fp16 training: --training " + fp16};
-}
-
-namespace {
-
 // Drive suggested when a machine has none: the bundled 4 TB 990 PRO.
 constexpr const char* kSpareDrive = "samsung-990-pro-4tb";
 
@@ -61,6 +46,17 @@ std::optional<core::NvmeSpec> spare_drive(const core::ProfileCatalog& catalog) {
 }
 
 }  // namespace
+
+std::optional<core::Diagnostic> unsupported_precision(const core::ProfileCatalog& catalog,
+                                                      const ProfileInputs& in) {
+  if (in.training.precision != core::Precision::kBf16 || in.machine.gpu.bf16_rate) return std::nullopt;
+  const std::string fp16 = fp16_training(catalog);
+  return core::Diagnostic{
+      precision_location(catalog, in.training_name),
+      "precision: training '" + in.training_name + "' is bf16, which " + in.machine.gpu.label + " (in " +
+          in.machine_name + ") cannot run",
+      fp16.empty() ? "a training profile with precision: fp16" : "fp16 training: --training " + fp16};
+}
 
 core::Result<ProfileInputs> load_inputs(const core::ProfileCatalog& catalog, const std::string& machine,
                                         const std::string& model, const std::string& training,

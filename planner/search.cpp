@@ -62,25 +62,6 @@ std::string describe(const Candidate& c, int gpu_states, int cpu_states, int nvm
   return s;
 }
 
-}  // namespace
-
-std::string describe(const Candidate& c) {
-  std::array<int, 3> states{};
-  for (const PartitionPolicy& p : c.policy.partitions) ++states[static_cast<size_t>(p.optimizer_states)];
-  return describe(c, states[0], states[1], states[2]);
-}
-
-Candidate candidate_of(const core::Policy& policy, const core::TrainingSpec& training) {
-  Candidate c{.name = "",
-              .policy = policy,
-              .training = core::effective_training(training, policy),
-              .runtime_pools = {}};
-  c.name = describe(c);
-  return c;
-}
-
-namespace {
-
 // The candidates as `target` runs them, each once.
 std::vector<Candidate> as_run_by(Target target, std::vector<Candidate> candidates, const core::MachineSpec& machine,
                                  const core::ModelSpec& model) {
@@ -473,6 +454,21 @@ std::vector<Candidate> search_space(const core::MachineSpec& machine, const core
 // resolution, or when no fp32 plan fits and a bf16 one does. DeepSpeed
 // cannot run fp32 master weights with bf16 moments (core/tensor_class.h),
 // so a DeepSpeed or Accelerate target never gets them.
+std::string describe(const Candidate& c) {
+  std::array<int, 3> states{};
+  for (const PartitionPolicy& p : c.policy.partitions) ++states[static_cast<size_t>(p.optimizer_states)];
+  return describe(c, states[0], states[1], states[2]);
+}
+
+Candidate candidate_of(const core::Policy& policy, const core::TrainingSpec& training) {
+  Candidate c{.name = "",
+              .policy = policy,
+              .training = core::effective_training(training, policy),
+              .runtime_pools = {}};
+  c.name = describe(c);
+  return c;
+}
+
 PlanResult search(const core::MachineSpec& machine, const core::ModelSpec& model,
                   const core::TrainingSpec& training, const SearchOptions& options) {
   PlanResult result = search_at(machine, model, training, options, core::StatePrecision::kFp32);
