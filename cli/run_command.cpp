@@ -25,7 +25,6 @@
 #include "cli/stop_signals.h"
 #include "cli/text_table.h"
 #include "core/chrome_trace.h"
-#include "core/lower.h"
 #include "core/plan_file.h"
 #include "core/units.h"
 #include "executor/checkpoint/checkpoint_reader.h"
@@ -66,6 +65,7 @@ struct RunArgs {
   std::string products = std::string(kProductsAsPlanned);  // or fp32, bf16, fp16 (layer_products.h)
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
+  int64_t steps_per_schedule = 0;  // 0: the trainer's default (executor::steps_per_run_schedule)
   std::string resume;  // a checkpoint directory, or "latest" under --checkpoint-dir
   std::string trace, predicted_trace;
   std::string init_from, export_weights;  // safetensors files (Hugging Face names)
@@ -227,14 +227,13 @@ std::string nothing_to_do_json(int64_t first_step) {
 // missing or damaged one (no manifest, a truncated file) is bad input, 65,
 // like a bad plan. One at or after --steps (re-running a finished job with
 // --resume latest) has nothing to train: says so, exit 0 (it crashed before
-// issue 12). nullopt when there is work to do; `step` is the checkpoint's.
-std::optional<int> check_resume(const Context& context, const RunArgs& a, const std::filesystem::path& dir,
-                                int64_t& step) {
+// issue 12). nullopt when there is work to do.
+std::optional<int> check_resume(const Context& context, const RunArgs& a, const std::filesystem::path& dir) {
   auto reader = executor::CheckpointReader::open(dir);
   if (!reader) return report(context, reader.error());
   const nlohmann::json meta = nlohmann::json::parse(reader->metadata_json(), nullptr, false);
   if (!meta.is_object() || !meta.contains("step") || !meta["step"].is_number_integer()) return std::nullopt;
-  step = meta["step"].get<int64_t>();
+  const auto step = meta["step"].get<int64_t>();
   if (step < a.steps) return std::nullopt;
   if (a.as_json) {
     *context.out << nothing_to_do_json(step) << '\n';
@@ -383,6 +382,7 @@ int run_run(const Context& context, const RunArgs& a) {
                                    .data = a.data,
                                    .checkpoint_every = a.checkpoint_every,
                                    .plan_name = a.plan};
+  options.steps_per_schedule = a.steps_per_schedule;
   options.watchdog = std::chrono::nanoseconds(static_cast<int64_t>(a.watchdog * 1e9));
   if (!a.checkpoint_dir.empty()) options.checkpoint_root = a.checkpoint_dir;
   if (a.resume == "latest") {
@@ -400,25 +400,8 @@ int run_run(const Context& context, const RunArgs& a) {
   } else if (!a.resume.empty()) {
     options.resume = a.resume;
   }
-  int64_t first_step = 0;
   if (options.resume) {
-    if (const auto done = check_resume(context, a, *options.resume, first_step)) return *done;
-  }
-  // The executor lowers a run as one schedule, which has a most (core/lower.h):
-  // a --steps past it is refused here, saying how to train in parts, rather
-  // than by the lowering after the model is set up.
-  if (const int64_t most = core::max_steps_in_one_schedule(
-          plan->policy,
-          core::Workload(in->model, core::effective_training(in->training, plan->policy).sequence_length),
-          in->training);
-      most > 0 && a.steps - first_step > most) {
-    *context.err << "error: --steps " << a.steps << ": one run trains at most " << most
-                 << " steps of this plan"
-                 << (first_step > 0 ? " past its checkpoint at step " + std::to_string(first_step) : "")
-                 << ", since it is one schedule (at most 20 million ops); train it in parts: --steps "
-                 << first_step + most
-                 << " with --checkpoint-dir DIR, then --resume latest with a larger --steps\n";
-    return kExitUsage;
+    if (const auto done = check_resume(context, a, *options.resume)) return *done;
   }
 
   // Weights in and out are checked before a backend exists: a file that
@@ -589,7 +572,7 @@ int run_run(const Context& context, const RunArgs& a) {
     }
   }
 
-  const auto busy = lane_busy(run->schedule, run->timeline, run->seconds);
+  const auto busy = lane_busy(run->schedule, run->timeline, run->schedule_seconds);
   const std::string title = in->model.name + " on " + in->machine.name + ", " + a.plan;
   if (!a.trace.empty()) {
     if (core::Diagnostics d =
@@ -633,6 +616,8 @@ int run_run(const Context& context, const RunArgs& a) {
                           {"seconds", run->seconds},
                           {"steady_step_seconds", steady_seconds},
                           {"lane_busy", lanes},
+                          {"schedules", run->schedules},
+                          {"steps_per_schedule", run->schedule.steps},
                           {"checkpoints", run->checkpoints},
                           {"warnings", warnings}}
                .dump(2)
@@ -640,7 +625,7 @@ int run_run(const Context& context, const RunArgs& a) {
     return kExitOk;
   }
   TextTable t({Align::kLeft, Align::kLeft});
-  char buf[160];
+  char buf[256];
   std::snprintf(buf, sizeof buf, "%.4f -> %.4f nats/byte over steps %lld-%lld", first, last,
                 static_cast<long long>(run->first_step + 1),
                 static_cast<long long>(run->first_step + static_cast<int64_t>(run->losses.size())));
@@ -651,9 +636,10 @@ int run_run(const Context& context, const RunArgs& a) {
       run->held_out_loss < run->unigram_entropy ? "learned more than byte frequencies" : "not yet below it");
   t.row({"held-out loss", buf});
   if (metrics.step_times.size() > 1) {
-    std::snprintf(buf, sizeof buf, "%.3f s per step (the median after the first), %.0f tokens/s; %.3f s over all %zu",
-                  steady_seconds, static_cast<double>(run->schedule.tokens_per_step) / steady_seconds, step_seconds,
-                  metrics.step_times.size());
+    std::snprintf(buf, sizeof buf,
+                  "%.3f s per step (the median after the first), %.0f tokens/s; %.3f s over all %zu",
+                  steady_seconds, static_cast<double>(run->schedule.tokens_per_step) / steady_seconds,
+                  step_seconds, run->losses.size());
   } else {
     std::snprintf(buf, sizeof buf, "%.3f s per step, %.0f tokens/s", step_seconds,
                   static_cast<double>(run->schedule.tokens_per_step) / step_seconds);
@@ -671,26 +657,36 @@ int run_run(const Context& context, const RunArgs& a) {
                std::to_string(static_cast<int>(b * 100 + 0.5)) + "%";
   }
   t.row({"lane busy", lanes});
-  std::array<int64_t, 3> peak{};
-  for (const core::MemorySample& m : run->timeline.memory) {
-    peak[static_cast<size_t>(m.tier)] = std::max(peak[static_cast<size_t>(m.tier)], m.bytes.count());
-  }
-  t.row({"peak memory", "gpu " + short_bytes(peak[0]) + " of " + short_bytes(device) + " cap, cpu " +
-                            short_bytes(peak[1]) + ", nvme " + short_bytes(peak[2])});
-  // The simulator's peak for the same ops: the schedule's memory effects at
-  // the simulated times. The executor allocates on its own (fp32 compute
-  // workspaces, the model's activations), so the two differ (issue 10).
-  const auto& p = predicted.engine.peak;
+  // Over every schedule of the run: measured, and as the simulator placed
+  // each one's memory effects (the order the run followed).
+  const auto& peak = run->peak;
+  t.row({"peak memory", "gpu " + short_bytes(peak[0].count()) + " of " + short_bytes(device) + " cap, cpu " +
+                            short_bytes(peak[1].count()) + ", nvme " + short_bytes(peak[2].count())});
+  const auto& p = run->predicted_peak.value_or(predicted.engine.peak);
   t.row({"predicted peak", "gpu " + short_bytes(p[0].count()) + ", cpu " + short_bytes(p[1].count()) +
                                ", nvme " + short_bytes(p[2].count()) + " (the schedule's memory effects)"});
+  if (run->schedules > 1) {
+    std::snprintf(buf, sizeof buf,
+                  "the run was %lld schedules of up to %lld steps (--steps-per-schedule); the lane busy, the "
+                  "measured step and the traces are of the first",
+                  static_cast<long long>(run->schedules), static_cast<long long>(run->schedule.steps));
+    t.row({"schedules", buf});
+  }
   out << '\n';
   for (const std::string& w : warnings) out << "warning: " << w << '\n';
   if (!warnings.empty()) out << '\n';
   t.print(out, 2);
   if (!a.export_weights.empty()) out << "\n  weights (safetensors): " << a.export_weights << '\n';
-  if (!a.trace.empty()) out << "\n  measured trace: " << a.trace << '\n';
+  const std::string of_first =
+      run->schedules > 1 ? ", steps " + std::to_string(run->first_step + 1) + "-" +
+                               std::to_string(run->first_step + run->schedule.steps) + ", the first schedule"
+                         : "";
+  if (!a.trace.empty())
+    out << "\n  measured trace" << (of_first.empty() ? "" : " (" + of_first.substr(2) + ")") << ": "
+        << a.trace << '\n';
   if (!a.predicted_trace.empty())
-    out << "  predicted trace (same ops, on " << in->machine.name << "): " << a.predicted_trace << '\n';
+    out << "  predicted trace (same ops, on " << in->machine.name << of_first << "): " << a.predicted_trace
+        << '\n';
   return kExitOk;
 }
 
@@ -742,6 +738,10 @@ CommandBody add_run_command(CLI::App& app, Context& context) {
   sub->add_option("--checkpoint-dir", a->checkpoint_dir, "Where checkpoints go (step-NNNNNN directories)");
   sub->add_option("--checkpoint-every", a->checkpoint_every,
                   "Steps between checkpoints (default: at the end)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  sub->add_option("--steps-per-schedule", a->steps_per_schedule,
+                  "Steps lowered and run as one schedule; the measured and predicted traces are of the first "
+                  "(default: as many as about a million ops hold)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   sub->add_option("--resume", a->resume,
                   "Resume from a checkpoint directory, or 'latest' under --checkpoint-dir");

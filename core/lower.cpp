@@ -985,7 +985,6 @@ namespace {
 // with gradient_accumulation: 1000000 ended in "internal error:
 // std::bad_alloc").
 constexpr int64_t kMaxMicroSteps = 4096;
-constexpr int64_t kMaxScheduleOps = 20'000'000;
 
 // The ops the lowering reserves for one step: each factor is bounded
 // (micro-steps by kMaxMicroSteps), so products with a step count fit in 64 bits.
@@ -1024,10 +1023,10 @@ std::optional<Diagnostic> too_big(const Policy& policy, const Workload& workload
 }  // namespace
 
 int64_t max_steps_in_one_schedule(const Policy& policy, const Workload& workload,
-                                  const TrainingSpec& training) {
+                                  const TrainingSpec& training, int64_t ops) {
   const int64_t micro = micro_steps(policy, training);
   if (micro > kMaxMicroSteps) return 0;
-  return kMaxScheduleOps / ops_per_step_estimate(policy, workload, micro);
+  return std::min(ops, kMaxScheduleOps) / ops_per_step_estimate(policy, workload, micro);
 }
 
 Result<Schedule> lower(const Policy& policy, const MachineSpec& machine, const Workload& workload,

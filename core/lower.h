@@ -35,13 +35,15 @@ struct LowerOptions {
 Result<Schedule> lower(const Policy& policy, const MachineSpec& machine, const Workload& workload,
                        const TrainingSpec& training, const LowerOptions& options = {});
 
-// The most steps one schedule of `policy` may hold: lowering refuses a
-// schedule it estimates at over 20 million ops (several GB) rather than
-// fail to allocate it. 0 when even one step has too many micro-steps.
-// `stowage run` lowers the whole run as one schedule, so this is the most
-// steps one run trains.
+// Lowering refuses a schedule it estimates at over this many ops (several
+// GB) rather than fail to allocate it.
+inline constexpr int64_t kMaxScheduleOps = 20'000'000;
+
+// The most steps one schedule of `policy` holds within `ops` ops by the
+// lowering's estimate (with kMaxScheduleOps: the most lowering takes). 0
+// when even one step has too many micro-steps or ops.
 [[nodiscard]] int64_t max_steps_in_one_schedule(const Policy& policy, const Workload& workload,
-                                                const TrainingSpec& training);
+                                                const TrainingSpec& training, int64_t ops = kMaxScheduleOps);
 
 // Checks a schedule's structure: ids match positions, dependencies point to
 // earlier ops (issue order is a topological order), the graph is acyclic

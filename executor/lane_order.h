@@ -2,11 +2,14 @@
 // the CPU backend they complete as they are recorded): work an op issues
 // on another lane than its own (a replay's NVMe write-backs), and the
 // transfers between a partition's home and the host that set a run up,
-// snapshot it for a checkpoint or read the trained state back. Those are
+// snapshot it for a checkpoint or read the trained state back; and the
+// boundary between two schedules of one run. Those are
 // issued on one lane but touch what any lane may have written or will
 // read, so each is put behind every lane's work and every lane's next
 // work behind it.
 #pragma once
+
+#include <array>
 
 #include "core/diagnostic.h"
 #include "core/schedule.h"
@@ -38,6 +41,25 @@ namespace stowage::executor {
   for (core::Lane other : core::kAllLanes) {
     if (other == lane) continue;
     if (auto r = backend.wait(other, *event); !r) return r;
+  }
+  return {};
+}
+
+// Work any lane issues next starts after everything every lane has issued:
+// between two schedules of a run, as the simulator starts each one with
+// every lane idle.
+[[nodiscard]] inline core::Result<void> all_lanes_wait_for_each_other(Backend& backend) {
+  std::array<Event, core::kLaneCount> events;
+  for (core::Lane lane : core::kAllLanes) {
+    auto event = backend.record(lane);
+    if (!event) return std::unexpected(event.error());
+    events[static_cast<size_t>(lane)] = *event;
+  }
+  for (core::Lane lane : core::kAllLanes) {
+    for (core::Lane other : core::kAllLanes) {
+      if (other == lane) continue;
+      if (auto r = backend.wait(lane, events[static_cast<size_t>(other)]); !r) return r;
+    }
   }
   return {};
 }

@@ -27,6 +27,7 @@
 #include "executor/crc32c.h"
 #include "executor/host_memory.h"
 #include "executor/interpreter.h"
+#include "executor/lane_order.h"
 #include "executor/model/byte_corpus.h"
 #include "executor/model/half_convert.h"
 #include "executor/model/hf_weights.h"
@@ -98,7 +99,23 @@ uint32_t digest_of(const model::ByteCorpus& corpus) {
   return crc32c(std::as_bytes(std::span(parts)));
 }
 
-// The state of a run between segments: what a checkpoint holds.
+int64_t default_steps_per_schedule(const core::Policy& policy, const core::Workload& workload,
+                                   const core::TrainingSpec& training) {
+  return std::max<int64_t>(1,
+                           core::max_steps_in_one_schedule(policy, workload, training, kOpsPerRunSchedule));
+}
+
+// Each tier's peak: `so_far`'s, or a sample's above it.
+std::array<core::Bytes, 3> max_peaks(std::array<core::Bytes, 3> so_far,
+                                     const std::vector<core::MemorySample>& samples) {
+  for (const core::MemorySample& m : samples) {
+    core::Bytes& peak = so_far[static_cast<size_t>(m.tier)];
+    peak = std::max(peak, m.bytes);
+  }
+  return so_far;
+}
+
+// The state of a run between schedules: what a checkpoint holds.
 struct RunState {
   int64_t step = 0;
   LossScaler scaler;
@@ -132,12 +149,15 @@ class Trainer {
   core::Result<void> restore(const std::filesystem::path& dir);
   core::Result<void> same_state_precision(const std::string& metadata_json, const std::filesystem::path& dir) const;
   core::Result<void> snapshot(size_t j, std::span<std::byte> into);
-  // The memory samples the run told the recorder from `first` on (at the
+  // The memory samples the run told `recorder` from `first` on (at the
   // host's times), rebuilt over its spans as the device's clock retimed them.
-  void retime_memory(const core::Schedule& schedule, size_t first);
+  static void retime_memory(core::TimelineRecorder& recorder, const core::Schedule& schedule, size_t first);
   core::Result<std::string> save(const RunState& state,
                                  const std::vector<std::span<const std::byte>>& snapshots);
   core::Result<void> train_steps(TrainingRun& out);
+  core::Result<void> run_schedule(ModelCompute& compute, const core::Workload& run_workload, int64_t steps,
+                                  TrainingRun& out);
+  core::Result<void> checkpoint_where_stopped(TrainingRun& out);
   core::Result<std::vector<std::vector<float>>> master_weights();
   core::Result<double> held_out_loss(std::vector<std::vector<float>> layers);
   // Micro-batch `index` of a part of the data, a function of the seed.
@@ -164,7 +184,8 @@ class Trainer {
   const uint32_t corpus_digest_;
   std::optional<PartitionHomes> homes_;
   RunState state_;
-  core::TimelineRecorder recorder_{0};  // every segment, in the ids of the concatenated schedule
+  int64_t checkpointed_step_ = -1;      // the step the last checkpoint op saved
+  core::TimelineRecorder recorder_{0};  // the run's first schedule
   int64_t origin_ns_ = 0;
   int64_t last_step_ns_ = 0;
   std::mutex report_mutex_;
@@ -241,16 +262,16 @@ core::Result<void> Trainer::initialise() {
   return {};
 }
 
-void Trainer::retime_memory(const core::Schedule& schedule, size_t first) {
+void Trainer::retime_memory(core::TimelineRecorder& recorder, const core::Schedule& schedule, size_t first) {
   // The run's first samples are what rested on each tier as it began.
-  const std::vector<core::MemorySample>& told = recorder_.timeline().memory;
+  const std::vector<core::MemorySample>& told = recorder.timeline().memory;
   std::array<core::Bytes, 3> at_start{};
   core::SimTime from = 0;
   for (size_t i = first; i < told.size() && i < first + at_start.size(); ++i) {
     at_start[static_cast<size_t>(told[i].tier)] = told[i].bytes;
     from = told[i].time;
   }
-  recorder_.replace_memory_from(first, core::memory_samples(schedule, recorder_.timeline(), at_start, from));
+  recorder.replace_memory_from(first, core::memory_samples(schedule, recorder.timeline(), at_start, from));
 }
 
 core::Result<void> Trainer::snapshot(size_t j, std::span<std::byte> into) {
@@ -425,20 +446,10 @@ core::Result<void> Trainer::restore(const std::filesystem::path& dir) {
   return {};
 }
 
-// The whole run is one schedule: its checkpoints are ops of it, so the
-// simulator's prediction printed beside the run is of exactly these ops.
+// The run, a schedule of at most steps_per_schedule steps at a time: its
+// checkpoints are ops of the schedule they fall in, so the simulator's
+// prediction of a schedule is of exactly the ops that ran.
 core::Result<void> Trainer::train_steps(TrainingRun& out) {
-  const int64_t first_step = state_.step;
-  const int64_t steps = options_.steps - first_step;
-  core::LowerOptions lower_options{.steps = static_cast<int>(steps), .buffers = kNoReserves};
-  if (options_.checkpoint_root) {
-    const int64_t every = options_.checkpoint_every > 0 ? options_.checkpoint_every : steps;
-    for (int64_t s = 0; s < steps; ++s) {
-      const int64_t global = first_step + s + 1;  // steps done after schedule step s
-      if (global % every == 0 || global == options_.steps)
-        lower_options.checkpoint_after.push_back(static_cast<int>(s));
-    }
-  }
   const int micros = static_cast<int>(training_.gradient_accumulation);
   const std::unique_ptr<ModelCompute> compute = model_.compute(
       {.batch = training_.micro_batch, .seq = training_.sequence_length},
@@ -450,17 +461,63 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
   // prediction's peak is of the run's own allocations.
   const core::Workload run_workload =
       executor_workload(workload_, *compute, training_.tokens_per_micro_batch());
+  const int64_t per_schedule = options_.steps_per_schedule > 0
+                                   ? options_.steps_per_schedule
+                                   : default_steps_per_schedule(plan_.policy, workload_, profile_training_);
+  out.losses.assign(static_cast<size_t>(options_.steps - out.first_step), 0.0);
+  while (state_.step < options_.steps && !out.interrupted) {
+    if (options_.stop != nullptr && options_.stop->load() != 0) {
+      out.interrupted = true;  // between two schedules: the last one's state is whole
+      break;
+    }
+    const int64_t steps = std::min(per_schedule, options_.steps - state_.step);
+    if (auto r = run_schedule(*compute, run_workload, steps, out); !r) return r;
+  }
+  if (out.interrupted) {
+    out.losses.resize(static_cast<size_t>(state_.step - out.first_step));
+    if (auto r = checkpoint_where_stopped(out); !r) return r;
+  }
+  return {};
+}
+
+// Lowers the next `steps` steps from state_.step, runs them and leaves
+// state_ as their last step did (or where a stop ended them). The run's
+// first schedule is recorded whole; a later one only for its peaks.
+core::Result<void> Trainer::run_schedule(ModelCompute& compute, const core::Workload& run_workload,
+                                         int64_t steps, TrainingRun& out) {
+  const int64_t first_step = state_.step;
+  const bool recorded = out.schedules == 0;
+  const int micros = static_cast<int>(training_.gradient_accumulation);
+  core::LowerOptions lower_options{.steps = static_cast<int>(steps), .buffers = kNoReserves};
+  if (options_.checkpoint_root) {
+    for (int64_t s = 0; s < steps; ++s) {
+      const int64_t global = first_step + s + 1;  // steps done after schedule step s
+      const bool every = options_.checkpoint_every > 0 && global % options_.checkpoint_every == 0;
+      if (every || global == options_.steps) lower_options.checkpoint_after.push_back(static_cast<int>(s));
+    }
+  }
   auto schedule = core::lower(plan_.policy, machine_, run_workload, profile_training_, lower_options);
   if (!schedule) return std::unexpected(schedule.error());
   if (options_.predict) {
-    schedule->memory_order = core::memory_order_of(*schedule, options_.predict(*schedule));
+    const core::Timeline predicted = options_.predict(*schedule);
+    out.predicted_peak =
+        max_peaks(out.predicted_peak.value_or(std::array<core::Bytes, 3>{}), predicted.memory);
+    schedule->memory_order = core::memory_order_of(*schedule, predicted);
     if (const std::vector<std::string> problems = core::validate_memory_order(*schedule); !problems.empty())
       return core::fail({{}, "the predicted memory order cannot be run: " + problems.front() + " (a bug)", ""});
   }
+  // Nothing in a later schedule orders its first ops after the last ones
+  // of the schedule before, which the simulator predicts from idle lanes.
+  if (!recorded) {
+    if (auto r = all_lanes_wait_for_each_other(backend_); !r) return r;
+  }
   auto resident = ResidentBuffers::hold(backend_, *schedule);
   if (!resident) return std::unexpected(resident.error());
-  recorder_.grow(schedule->ops.size());
-  out.losses.assign(static_cast<size_t>(steps), 0.0);
+  // A later schedule's spans are not kept: only the memory it held.
+  core::TimelineRecorder unkept(0);
+  core::TimelineRecorder& recorder = recorded ? recorder_ : unkept;
+  recorder.grow(schedule->ops.size());
+  const int64_t began_ns = now_ns();
   // Bytes the backend moved per lane, as the progress line reports them:
   // the difference since the previous step finished.
   std::array<int64_t, core::kLaneCount> moved_before{};
@@ -468,7 +525,7 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
     moved_before[static_cast<size_t>(lane)] = backend_.bytes_moved(lane);
   std::unique_ptr<Interpreter> interpreter;
   InterpretOptions io{.first_step = first_step,
-                      .time_origin_ns = origin_ns_,
+                      .time_origin_ns = recorded ? origin_ns_ : began_ns,
                       .first_op = 0,
                       .precision = training_.precision,
                       .hyper = {.config = training_.adam, .optimizer = training_.optimizer},
@@ -480,12 +537,12 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
                       .tied_head = core::tied_head(workload_),
                       .stop = options_.stop,
                       .watchdog = options_.watchdog,
-                      .sink = &recorder_};
+                      .sink = &recorder};
   io.step_done = [&](int64_t step) {
     std::lock_guard lock(report_mutex_);
     StepReport r{.step = step};
     double sum = 0;
-    for (int m = 0; m < micros; ++m) sum += compute->loss(step, m);
+    for (int m = 0; m < micros; ++m) sum += compute.loss(step, m);
     r.loss = sum / micros;
     const int64_t now = now_ns();
     r.seconds = static_cast<double>(now - last_step_ns_) * 1e-9;
@@ -499,7 +556,7 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
     }
     r.skipped = interpreter->overflowed(static_cast<int>(step - first_step));
     r.skipped_total = state_.skipped + interpreter->skipped_through(static_cast<int>(step - first_step));
-    out.losses[static_cast<size_t>(step - first_step)] = r.loss;
+    out.losses[static_cast<size_t>(step - out.first_step)] = r.loss;
     if (options_.on_step) options_.on_step(r);
   };
   io.snapshot = [this](int64_t, size_t j, std::span<std::byte> into) { return snapshot(j, into); };
@@ -514,22 +571,23 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
     if (!dir) return std::unexpected(dir.error());
     std::lock_guard lock(report_mutex_);
     out.checkpoints.push_back(*dir);
+    checkpointed_step_ = saved.step;
     if (options_.on_note) options_.on_note("checkpoint written: " + *dir);
     return {};
   };
-  interpreter = std::make_unique<Interpreter>(*schedule, backend_, *homes_, *compute, io);
-  const size_t samples_before = recorder_.timeline().memory.size();
+  interpreter = std::make_unique<Interpreter>(*schedule, backend_, *homes_, compute, io);
+  const size_t samples_before = recorder.timeline().memory.size();
   auto ran = interpreter->run();
   if (!ran) return ran;
   // A stopped run's ops that never ran have no spans to replay over: its
   // samples stay as the host told them.
-  if (interpreter->retimed() && !interpreter->stopped()) retime_memory(*schedule, samples_before);
-  out.replayed_steps = interpreter->replayed_steps();
+  if (interpreter->retimed() && !interpreter->stopped()) retime_memory(recorder, *schedule, samples_before);
+  out.peak = max_peaks(out.peak, recorder.timeline().memory);
+  out.replayed_steps += interpreter->replayed_steps();
   int last = schedule->steps - 1;
   if (const std::optional<Interpreter::Stopped> stopped = interpreter->stopped()) {
     out.interrupted = true;
     last = stopped->after_step;
-    out.losses.resize(static_cast<size_t>(last + 1));
     if (!stopped->consistent) {
       return core::fail(
           {{}, "stopped mid-update: the state is not that of any one step, no checkpoint written", ""});
@@ -538,22 +596,30 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
   state_.scaler = last >= 0 ? interpreter->scaler_after(last) : state_.scaler;
   state_.skipped += last >= 0 ? interpreter->skipped_through(last) : 0;
   state_.step = first_step + last + 1;
-  if (out.interrupted && options_.checkpoint_root && last >= 0) {
-    // The last good state, saved as a checkpoint ends it: every partition
-    // read from where it rests.
-    std::vector<std::vector<std::byte>> copies(parts_.size());
-    std::vector<std::span<const std::byte>> views;
-    for (size_t j = 0; j < parts_.size(); ++j) {
-      copies[j].resize(static_cast<size_t>((2 * homes_->versions() + 12) * parts_[j].params));
-      if (auto r = snapshot(j, copies[j]); !r) return r;
-      views.emplace_back(copies[j]);
-    }
-    auto dir = save(state_, views);
-    if (!dir) return std::unexpected(dir.error());
-    out.checkpoints.push_back(*dir);
-    if (options_.on_note) options_.on_note("checkpoint written: " + *dir);
+  ++out.schedules;
+  if (recorded) {
+    out.schedule = std::move(*schedule);
+    out.schedule_seconds = static_cast<double>(now_ns() - began_ns) * 1e-9;
   }
-  out.schedule = std::move(*schedule);
+  return {};
+}
+
+// A stopped run's last good state, saved as a checkpoint ends it (every
+// partition read from where it rests), unless a checkpoint op saved it.
+core::Result<void> Trainer::checkpoint_where_stopped(TrainingRun& out) {
+  if (!options_.checkpoint_root || state_.step == out.first_step || checkpointed_step_ == state_.step)
+    return {};
+  std::vector<std::vector<std::byte>> copies(parts_.size());
+  std::vector<std::span<const std::byte>> views;
+  for (size_t j = 0; j < parts_.size(); ++j) {
+    copies[j].resize(static_cast<size_t>((2 * homes_->versions() + 12) * parts_[j].params));
+    if (auto r = snapshot(j, copies[j]); !r) return r;
+    views.emplace_back(copies[j]);
+  }
+  auto dir = save(state_, views);
+  if (!dir) return std::unexpected(dir.error());
+  out.checkpoints.push_back(*dir);
+  if (options_.on_note) options_.on_note("checkpoint written: " + *dir);
   return {};
 }
 
@@ -662,6 +728,12 @@ core::Diagnostics check_runnable(const core::PlanFile& plan, const core::Machine
   }
   core::locate_in_plan(problems, plan.places);
   return problems;
+}
+
+int64_t steps_per_run_schedule(const core::PlanFile& plan, const core::ModelSpec& model_spec,
+                               const core::TrainingSpec& training) {
+  const core::Workload workload(model_spec, core::effective_training(training, plan.policy).sequence_length);
+  return default_steps_per_schedule(plan.policy, workload, training);
 }
 
 core::Result<std::vector<std::vector<float>>> load_initial_weights(const std::filesystem::path& path,

@@ -1,9 +1,11 @@
-// A training run: the plan's policy lowered to schedules of a few steps
-// each, interpreted on a backend one after the other, with checkpoints
-// between them. Owns the model, the data, every partition's home and the
-// measured timeline of the whole run.
+// A training run: the plan's policy lowered to schedules of at most
+// TrainerOptions::steps_per_schedule steps, interpreted on a backend one
+// after the other, each starting from the state the one before left (as a
+// resume from its checkpoint would), so that memory stays bounded however
+// long the run. Owns the model, the data and every partition's home.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -38,6 +40,10 @@ struct StepReport {
 
 struct TrainerOptions {
   int64_t steps = 100;        // global step to stop at (exclusive)
+  // Steps lowered and run as one schedule; 0: as many as kOpsPerRunSchedule
+  // ops hold (steps_per_run_schedule). A boundary drains the lanes, as a
+  // resume does, and changes no loss.
+  int64_t steps_per_schedule = 0;
   uint64_t seed = 1;          // parameters and data order
   std::filesystem::path data;  // a text file of bytes; empty: the generated corpus
   std::optional<std::filesystem::path> checkpoint_root;
@@ -77,12 +83,29 @@ struct TrainingRun {
   double held_out_loss = 0;          // after the last step
   double unigram_entropy = 0;        // nats per byte of the training data
   double seconds = 0;                // wall time of the steps
-  core::Schedule schedule;           // the run's ops, checkpoints included
-  core::Timeline timeline;           // measured, in the schedule's ids
+  // The run's first schedule (the whole run when it is one), checkpoints
+  // included, and its measured timeline in its ids: what traces, lane busy
+  // and the measured step are of. Later schedules are not kept.
+  core::Schedule schedule;
+  core::Timeline timeline;
+  double schedule_seconds = 0;  // wall time of that first schedule
+  int64_t schedules = 0;        // how many schedules the run was lowered as
+  // Each tier's peak over every schedule: measured, and as the prediction
+  // of each (TrainerOptions::predict) placed its memory effects; by Tier.
+  std::array<core::Bytes, 3> peak{};
+  std::optional<std::array<core::Bytes, 3>> predicted_peak;
   std::vector<std::string> checkpoints;  // directories written
   int64_t replayed_steps = 0;            // speculative updates rolled back and replayed (failed checks)
   bool interrupted = false;              // stopped on request before the last step (TrainerOptions::stop)
 };
+
+// A run schedule's size: lowering holds far more (core::kMaxScheduleOps),
+// but a schedule, its prediction and its timeline cost about 1 KB an op.
+inline constexpr int64_t kOpsPerRunSchedule = 1'000'000;
+
+// TrainerOptions::steps_per_schedule's default for a plan: at least 1.
+[[nodiscard]] int64_t steps_per_run_schedule(const core::PlanFile& plan, const core::ModelSpec& model,
+                                             const core::TrainingSpec& training);
 
 // Whether the executor can run the plan at all: one GPU, a GPT-2-style or
 // Llama-style model, a lowerable policy. Empty when it can; train() checks it too.

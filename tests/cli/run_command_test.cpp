@@ -202,18 +202,44 @@ TEST(RunCommand, AMicroBatchFarBeyondTheDeviceFailsAtItsFirstAllocation) {
 // naming --steps and how to train in parts, given before the model is set
 // up (it was the lowering's "the training profile's gradient_accumulation:
 // 1 micro-steps per step over 1000000 steps make about 120000000 ops", exit 74).
-TEST(RunCommand, MoreStepsThanOneRunHoldsIsAUsageErrorSayingHowToSplitIt) {
-  const fs::path dir = scratch("too-many-steps");
-  const Outcome o = stowage(run_args(small_plan(dir), dir, 1000000));
-  EXPECT_EQ(o.code, kExitUsage) << o.out;
-  const std::string said = "error: --steps 1000000: one run trains at most ";
-  ASSERT_NE(o.err.find(said), std::string::npos) << o.err;
-  const int64_t most = std::stoll(o.err.substr(o.err.find(said) + said.size()));
-  EXPECT_NE(o.err.find("train it in parts: --steps " + std::to_string(most) +
-                       " with --checkpoint-dir DIR, then --resume latest"),
+// A run lowered two steps at a time trains the losses of one schedule; its
+// report and traces say they are of the first schedule, and hold its ops.
+TEST(RunCommand, ARunInSchedulesTrainsTheLossesOfOneAndSaysWhatItsTracesHold) {
+  const fs::path dir = scratch("schedules");
+  const fs::path plan = small_plan(dir);
+  const Outcome whole = stowage(run_args(plan, dir, 5));
+  ASSERT_EQ(whole.code, kExitOk) << whole.err;
+  std::vector<std::string> args = run_args(plan, dir, 5);
+  args.insert(args.end(), {"--steps-per-schedule", "2", "--trace", (dir / "measured.json").string(),
+                           "--predicted-trace", (dir / "predicted.json").string()});
+  const Outcome split = stowage(args);
+  ASSERT_EQ(split.code, kExitOk) << split.err;
+  const json a = json::parse(whole.out), b = json::parse(split.out);
+  EXPECT_EQ(a["schedules"], 1);
+  EXPECT_EQ(a["steps_per_schedule"], 5);
+  EXPECT_EQ(b["schedules"], 3);
+  EXPECT_EQ(b["steps_per_schedule"], 2);
+  EXPECT_EQ(b["losses"], a["losses"]);
+  for (const char* which : {"measured", "predicted"}) {
+    std::ifstream in(dir / (std::string(which) + ".json"));
+    const json trace = json::parse(in);
+    int nvme_reads = 0;
+    for (const json& e : trace["traceEvents"]) {
+      if (e["ph"] == "X" && e["args"]["kind"] == "read_states") ++nvme_reads;
+    }
+    EXPECT_EQ(nvme_reads, 4 * 2) << which;  // four partitions, the first schedule's two steps
+  }
+  std::vector<std::string> text_args = run_args(plan, dir, 5);
+  text_args.pop_back();  // --json: the text report
+  text_args.insert(text_args.end(), {"--steps-per-schedule", "2", "--trace", (dir / "text.json").string()});
+  const Outcome text = stowage(text_args);
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  EXPECT_NE(text.out.find("the run was 3 schedules of up to 2 steps (--steps-per-schedule)"),
             std::string::npos)
-      << o.err;
-  EXPECT_EQ(stowage(run_args(small_plan(dir), dir, static_cast<int>(most + 1))).code, kExitUsage);
+      << text.out;
+  EXPECT_NE(text.out.find("measured trace (steps 1-2, the first schedule): "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("over all 5"), std::string::npos) << text.out;
+  EXPECT_EQ(stowage({"run", plan.string(), "--steps-per-schedule", "0"}).code, kExitUsage);
 }
 
 TEST(RunCommand, BadArgumentsAreUsageErrors) {
