@@ -240,7 +240,8 @@ void print_lane_text(std::ostream& out, const calibration::LaneComparison& c,
   }
 }
 
-int run_lane_compare(const Context& context, const CompareArgs& a, const std::string& measured_text) {
+int run_lane_compare(const Context& context, const CompareArgs& a, const std::string& measured_text,
+                     const core::RecordedTrace* predicted) {
   if (!a.side_by_side.empty()) {
     *context.err << "error: --side-by-side needs two Stowage traces of one schedule; " << a.traces.back()
                  << " is a PyTorch profiler trace (open it beside the prediction in Perfetto instead)\n";
@@ -254,8 +255,6 @@ int run_lane_compare(const Context& context, const CompareArgs& a, const std::st
   }
   auto measured = calibration::parse_kineto_trace(measured_text, a.traces.back());
   if (!measured) return report(context, measured.error());
-  auto predicted = core::load_recorded_trace(a.traces.front());
-  if (!predicted) return report(context, predicted.error());
   const calibration::TraceMetrics measured_metrics = calibration::kineto_metrics(*measured);
   const calibration::LaneComparison c = calibration::compare_lanes(
       calibration::trace_metrics(predicted->schedule, predicted->timeline), measured_metrics);
@@ -288,18 +287,34 @@ int run_compare(const Context& context, const CompareArgs& a) {
       return kExitCannotWrite;
     }
   }
-  auto measured_text = core::read_input_file(a.traces.back(), core::InputKind::kTrace);
-  if (!measured_text) return report(context, measured_text.error());
-  if (calibration::looks_like_kineto(*measured_text)) return run_lane_compare(context, a, *measured_text);
-  auto measured = core::parse_recorded_trace(*measured_text, a.traces.back());
-  if (!measured) return report(context, measured.error());
+  // Both traces read before either is reported on: two bad files are
+  // reported together, not one per attempt.
+  core::Diagnostics problems;
   core::RecordedTrace predicted;
+  if (a.machine.empty()) {
+    auto p = core::load_recorded_trace(a.traces.front());
+    if (p) {
+      predicted = std::move(*p);
+    } else {
+      problems = p.error();
+    }
+  }
+  auto measured_text = core::read_input_file(a.traces.back(), core::InputKind::kTrace);
+  std::optional<core::RecordedTrace> measured;
+  if (!measured_text) {
+    problems.insert(problems.end(), measured_text.error().begin(), measured_text.error().end());
+  } else if (calibration::looks_like_kineto(*measured_text)) {
+    if (!problems.empty()) return report(context, problems);
+    return run_lane_compare(context, a, *measured_text, a.machine.empty() ? &predicted : nullptr);
+  } else if (auto parsed = core::parse_recorded_trace(*measured_text, a.traces.back()); !parsed) {
+    problems.insert(problems.end(), parsed.error().begin(), parsed.error().end());
+  } else {
+    measured = std::move(*parsed);
+  }
+  if (!problems.empty()) return report(context, problems);
   std::string predicted_name;
   core::TraceOptions predicted_options;  // as written: its title, and the simulator's step when re-simulated
   if (a.machine.empty()) {
-    auto p = core::load_recorded_trace(a.traces.front());
-    if (!p) return report(context, p.error());
-    predicted = std::move(*p);
     predicted_name = a.traces.front();
     predicted_options = {.title = predicted.title, .source = "predicted", .warnings = predicted.warnings};
   } else {

@@ -129,6 +129,25 @@ TEST_F(CalibrationCommands, TracesOfDifferentSchedulesAreBadInput) {
   EXPECT_EQ(stowage({"compare", t, other}).code, 65);
 }
 
+// Two bad traces are both reported at once, whichever kind the measured
+// one looked like, in the order given (it reported the measured one alone).
+TEST_F(CalibrationCommands, TwoBadTracesAreBothReported) {
+  const std::string truncated = path("truncated.json"), other = path("other.json");
+  std::ofstream(truncated) << "{";
+  std::ofstream(other) << R"({"events": []})";
+  const auto r = stowage({"compare", truncated, other});
+  EXPECT_EQ(r.code, 65);
+  const size_t first = r.err.find("error: " + truncated + ":1:1: not JSON");
+  const size_t second = r.err.find("error: " + other + ": no 'traceEvents' array");
+  EXPECT_NE(first, std::string::npos) << r.err;
+  EXPECT_NE(second, std::string::npos) << r.err;
+  EXPECT_LT(first, second) << r.err;
+  const std::string kineto = STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-cpu.json";
+  const auto lanes = stowage({"compare", truncated, kineto});
+  EXPECT_EQ(lanes.code, 65);
+  EXPECT_NE(lanes.err.find("error: " + truncated + ":1:1: not JSON"), std::string::npos) << lanes.err;
+}
+
 // A PyTorch profiler trace of a real DeepSpeed ZeRO-Offload run
 // (tests/data/kineto) as the measured side: compared lane by lane against
 // Stowage's prediction of the same model and placement, in text and JSON;
