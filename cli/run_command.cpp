@@ -122,13 +122,16 @@ const CLI::Validator kNotNegative(
     "N >= 0");
 
 // The progress line: one line per step on a terminal (rewritten in place),
-// every tenth of the run otherwise.
+// every tenth of the run otherwise; before the last step, the time the
+// steps left take at the mean step so far.
 class Progress {
  public:
   Progress(std::ostream& out, int64_t steps, int64_t first) : out_(out), steps_(steps), first_(first) {
     tty_ = isatty(STDOUT_FILENO) == 1 && &out == &std::cout;
   }
   void step(const executor::StepReport& r) {
+    seconds_ += r.seconds;
+    ++done_;
     const int64_t every = std::max<int64_t>(1, (steps_ - first_) / 10);
     const bool last = r.step + 1 == steps_;
     if (!tty_ && !last && (r.step - first_) % every != 0) return;
@@ -145,13 +148,19 @@ class Progress {
       const int64_t b = r.bytes[static_cast<size_t>(lane)];
       if (b > 0) moved += "  " + std::string(core::to_string(lane)) + " " + short_bytes(b);
     }
-    out_ << (tty_ ? "\r\033[K" : "  ") << line << moved << (tty_ && !last ? "" : "\n") << std::flush;
+    const std::string eta =
+        last ? ""
+             : "  eta " + core::format_clock(core::Seconds(seconds_ / static_cast<double>(done_) *
+                                                           static_cast<double>(steps_ - r.step - 1)));
+    out_ << (tty_ ? "\r\033[K" : "  ") << line << eta << moved << (tty_ && !last ? "" : "\n") << std::flush;
   }
 
  private:
   std::ostream& out_;
   int64_t steps_, first_;
   bool tty_ = false;
+  double seconds_ = 0;  // of the steps reported so far
+  int64_t done_ = 0;
 };
 
 // Busy share of each lane over the run: the union of its ops' spans.

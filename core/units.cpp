@@ -561,4 +561,22 @@ std::string format_flops_rate(FlopsPerSecond r, int significant) {
   return format_quantity(r.value(), kFlopsLadder, "/s", significant);
 }
 
+std::string format_clock(Seconds s) {
+  const double v = s.value();
+  const int64_t total = std::isfinite(v) && v > 0 ? std::llround(std::min(v, 1e15)) : 0;
+  char buf[48];
+  if (total < 60) {
+    std::snprintf(buf, sizeof buf, "%lld s", static_cast<long long>(total));
+  } else if (total < 3600) {
+    std::snprintf(buf, sizeof buf, "%lldm %02llds", static_cast<long long>(total / 60),
+                  static_cast<long long>(total % 60));
+  } else if (total < 100 * 3600) {
+    std::snprintf(buf, sizeof buf, "%lldh %02lldm", static_cast<long long>(total / 3600),
+                  static_cast<long long>(total % 3600 / 60));
+  } else {
+    std::snprintf(buf, sizeof buf, "%lldh", static_cast<long long>(total / 3600));
+  }
+  return buf;
+}
+
 }  // namespace stowage::core

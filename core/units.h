@@ -177,6 +177,10 @@ std::string format_seconds(Seconds s, int significant = 4);
 std::string format_bandwidth(BytesPerSecond r, Prefix prefix = Prefix::kDecimal, int significant = 4);
 std::string format_flops(Flops f, int significant = 4);
 std::string format_flops_rate(FlopsPerSecond r, int significant = 4);
+// A wall-clock duration as a person reads a countdown, rounded to the
+// second: "42 s", "3m 05s", "2h 07m" (minutes dropped past 100 hours:
+// "731h"). Negative or non-finite: "0 s".
+std::string format_clock(Seconds s);
 
 // Literals for readable constants in code and tests: 24_GiB, 1500_GB
 // (whole numbers only; there are no floating-point literals such as 1.5_TB).

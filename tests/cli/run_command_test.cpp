@@ -239,6 +239,16 @@ TEST(RunCommand, ARunInSchedulesTrainsTheLossesOfOneAndSaysWhatItsTracesHold) {
       << text.out;
   EXPECT_NE(text.out.find("measured trace (steps 1-2, the first schedule): "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("over all 5"), std::string::npos) << text.out;
+  // Each step's line but the last says how long the rest will take.
+  std::istringstream lines(text.out);
+  int with_eta = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("  step ") != 0) continue;
+    const bool eta = line.find(" tokens/s  eta ") != std::string::npos;
+    EXPECT_EQ(eta, line.find("step    5/5") == std::string::npos) << line;
+    with_eta += eta ? 1 : 0;
+  }
+  EXPECT_EQ(with_eta, 4) << text.out;
   EXPECT_EQ(stowage({"run", plan.string(), "--steps-per-schedule", "0"}).code, kExitUsage);
 }
 

@@ -556,6 +556,20 @@ TEST(FormatSeconds, UsesNsMicrosecondsMsAndSecondsBelowAThousandSeconds) {
   EXPECT_EQ(format_seconds(Seconds(3e-9)), "3 ns");
 }
 
+TEST(FormatClock, CountsDownInSecondsMinutesAndHours) {
+  EXPECT_EQ(format_clock(Seconds(0.4)), "0 s");
+  EXPECT_EQ(format_clock(Seconds(42.5)), "43 s");
+  EXPECT_EQ(format_clock(Seconds(59.4)), "59 s");
+  EXPECT_EQ(format_clock(Seconds(59.6)), "1m 00s");
+  EXPECT_EQ(format_clock(Seconds(185)), "3m 05s");
+  EXPECT_EQ(format_clock(Seconds(3600)), "1h 00m");
+  EXPECT_EQ(format_clock(Seconds(2 * 3600 + 7 * 60 + 59)), "2h 07m");
+  EXPECT_EQ(format_clock(Seconds(731 * 3600.0 + 1)), "731h");
+  EXPECT_EQ(format_clock(Seconds(-3)), "0 s");
+  EXPECT_EQ(format_clock(Seconds(std::numeric_limits<double>::infinity())), "0 s");
+  EXPECT_EQ(format_clock(Seconds(std::nan(""))), "0 s");
+}
+
 TEST(FormatSeconds, BelowOneNanosecondStaysInNanoseconds) {
   EXPECT_EQ(format_seconds(Seconds(5e-10)), "0.5 ns");
   EXPECT_EQ(format_seconds(Seconds(1.5e-12)), "0.0015 ns");
