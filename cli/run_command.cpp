@@ -25,6 +25,7 @@
 #include "cli/stop_signals.h"
 #include "cli/text_table.h"
 #include "core/chrome_trace.h"
+#include "core/lower.h"
 #include "core/plan_file.h"
 #include "core/units.h"
 #include "executor/checkpoint/checkpoint_reader.h"
@@ -411,6 +412,18 @@ int run_run(const Context& context, const RunArgs& a) {
   }
   if (options.resume) {
     if (const auto done = check_resume(context, a, *options.resume)) return *done;
+  }
+  // Lowering refuses a schedule past core::kMaxScheduleOps, after the model
+  // is set up and in terms of micro-steps: said here, of the argument.
+  if (const int64_t most = core::max_steps_in_one_schedule(
+          plan->policy,
+          core::Workload(in->model, core::effective_training(in->training, plan->policy).sequence_length),
+          in->training);
+      a.steps_per_schedule > most) {
+    *context.err << "error: --steps-per-schedule " << a.steps_per_schedule
+                 << ": a schedule of this plan holds at most " << most << " steps (about "
+                 << core::kMaxScheduleOps / 1'000'000 << " million ops)\n";
+    return kExitUsage;
   }
 
   // Weights in and out are checked before a backend exists: a file that

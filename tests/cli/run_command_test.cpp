@@ -250,6 +250,11 @@ TEST(RunCommand, ARunInSchedulesTrainsTheLossesOfOneAndSaysWhatItsTracesHold) {
   }
   EXPECT_EQ(with_eta, 4) << text.out;
   EXPECT_EQ(stowage({"run", plan.string(), "--steps-per-schedule", "0"}).code, kExitUsage);
+  const Outcome too_many = stowage({"run", plan.string(), "--steps-per-schedule", "1000000"});
+  EXPECT_EQ(too_many.code, kExitUsage);
+  EXPECT_NE(too_many.err.find("error: --steps-per-schedule 1000000: a schedule of this plan holds at most "),
+            std::string::npos)
+      << too_many.err;
 }
 
 TEST(RunCommand, BadArgumentsAreUsageErrors) {
