@@ -547,7 +547,7 @@ int run_run(const Context& context, const RunArgs& a) {
   // The run applies memory in the order the simulator predicts for the
   // plan's machine, so its measured peaks are the ones printed beside it.
   options.predict = [&](const core::Schedule& s) { return sim::simulate(s, in->machine).timeline; };
-  options.host_memory_available = executor::available_host_memory();
+  options.host_memory_available = [] { return executor::available_host_memory(); };
   try {
     run = executor::train(*plan, in->machine, in->model, in->training, *backend, options);
   } catch (const std::exception& e) {

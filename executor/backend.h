@@ -195,6 +195,11 @@ class Backend {
   // with an error. Called when a run is being stopped (a failed op, the
   // watchdog); a backend whose calls always finish on their own ignores it.
   virtual void cancel() {}
+  // Gives the system back the memory this backend keeps for reuse (freed
+  // buffers it caches, as a GPU's caching allocator does; PyTorch's
+  // empty_cache). Called when a run's steps are over, before the trainer
+  // allocates on its own (the held-out evaluation).
+  virtual void give_back_kept() {}
 
   // NVMe. A region is reserved once, then written and read whole. A read
   // or write returns the queue depth the device kept while it moved (for

@@ -92,6 +92,14 @@ core::Result<std::unique_ptr<CpuBackend>> CpuBackend::create(CpuBackendOptions o
 }
 
 CpuBackend::~CpuBackend() {
+  free_kept();
+}
+
+void CpuBackend::give_back_kept() {
+  free_kept();
+}
+
+void CpuBackend::free_kept() {
   for (const core::Tier tier : {core::Tier::kGpu, core::Tier::kCpu}) {
     free_blocks(tier, pools_[static_cast<size_t>(tier)].trim(0));
   }

@@ -38,6 +38,7 @@ class CpuBackend final : public Backend {
  public:
   static core::Result<std::unique_ptr<CpuBackend>> create(CpuBackendOptions options);
   ~CpuBackend() override;
+  void give_back_kept() override;
 
   [[nodiscard]] std::string_view name() const override { return "cpu"; }
   [[nodiscard]] core::Result<Buffer> allocate(core::Tier tier, int64_t bytes, std::string what) override;
@@ -92,6 +93,7 @@ class CpuBackend final : public Backend {
   core::Result<core::QueueDepth> block_io(core::Lane lane, const BlockIo& io, bool write);
   // Gives blocks back to the system: unlocked (host tier) and freed.
   void free_blocks(core::Tier tier, const std::vector<BufferPool::Block>& blocks);
+  void free_kept();  // every kept block of the host tiers
 
   CpuBackendOptions options_;
   // What a compute op's layer runs on: OpenBLAS and the model's loops, over

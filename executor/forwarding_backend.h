@@ -58,6 +58,7 @@ class ForwardingBackend : public Backend {
   [[nodiscard]] core::Result<int64_t> marked_at(const TimeMark& mark) override { return inner_.marked_at(mark); }
   [[nodiscard]] int64_t bytes_moved(core::Lane lane) const override { return inner_.bytes_moved(lane); }
   void cancel() override { inner_.cancel(); }
+  void give_back_kept() override { inner_.give_back_kept(); }
   [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override {
     return inner_.reserve_region(region, bytes);
   }

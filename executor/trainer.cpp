@@ -498,11 +498,12 @@ core::Result<void> Trainer::run_schedule(ModelCompute& compute, const core::Work
   }
   auto schedule = core::lower(plan_.policy, machine_, run_workload, profile_training_, lower_options);
   if (!schedule) return std::unexpected(schedule.error());
+  std::optional<core::Timeline> predicted;
   if (options_.predict) {
-    const core::Timeline predicted = options_.predict(*schedule);
+    predicted = options_.predict(*schedule);
     out.predicted_peak =
-        max_peaks(out.predicted_peak.value_or(std::array<core::Bytes, 3>{}), predicted.memory);
-    schedule->memory_order = core::memory_order_of(*schedule, predicted);
+        max_peaks(out.predicted_peak.value_or(std::array<core::Bytes, 3>{}), predicted->memory);
+    schedule->memory_order = core::memory_order_of(*schedule, *predicted);
     if (const std::vector<std::string> problems = core::validate_memory_order(*schedule); !problems.empty())
       return core::fail({{}, "the predicted memory order cannot be run: " + problems.front() + " (a bug)", ""});
   }
@@ -513,6 +514,17 @@ core::Result<void> Trainer::run_schedule(ModelCompute& compute, const core::Work
   }
   auto resident = ResidentBuffers::hold(backend_, *schedule);
   if (!resident) return std::unexpected(resident.error());
+  // What the steps allocate beyond the setup, asked before they do: the
+  // kernel would otherwise let the run start and kill it partway.
+  if (predicted && options_.host_memory_available) {
+    if (const std::optional<int64_t> available = options_.host_memory_available()) {
+      if (core::Diagnostics d = check_host_memory_peak(*predicted, backend_, *available); !d.empty())
+        return std::unexpected(d);
+      if (const std::optional<std::string> warning = host_memory_warning(*predicted, backend_, *available);
+          warning && recorded && options_.on_note)
+        options_.on_note("warning: " + *warning);
+    }
+  }
   // A later schedule's spans are not kept: only the memory it held.
   core::TimelineRecorder unkept(0);
   core::TimelineRecorder& recorder = recorded ? recorder_ : unkept;
@@ -683,6 +695,11 @@ core::Result<TrainingRun> Trainer::run() {
   last_step_ns_ = origin_ns_;
   if (auto r = train_steps(out); !r) return std::unexpected(r.error());
   out.seconds = static_cast<double>(now_ns() - origin_ns_) * 1e-9;
+  // The steps' buffers, kept by the backend for reuse, are not needed
+  // again: the evaluation below allocates beside the homes alone. (A plan
+  // whose activations filled the host had the evaluation's on top, and the
+  // kernel killed the run after its last step.)
+  backend_.give_back_kept();
   out.timeline = recorder_.take();
   auto weights = master_weights();
   if (!weights) return std::unexpected(weights.error());
@@ -758,12 +775,13 @@ core::Result<TrainingRun> train(const core::PlanFile& plan, const core::MachineS
     return std::unexpected(d);
   const core::TrainingSpec effective = core::effective_training(training, plan.policy);
   const core::Workload workload(model_spec, effective.sequence_length);
-  if (options.host_memory_available) {  // before anything is allocated
+  if (const std::optional<int64_t> available =
+          options.host_memory_available ? options.host_memory_available() : std::nullopt) {
+    // Before anything is allocated.
     auto one_step =
         core::lower(plan.policy, machine, workload, training, {.steps = 1, .buffers = kNoReserves});
     if (!one_step) return std::unexpected(one_step.error());
-    if (core::Diagnostics d = check_host_memory(*one_step, backend, *options.host_memory_available);
-        !d.empty())
+    if (core::Diagnostics d = check_host_memory(*one_step, backend, *available); !d.empty())
       return std::unexpected(d);
   }
   auto model = make_trained_model(workload);

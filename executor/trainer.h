@@ -71,10 +71,12 @@ struct TrainerOptions {
   // update has begun finish, a checkpoint of the last one is written when a
   // root is given, and the run returns with `interrupted`. May be null.
   const std::atomic<int>* stop = nullptr;
-  // The host memory free for the run (`stowage run` reads MemAvailable):
-  // a plan whose homes in host memory alone need more is refused before
-  // anything is allocated (host_memory.h). Unset: not checked.
-  std::optional<int64_t> host_memory_available;
+  // The host memory free now (`stowage run` reads MemAvailable), or null
+  // where unknown: a plan whose homes in host memory alone need more is
+  // refused before anything is allocated, and one whose predicted peak
+  // (with predict) needs more than the setup left, before its first step
+  // (host_memory.h). Unset: not checked.
+  std::function<std::optional<int64_t>()> host_memory_available;
 };
 
 struct TrainingRun {

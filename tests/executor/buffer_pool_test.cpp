@@ -114,6 +114,32 @@ TEST(CpuBackendReuse, KeepsAtMostThePeakInUse) {
   b.release(*four);
 }
 
+// What the pool keeps goes back to the system when asked (after a run's
+// steps, before the trainer's evaluation allocates on its own); buffers
+// in use stay.
+TEST(CpuBackendReuse, GivesBackWhatItKeepsWhenAsked) {
+  auto backend = CpuBackend::create({.lock_host_memory = false});
+  ASSERT_TRUE(backend);
+  CpuBackend& b = **backend;
+  auto kept = b.allocate(core::Tier::kGpu, kLarge, "kept");
+  auto host = b.allocate(core::Tier::kCpu, kLarge, "kept too");
+  auto held = b.allocate(core::Tier::kGpu, 8 << 20, "held");
+  ASSERT_TRUE(kept && host && held);
+  b.release(*kept);
+  b.release(*host);
+  ASSERT_EQ(b.kept_bytes(core::Tier::kGpu) + b.kept_bytes(core::Tier::kCpu), 2 * kLarge);
+  b.give_back_kept();
+  EXPECT_EQ(b.kept_bytes(core::Tier::kGpu), 0);
+  EXPECT_EQ(b.kept_bytes(core::Tier::kCpu), 0);
+  EXPECT_EQ(b.in_use(core::Tier::kGpu), 8 << 20);
+  const int64_t fresh = b.fresh_blocks(core::Tier::kGpu);
+  auto again = b.allocate(core::Tier::kGpu, kLarge, "again");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(b.fresh_blocks(core::Tier::kGpu), fresh + 1) << "mapped anew";
+  b.release(*again);
+  b.release(*held);
+}
+
 // A step that uses one large buffer and then three smaller ones of another
 // size at once, as a layer's activations and its gradient copies do. The
 // bound the pool had before (peak less what is in use) freed the large

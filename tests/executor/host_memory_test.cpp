@@ -1,9 +1,13 @@
 // A run is refused before it allocates anything when its homes in host
-// memory alone need more than the host has free: the kernel would otherwise
-// kill it partway through its setup (executor/host_memory.h).
+// memory alone need more than the host has free, and before its first step
+// when its predicted peak needs more than the setup left: the kernel would
+// otherwise kill it partway (executor/host_memory.h).
 #include "executor/host_memory.h"
 
 #include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <tuple>
 
 #include "core/lower.h"
 #include "executor/forwarding_backend.h"
@@ -85,14 +89,51 @@ TEST(HostMemory, ADeviceTierCountsNoMoreThanItsCap) {
 TEST(HostMemory, TrainRefusesBeforeAllocating) {
   auto b = backend("host-memory-train");
   auto run =
-      testing::train_plan(plan_where(testing::kCpuOffload), *b, {.steps = 2, .host_memory_available = 1024});
+      testing::train_plan(plan_where(testing::kCpuOffload), *b,
+                          {.steps = 2, .host_memory_available = [] { return std::optional<int64_t>(1024); }});
   ASSERT_FALSE(run);
   EXPECT_TRUE(run.error()[0].what.starts_with("host memory: ")) << core::to_string(run.error());
   for (core::Tier t : core::kAllTiers) EXPECT_EQ(b->in_use(t), 0) << core::to_string(t);
   EXPECT_EQ(b->fresh_blocks(core::Tier::kGpu) + b->fresh_blocks(core::Tier::kCpu), 0);
   auto enough = testing::train_plan(plan_where(testing::kCpuOffload), *b,
-                                    {.steps = 2, .host_memory_available = available_host_memory()});
+                                    {.steps = 2, .host_memory_available = available_host_memory});
   EXPECT_TRUE(enough) << core::to_string(enough.error());
+}
+
+// The peak is the most the host tiers hold at once, not the sum of each
+// tier's own peak: here gpu peaks at 50 while cpu holds 10, and cpu at 40
+// while gpu holds 20.
+core::Timeline timeline_of(std::initializer_list<std::tuple<core::SimTime, core::Tier, int64_t>> samples) {
+  core::Timeline t;
+  for (const auto& [time, tier, bytes] : samples) t.memory.push_back({time, tier, core::Bytes(bytes)});
+  return t;
+}
+
+TEST(HostMemoryPeak, IsTheMostTheHostTiersHoldAtOnce) {
+  using core::Tier;
+  const core::Timeline t = timeline_of({{0, Tier::kGpu, 0},
+                                        {0, Tier::kCpu, 10},
+                                        {0, Tier::kNvme, 1000},
+                                        {1, Tier::kGpu, 50},
+                                        {2, Tier::kGpu, 20},
+                                        {3, Tier::kCpu, 40},
+                                        {4, Tier::kNvme, 5000}});
+  auto b = backend("host-memory-peak");
+  EXPECT_EQ(host_memory_peak(t, *b), 60);  // gpu 20 + cpu 40; the NVMe tier is not host memory
+  const DeviceOnTheGpu cuda_like(*b);
+  EXPECT_EQ(host_memory_peak(t, cuda_like), 40);
+  auto capped = backend("host-memory-peak-capped", 16);
+  EXPECT_EQ(host_memory_peak(t, *capped), 56);  // the device tier fails past its cap of 16
+  // Beyond what the backend holds now: at exactly that the run goes ahead.
+  EXPECT_TRUE(check_host_memory_peak(t, *b, 60).empty());
+  const core::Diagnostics refused = check_host_memory_peak(t, *b, 59);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_TRUE(refused[0].what.starts_with("host memory: the run's predicted peak")) << refused[0].what;
+  auto held = b->allocate(Tier::kCpu, 25, "held");
+  ASSERT_TRUE(held);
+  EXPECT_TRUE(check_host_memory_peak(t, *b, 35).empty());
+  EXPECT_FALSE(check_host_memory_peak(t, *b, 34).empty());
+  b->release(*held);
 }
 
 }  // namespace

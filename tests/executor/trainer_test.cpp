@@ -146,6 +146,38 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameLosses) {
   }
 }
 
+// After the last step the trainer gives the backend's kept buffers back
+// before it evaluates the held-out loss with allocations of its own: a plan
+// whose activations filled the host was killed by the kernel there.
+class RecordsGiveBacks final : public ForwardingBackend {
+ public:
+  RecordsGiveBacks(CpuBackend& inner, const int& steps)
+      : ForwardingBackend(inner), cpu_(inner), steps_(steps) {}
+  void give_back_kept() override {
+    ForwardingBackend::give_back_kept();
+    steps_done.push_back(steps_);
+    kept_after.push_back(cpu_.kept_bytes(Tier::kGpu) + cpu_.kept_bytes(Tier::kCpu));
+  }
+  std::vector<int> steps_done;
+  std::vector<int64_t> kept_after;
+
+ private:
+  CpuBackend& cpu_;
+  const int& steps_;
+};
+
+TEST(Trainer, GivesTheStepsBuffersBackBeforeEvaluating) {
+  auto b = backend("give-back");
+  int steps = 0;
+  RecordsGiveBacks recording(*b, steps);
+  TrainerOptions options{.steps = 3, .seed = 7};
+  options.on_step = [&](const StepReport&) { ++steps; };
+  auto run = train_plan(plan_where(kCpuOffload), recording, options);
+  ASSERT_TRUE(run) << core::to_string(run.error());
+  EXPECT_EQ(recording.steps_done, std::vector<int>{3});
+  EXPECT_EQ(recording.kept_after, std::vector<int64_t>{0});
+}
+
 TEST(Trainer, AResumeFromAnotherSeedIsRefused) {
   const fs::path root = scratch("seed") / "checkpoints";
   auto b = backend("seed-a");
