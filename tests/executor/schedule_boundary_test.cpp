@@ -139,6 +139,25 @@ TEST(ScheduleBoundaries, CheckpointsFallWhereAskedAndResume) {
   }
 }
 
+// Without checkpoint_every, a run checkpoints at its end alone, resumed or
+// not (a resumed run took its length for the interval and checkpointed at
+// global multiples of it too: step 4 of a run resumed at 2).
+TEST(ScheduleBoundaries, WithoutAnIntervalOnlyTheEndIsCheckpointed) {
+  const Setting s = settings()[0];
+  const fs::path root = scratch("at-the-end") / "checkpoints";
+  TrainerOptions first;
+  first.checkpoint_root = root;
+  const Trained head = train_in_schedules(s, 2, 0, "head", first);
+  ASSERT_EQ(head.run.checkpoints.size(), 1u);
+  TrainerOptions resumed;
+  resumed.checkpoint_root = root;
+  resumed.resume = root / "step-000002";
+  const Trained tail = train_in_schedules(s, 6, 0, "tail", resumed);
+  std::vector<std::string> names;
+  for (const std::string& dir : tail.run.checkpoints) names.push_back(fs::path(dir).filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"step-000006"});
+}
+
 // A stop asked for in the third step, the last of the first schedule: the
 // run ends after a whole step, with one checkpoint of it (the one the stop
 // writes, or the schedule's own: never both), and resuming it gives the
