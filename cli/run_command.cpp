@@ -415,10 +415,8 @@ int run_run(const Context& context, const RunArgs& a) {
   }
   // Lowering refuses a schedule past core::kMaxScheduleOps, after the model
   // is set up and in terms of micro-steps: said here, of the argument.
-  if (const int64_t most = core::max_steps_in_one_schedule(
-          plan->policy,
-          core::Workload(in->model, core::effective_training(in->training, plan->policy).sequence_length),
-          in->training);
+  if (const int64_t most =
+          executor::steps_per_run_schedule(*plan, in->model, in->training, core::kMaxScheduleOps);
       a.steps_per_schedule > most) {
     *context.err << "error: --steps-per-schedule " << a.steps_per_schedule
                  << ": a schedule of this plan holds at most " << most << " steps (about "
@@ -699,16 +697,17 @@ int run_run(const Context& context, const RunArgs& a) {
   if (!warnings.empty()) out << '\n';
   t.print(out, 2);
   if (!a.export_weights.empty()) out << "\n  weights (safetensors): " << a.export_weights << '\n';
-  const std::string of_first =
-      run->schedules > 1 ? ", steps " + std::to_string(run->first_step + 1) + "-" +
+  // A run of several schedules traced its first.
+  const std::string first_schedule =
+      run->schedules > 1 ? "steps " + std::to_string(run->first_step + 1) + "-" +
                                std::to_string(run->first_step + run->schedule.steps) + ", the first schedule"
                          : "";
   if (!a.trace.empty())
-    out << "\n  measured trace" << (of_first.empty() ? "" : " (" + of_first.substr(2) + ")") << ": "
+    out << "\n  measured trace" << (first_schedule.empty() ? "" : " (" + first_schedule + ")") << ": "
         << a.trace << '\n';
   if (!a.predicted_trace.empty())
-    out << "  predicted trace (same ops, on " << in->machine.name << of_first << "): " << a.predicted_trace
-        << '\n';
+    out << "  predicted trace (same ops, on " << in->machine.name
+        << (first_schedule.empty() ? "" : ", " + first_schedule) << "): " << a.predicted_trace << '\n';
   return kExitOk;
 }
 

@@ -99,10 +99,9 @@ uint32_t digest_of(const model::ByteCorpus& corpus) {
   return crc32c(std::as_bytes(std::span(parts)));
 }
 
-int64_t default_steps_per_schedule(const core::Policy& policy, const core::Workload& workload,
-                                   const core::TrainingSpec& training) {
-  return std::max<int64_t>(1,
-                           core::max_steps_in_one_schedule(policy, workload, training, kOpsPerRunSchedule));
+int64_t steps_within(const core::Policy& policy, const core::Workload& workload,
+                     const core::TrainingSpec& training, int64_t ops) {
+  return std::max<int64_t>(1, core::max_steps_in_one_schedule(policy, workload, training, ops));
 }
 
 // Each tier's peak: `so_far`'s, or a sample's above it.
@@ -461,9 +460,10 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
   // prediction's peak is of the run's own allocations.
   const core::Workload run_workload =
       executor_workload(workload_, *compute, training_.tokens_per_micro_batch());
-  const int64_t per_schedule = options_.steps_per_schedule > 0
-                                   ? options_.steps_per_schedule
-                                   : default_steps_per_schedule(plan_.policy, workload_, profile_training_);
+  const int64_t per_schedule =
+      options_.steps_per_schedule > 0
+          ? options_.steps_per_schedule
+          : steps_within(plan_.policy, workload_, profile_training_, kOpsPerRunSchedule);
   out.losses.assign(static_cast<size_t>(options_.steps - out.first_step), 0.0);
   while (state_.step < options_.steps && !out.interrupted) {
     if (options_.stop != nullptr && options_.stop->load() != 0) {
@@ -486,7 +486,7 @@ core::Result<void> Trainer::train_steps(TrainingRun& out) {
 core::Result<void> Trainer::run_schedule(ModelCompute& compute, const core::Workload& run_workload,
                                          int64_t steps, TrainingRun& out) {
   const int64_t first_step = state_.step;
-  const bool recorded = out.schedules == 0;
+  const bool first_of_run = out.schedules == 0;  // recorded whole, and warned of
   const int micros = static_cast<int>(training_.gradient_accumulation);
   core::LowerOptions lower_options{.steps = static_cast<int>(steps), .buffers = kNoReserves};
   if (options_.checkpoint_root) {
@@ -509,7 +509,7 @@ core::Result<void> Trainer::run_schedule(ModelCompute& compute, const core::Work
   }
   // Nothing in a later schedule orders its first ops after the last ones
   // of the schedule before, which the simulator predicts from idle lanes.
-  if (!recorded) {
+  if (!first_of_run) {
     if (auto r = all_lanes_wait_for_each_other(backend_); !r) return r;
   }
   auto resident = ResidentBuffers::hold(backend_, *schedule);
@@ -521,13 +521,13 @@ core::Result<void> Trainer::run_schedule(ModelCompute& compute, const core::Work
       if (core::Diagnostics d = check_host_memory_peak(*predicted, backend_, *available); !d.empty())
         return std::unexpected(d);
       if (const std::optional<std::string> warning = host_memory_warning(*predicted, backend_, *available);
-          warning && recorded && options_.on_note)
+          warning && first_of_run && options_.on_note)
         options_.on_note("warning: " + *warning);
     }
   }
   // A later schedule's spans are not kept: only the memory it held.
   core::TimelineRecorder unkept(0);
-  core::TimelineRecorder& recorder = recorded ? recorder_ : unkept;
+  core::TimelineRecorder& recorder = first_of_run ? recorder_ : unkept;
   recorder.grow(schedule->ops.size());
   const int64_t began_ns = now_ns();
   // Bytes the backend moved per lane, as the progress line reports them:
@@ -537,7 +537,7 @@ core::Result<void> Trainer::run_schedule(ModelCompute& compute, const core::Work
     moved_before[static_cast<size_t>(lane)] = backend_.bytes_moved(lane);
   std::unique_ptr<Interpreter> interpreter;
   InterpretOptions io{.first_step = first_step,
-                      .time_origin_ns = recorded ? origin_ns_ : began_ns,
+                      .time_origin_ns = first_of_run ? origin_ns_ : began_ns,
                       .first_op = 0,
                       .precision = training_.precision,
                       .hyper = {.config = training_.adam, .optimizer = training_.optimizer},
@@ -609,7 +609,7 @@ core::Result<void> Trainer::run_schedule(ModelCompute& compute, const core::Work
   state_.skipped += last >= 0 ? interpreter->skipped_through(last) : 0;
   state_.step = first_step + last + 1;
   ++out.schedules;
-  if (recorded) {
+  if (first_of_run) {
     out.schedule = std::move(*schedule);
     out.schedule_seconds = static_cast<double>(now_ns() - began_ns) * 1e-9;
   }
@@ -748,9 +748,9 @@ core::Diagnostics check_runnable(const core::PlanFile& plan, const core::Machine
 }
 
 int64_t steps_per_run_schedule(const core::PlanFile& plan, const core::ModelSpec& model_spec,
-                               const core::TrainingSpec& training) {
+                               const core::TrainingSpec& training, int64_t ops) {
   const core::Workload workload(model_spec, core::effective_training(training, plan.policy).sequence_length);
-  return default_steps_per_schedule(plan.policy, workload, training);
+  return steps_within(plan.policy, workload, training, ops);
 }
 
 core::Result<std::vector<std::vector<float>>> load_initial_weights(const std::filesystem::path& path,

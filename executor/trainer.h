@@ -105,9 +105,13 @@ struct TrainingRun {
 // but a schedule, its prediction and its timeline cost about 1 KB an op.
 inline constexpr int64_t kOpsPerRunSchedule = 1'000'000;
 
-// TrainerOptions::steps_per_schedule's default for a plan: at least 1.
+// The most steps one schedule of the plan holds within `ops` ops by the
+// lowering's estimate, at least 1: TrainerOptions::steps_per_schedule's
+// default with kOpsPerRunSchedule, the most lowering takes with
+// core::kMaxScheduleOps.
 [[nodiscard]] int64_t steps_per_run_schedule(const core::PlanFile& plan, const core::ModelSpec& model,
-                                             const core::TrainingSpec& training);
+                                             const core::TrainingSpec& training,
+                                             int64_t ops = kOpsPerRunSchedule);
 
 // Whether the executor can run the plan at all: one GPU, a GPT-2-style or
 // Llama-style model, a lowerable policy. Empty when it can; train() checks it too.
