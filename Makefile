@@ -50,7 +50,7 @@ run: build
 	@echo
 	@echo "The same run predicted for this machine ($(THIS_MACHINE), the CPU backend as it measured):"
 	$(STOWAGE) compare --machine $(THIS_MACHINE) $(BUILD_DIR)/tiny-measured.json \
-	  --predicted-trace $(BUILD_DIR)/tiny-predicted-here.json | sed -n '1,12p;/most wrong lane/p'
+	  --predicted-trace $(BUILD_DIR)/tiny-predicted-here.json | sed -n '1,14p;/most wrong lane/p'
 	@# --- GUI (issue 6): show the plan and its trace; never blocks make ---
 	@gui=$(BUILD_DIR)/gui/stowage-gui; files="$(BUILD_DIR)/plan.yaml $(BUILD_DIR)/plan-trace.json"; \
 	if [ ! -x "$$gui" ]; then \

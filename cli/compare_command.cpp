@@ -110,6 +110,24 @@ nlohmann::json comparison_json(const calibration::Comparison& c) {
           {"measured", metrics_json(c.measured)}};
 }
 
+// A trace's origin as JSON: only what it says; null when it says nothing.
+nlohmann::json origin_json(const core::TraceOrigin& o) {
+  if (o.empty()) return nullptr;
+  nlohmann::json j = nlohmann::json::object();
+  if (!o.machine.empty()) j["machine"] = o.machine;
+  if (!o.gpu.empty()) j["gpu"] = o.gpu;
+  if (!o.device_names.empty()) j["device_names"] = o.device_names;
+  if (!o.backend.empty()) j["backend"] = o.backend;
+  if (!o.device.empty()) j["device"] = o.device;
+  return j;
+}
+
+// Where each side's times come from, where its trace says.
+void print_origins(std::ostream& out, const core::TraceOrigin& predicted, const core::TraceOrigin& measured) {
+  if (!predicted.empty()) out << "Predicted for " << core::describe(predicted) << ".\n";
+  if (!measured.empty()) out << "Measured on " << core::describe(measured) << ".\n";
+}
+
 std::string waits_text(const calibration::TraceMetrics& m) {
   std::string s;
   core::SimTime charged = 0;
@@ -316,7 +334,10 @@ int run_compare(const Context& context, const CompareArgs& a) {
   core::TraceOptions predicted_options;  // as written: its title, and the simulator's step when re-simulated
   if (a.machine.empty()) {
     predicted_name = a.traces.front();
-    predicted_options = {.title = predicted.title, .source = "predicted", .warnings = predicted.warnings};
+    predicted_options = {.title = predicted.title,
+                         .source = "predicted",
+                         .warnings = predicted.warnings,
+                         .origin = predicted.origin};
   } else {
     auto machine = context.catalog().machine(a.machine);
     if (!machine) return report(context, machine.error());
@@ -331,8 +352,11 @@ int run_compare(const Context& context, const CompareArgs& a) {
     // memory in trace" and draws the measured run's alone).
     predicted.timeline.memory.clear();
     predicted_name = "the simulation on " + a.machine;
-    predicted.title = "predicted on " + machine->name + ": " + measured->title;
-    predicted_options = sim::predicted_trace_options(prediction.summary, predicted.title);
+    std::string_view what = measured->title;
+    if (what.starts_with("measured: ")) what.remove_prefix(std::string_view("measured: ").size());
+    predicted.title = "predicted on " + machine->name + ": " + std::string(what);
+    predicted_options = sim::predicted_trace_options(prediction.summary, predicted.title, *machine);
+    predicted.origin = predicted_options.origin;
     predicted_options.warnings = predicted.warnings;
     if (!a.predicted_trace.empty()) {
       std::ostringstream text;
@@ -348,21 +372,30 @@ int run_compare(const Context& context, const CompareArgs& a) {
   if (!c) return report(context, c.error());
   if (!a.side_by_side.empty()) {
     std::ostringstream text;
-    core::write_trace_pair(
-        {&predicted.schedule, &predicted.timeline, predicted_options},
-        {&measured->schedule, &measured->timeline, {.title = measured->title, .source = "measured"}}, text);
+    core::write_trace_pair({&predicted.schedule, &predicted.timeline, predicted_options},
+                           {&measured->schedule,
+                            &measured->timeline,
+                            {.title = measured->title, .source = "measured", .origin = measured->origin}},
+                           text);
     if (core::Diagnostics d = write_file_atomically(a.side_by_side, text.str()); !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
     }
   }
   // What the prediction rests on (its trace's, or the re-simulation's).
+  // And whether the two are of one machine (core/trace_origin.h).
+  const std::optional<std::string> difference = core::machine_difference(predicted.origin, measured->origin);
   if (a.as_json) {
     nlohmann::json j = comparison_json(*c);
     j["warnings"] = predicted.warnings;
+    j["predicted_for"] = origin_json(predicted.origin);
+    j["measured_on"] = origin_json(measured->origin);
+    j["machine_difference"] = difference ? nlohmann::json(*difference) : nlohmann::json();
     *context.out << j.dump(2) << '\n';
   } else {
     for (const std::string& w : predicted.warnings) *context.out << "warning: " << w << '\n';
+    if (difference) *context.out << "note: " << *difference << '\n';
+    print_origins(*context.out, predicted.origin, measured->origin);
     print_text(*context.out, *c);
   }
   return kExitOk;

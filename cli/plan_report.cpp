@@ -287,7 +287,8 @@ core::Diagnostics write_plan_trace(const PlanInputs& in, const Evaluation& chose
   if (!schedule) return schedule.error();
   const sim::Prediction p = sim::simulate(*schedule, in.machine);
   core::TraceOptions options = sim::predicted_trace_options(
-      p.summary, "predicted: " + in.model.name + " on " + in.machine.name + ", " + chosen.candidate.name);
+      p.summary, "predicted: " + in.model.name + " on " + in.machine.name + ", " + chosen.candidate.name,
+      in.machine);
   options.warnings = planner::simulation_warnings(in, chosen.candidate.policy, *schedule, p.summary);
   std::ostringstream text;
   core::write_chrome_trace(*schedule, p.timeline, options, text);

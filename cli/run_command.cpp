@@ -350,6 +350,21 @@ MadeBackend make_backend(const Context& context, const RunArgs& a, const std::st
   return made;
 }
 
+// The device the run was on, and whether the prediction beside it is for
+// that device: a CPU-backend run set beside an RTX 4090's prediction is not
+// the simulator's error.
+std::string ran_on_text(const core::TraceOrigin& ran_on, const core::TraceOrigin& predicted_for) {
+  switch (core::same_device(predicted_for, ran_on)) {
+    case core::SameDevice::kYes:
+      return core::describe(ran_on) + ", the GPU of the prediction's machine";
+    case core::SameDevice::kNo:
+      return core::describe(ran_on) + "; the prediction is for " + core::describe(predicted_for);
+    case core::SameDevice::kUnknown:
+      break;
+  }
+  return core::describe(ran_on);
+}
+
 int run_run(const Context& context, const RunArgs& a) {
   // First: a signal during setup (while NVMe block files are being created,
   // say) is then a request to stop, not the default action, which would end
@@ -593,10 +608,16 @@ int run_run(const Context& context, const RunArgs& a) {
   }
 
   const auto busy = lane_busy(run->schedule, run->timeline, run->schedule_seconds);
-  const std::string title = in->model.name + " on " + in->machine.name + ", " + a.plan;
+  // Where the times come from: this run's device, and the plan's machine
+  // the prediction beside it is for (core/trace_origin.h).
+  const core::TraceOrigin ran_on = core::measured_on(std::string(backend->name()), backend->device_name());
+  const core::TraceOrigin predicted_for = core::predicted_on(in->machine);
   if (!a.trace.empty()) {
-    if (core::Diagnostics d =
-            write_trace(a.trace, run->schedule, run->timeline, {.title = "measured: " + title, .source = "measured"});
+    const core::TraceOptions measured_options = {
+        .title = "measured: " + in->model.name + ", " + a.plan + ", on " + ran_on.device,
+        .source = "measured",
+        .origin = ran_on};
+    if (core::Diagnostics d = write_trace(a.trace, run->schedule, run->timeline, measured_options);
         !d.empty()) {
       report(context, d);
       return kExitCannotWrite;
@@ -610,7 +631,9 @@ int run_run(const Context& context, const RunArgs& a) {
   const std::vector<std::string> warnings =
       planner::simulation_warnings(*in, plan->policy, run->schedule, predicted.summary);
   if (!a.predicted_trace.empty()) {
-    core::TraceOptions trace_options = sim::predicted_trace_options(predicted.summary, "predicted: " + title);
+    core::TraceOptions trace_options = sim::predicted_trace_options(
+        predicted.summary, "predicted: " + in->model.name + " on " + in->machine.name + ", " + a.plan,
+        in->machine);
     trace_options.warnings = warnings;
     if (core::Diagnostics d = write_trace(a.predicted_trace, run->schedule, predicted.timeline, trace_options);
         !d.empty()) {
@@ -638,6 +661,8 @@ int run_run(const Context& context, const RunArgs& a) {
                           {"lane_busy", lanes},
                           {"schedules", run->schedules},
                           {"steps_per_schedule", run->schedule.steps},
+                          {"backend", ran_on.backend},
+                          {"device", ran_on.device},
                           {"checkpoints", run->checkpoints},
                           {"warnings", warnings}}
                .dump(2)
@@ -669,6 +694,7 @@ int run_run(const Context& context, const RunArgs& a) {
                 core::format_seconds(predicted.summary.step_time).c_str(), in->machine.name.c_str(),
                 std::string(core::to_string(predicted.summary.bounding_lane)).c_str());
   t.row({"predicted", buf});
+  t.row({"ran on", ran_on_text(ran_on, predicted_for)});
   std::string lanes;
   for (Lane lane : core::kAllLanes) {
     const double b = busy[static_cast<size_t>(lane)];

@@ -204,7 +204,8 @@ int run_simulate(const Context& context, const SimulateArgs& a) {
   if (!a.trace.empty()) {
     std::ostringstream text;
     core::TraceOptions options = sim::predicted_trace_options(
-        p.summary, "predicted: " + setup->model.name + " on " + setup->machine.name + ", " + setup->what);
+        p.summary, "predicted: " + setup->model.name + " on " + setup->machine.name + ", " + setup->what,
+        setup->machine);
     options.warnings =
         planner::predicted_trace_warnings(*setup, setup->policy, *schedule, p.summary, setup->recorded);
     core::write_chrome_trace(*schedule, p.timeline, options, text);

@@ -171,23 +171,37 @@ class EventList {
   bool first_ = true;
 };
 
-// ,"warnings":["...", ...], or nothing when there are none.
-std::string warnings_field(const std::vector<std::string>& warnings) {
-  if (warnings.empty()) return "";
-  std::string out = R"(,"warnings":[)";
-  for (size_t i = 0; i < warnings.size(); ++i) out += (i > 0 ? "," : "") + json_string(warnings[i]);
+// ,"key":["...", ...], or nothing when there are none.
+std::string strings_field(std::string_view key, const std::vector<std::string>& texts) {
+  if (texts.empty()) return "";
+  std::string out = ",\"" + std::string(key) + "\":[";
+  for (size_t i = 0; i < texts.size(); ++i) out += (i > 0 ? "," : "") + json_string(texts[i]);
   return out + "]";
 }
 
+// ,"machine":"...","gpu":"...","device_names":[...] for a prediction,
+// ,"backend":"...","device":"..." for a measurement; each only when set.
+std::string origin_fields(const TraceOrigin& origin) {
+  std::string out;
+  auto text = [&](std::string_view key, const std::string& value) {
+    if (!value.empty()) out += ",\"" + std::string(key) + "\":" + json_string(value);
+  };
+  text("machine", origin.machine);
+  text("gpu", origin.gpu);
+  out += strings_field("device_names", origin.device_names);
+  text("backend", origin.backend);
+  text("device", origin.device);
+  return out;
+}
+
 std::string header(const Schedule& schedule, const TraceOptions& options) {
-  const std::string other_data = R"({"format":"stowage/trace/v1","title":)" + json_string(options.title) +
-                                 R"(,"source":)" + json_string(options.source) + R"(,"ranks":)" +
-                                 std::to_string(schedule.ranks) + R"(,"steps":)" +
-                                 std::to_string(schedule.steps) + R"(,"tokens_per_step":)" +
-                                 std::to_string(schedule.tokens_per_step) +
-                                 (options.steady_step ? R"(,"steady_step_ns":)" + std::to_string(*options.steady_step) : "") +
-                                 (options.falls_behind ? R"(,"falls_behind":)" + json_string(to_string(*options.falls_behind)) : "") +
-                                 warnings_field(options.warnings) + "}";
+  const std::string other_data =
+      R"({"format":"stowage/trace/v1","title":)" + json_string(options.title) + R"(,"source":)" +
+      json_string(options.source) + R"(,"ranks":)" + std::to_string(schedule.ranks) + R"(,"steps":)" +
+      std::to_string(schedule.steps) + R"(,"tokens_per_step":)" + std::to_string(schedule.tokens_per_step) +
+      (options.steady_step ? R"(,"steady_step_ns":)" + std::to_string(*options.steady_step) : "") +
+      (options.falls_behind ? R"(,"falls_behind":)" + json_string(to_string(*options.falls_behind)) : "") +
+      strings_field("warnings", options.warnings) + origin_fields(options.origin) + "}";
   return "{\"displayTimeUnit\":\"ns\",\n\"otherData\":" + other_data + ",\n\"traceEvents\":[\n";
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/schedule.h"
 #include "core/timeline.h"
+#include "core/trace_origin.h"
 
 namespace stowage::core {
 
@@ -28,6 +29,10 @@ struct TraceOptions {
   // viewer of the trace is told what `stowage simulate` printed
   // (otherData.warnings; left out when there are none).
   std::vector<std::string> warnings;
+  // Where the times come from: the machine a prediction priced, the backend
+  // and device a measurement ran on (otherData.machine, .gpu, .device_names,
+  // .backend, .device; each left out when empty).
+  TraceOrigin origin;
 };
 
 // Writes `timeline`, one run of `schedule`, to `out` as one JSON object

@@ -25,6 +25,7 @@
 #include "core/diagnostic.h"
 #include "core/json_depth.h"
 #include "core/padded_file.h"
+#include "core/trace_origin.h"
 
 namespace stowage::core {
 
@@ -41,6 +42,9 @@ struct TraceHeader {
   // otherData.warnings' strings, in order (elements of another type are
   // passed over).
   std::vector<std::string> warnings;
+  // otherData.machine, .gpu and .device_names (a prediction), .backend and
+  // .device (a measurement): where the times come from.
+  TraceOrigin origin;
 };
 
 // 1-based line and column of a byte offset in a text. Successive calls with

@@ -136,6 +136,7 @@ Result<RecordedTrace> parse_padded(std::string_view text, const std::string& fil
   RecordedTrace trace;
   trace.title = reader.head.title;
   trace.warnings = reader.head.warnings;
+  trace.origin = reader.head.origin;
   trace.source = reader.head.source;
   trace.schedule.ranks = std::max(1, int_or<int>(reader.head.ranks, 1));
   // Every op's step lies within otherData.steps; without it, the steps the ops name.

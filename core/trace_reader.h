@@ -14,6 +14,7 @@
 #include "core/diagnostic.h"
 #include "core/schedule.h"
 #include "core/timeline.h"
+#include "core/trace_origin.h"
 
 namespace stowage::core {
 
@@ -23,6 +24,7 @@ struct RecordedTrace {
   std::string title;
   std::string source;  // "predicted" or "measured"
   std::vector<std::string> warnings;  // otherData.warnings: what a prediction rests on
+  TraceOrigin origin;                 // the machine predicted, or the device measured on
 };
 
 // `file` names the text in diagnostics. Op ids must be 0..n-1, each once.

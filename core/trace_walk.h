@@ -408,7 +408,7 @@ struct Walk {
 
   bool other_data(od::value v) {
     TraceHeader header;
-    std::string_view format, title, source, falls_behind;
+    std::string_view format, title, source, falls_behind, machine, gpu, backend, device;
     const bool ok = fields(v, 2, [&](std::string_view key, od::value f, int d) {
       if (key == "format") return string(f, d, format);
       if (key == "title") return string(f, d, title);
@@ -419,10 +419,17 @@ struct Walk {
       if (key == "steady_step_ns") return integer(f, d, header.steady_step_ns);
       if (key == "falls_behind") return string(f, d, falls_behind);
       if (key == "warnings") return strings(f, d, header.warnings);
+      if (key == "machine") return string(f, d, machine);
+      if (key == "gpu") return string(f, d, gpu);
+      if (key == "device_names") return strings(f, d, header.origin.device_names);
+      if (key == "backend") return string(f, d, backend);
+      if (key == "device") return string(f, d, device);
       return skip(f, d);
     });
     if (!ok) return false;
     header.format = format, header.title = title, header.source = source, header.falls_behind = falls_behind;
+    header.origin.machine = machine, header.origin.gpu = gpu;
+    header.origin.backend = backend, header.origin.device = device;
     deliver_header(header);
     return true;
   }

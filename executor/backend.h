@@ -124,6 +124,10 @@ class Backend {
   virtual ~Backend() = default;
 
   [[nodiscard]] virtual std::string_view name() const = 0;
+  // The device it runs on as its driver names it ("NVIDIA H200"), or
+  // core::kCpuBackendDeviceName: what a measured trace says it ran on, to
+  // find among its prediction's GPU's device_names (core/trace_origin.h).
+  [[nodiscard]] virtual std::string device_name() const = 0;
 
   // Memory. allocate fails with a diagnostic naming `what`, the bytes asked,
   // the tier's use and its cap when the tier cannot hold it.

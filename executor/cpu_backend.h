@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 
+#include "core/trace_origin.h"
 #include "executor/backend.h"
 #include "executor/buffer_pool.h"
 #include "executor/model/cpu_layer_kernels.h"
@@ -41,6 +42,7 @@ class CpuBackend final : public Backend {
   void give_back_kept() override;
 
   [[nodiscard]] std::string_view name() const override { return "cpu"; }
+  [[nodiscard]] std::string device_name() const override { return std::string(core::kCpuBackendDeviceName); }
   [[nodiscard]] core::Result<Buffer> allocate(core::Tier tier, int64_t bytes, std::string what) override;
   void release(Buffer& buffer) override;
   [[nodiscard]] int64_t in_use(core::Tier tier) const override;

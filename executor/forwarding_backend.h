@@ -12,6 +12,7 @@ class ForwardingBackend : public Backend {
   explicit ForwardingBackend(Backend& inner) : inner_(inner) {}
 
   [[nodiscard]] std::string_view name() const override { return inner_.name(); }
+  [[nodiscard]] std::string device_name() const override { return inner_.device_name(); }
   [[nodiscard]] core::Result<Buffer> allocate(core::Tier tier, int64_t bytes, std::string what) override {
     return inner_.allocate(tier, bytes, std::move(what));
   }

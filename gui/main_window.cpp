@@ -23,6 +23,27 @@
 namespace stowage::gui {
 namespace {
 
+// How a warning stands out: the prediction's warnings above the timeline,
+// a comparison of two machines above the compare table.
+const QString kWarningStyle =
+    QStringLiteral("QLabel { background: #fff3cd; color: #332200; padding: 3px 8px; }");
+
+// Above the comparison: what each side's times are of, and, where the
+// measured run was not on the predicted machine's GPU, that the errors are
+// mostly the machines' difference (highlighted, as the warnings are).
+void show_origins(QLabel& label, const core::TraceOrigin& predicted, const core::TraceOrigin& measured) {
+  QStringList lines;
+  if (!predicted.empty())
+    lines << QStringLiteral("Predicted for ") + QString::fromStdString(core::describe(predicted));
+  if (!measured.empty())
+    lines << QStringLiteral("Measured on ") + QString::fromStdString(core::describe(measured));
+  const std::optional<std::string> difference = core::machine_difference(predicted, measured);
+  if (difference) lines << QStringLiteral("Note: ") + QString::fromStdString(*difference);
+  label.setText(lines.join('\n'));
+  label.setStyleSheet(difference ? kWarningStyle : QString());
+  label.setVisible(!lines.isEmpty());
+}
+
 QDockWidget* dock(QMainWindow& window, const QString& title, QWidget* content) {
   auto* d = new QDockWidget(title, &window);
   d->setObjectName(title);
@@ -62,7 +83,7 @@ MainWindow::MainWindow(std::filesystem::path profiles, ErrorReporting errors, QW
   warnings_ = new QLabel;
   warnings_->setWordWrap(true);
   warnings_->setTextFormat(Qt::PlainText);
-  warnings_->setStyleSheet(QStringLiteral("QLabel { background: #fff3cd; color: #332200; padding: 3px 8px; }"));
+  warnings_->setStyleSheet(kWarningStyle);
   warnings_->hide();
   layout->addWidget(warnings_);
   layout->addWidget(splitter, 1);
@@ -99,6 +120,11 @@ void MainWindow::build_docks() {
   op_errors_ = new OpErrorTable;
   auto* compare_box = new QWidget;
   auto* compare_layout = new QVBoxLayout(compare_box);
+  compare_origins_ = new QLabel;
+  compare_origins_->setWordWrap(true);
+  compare_origins_->setTextFormat(Qt::PlainText);
+  compare_origins_->hide();
+  compare_layout->addWidget(compare_origins_);
   compare_layout->addWidget(compare_summary_);
   compare_layout->addWidget(new QLabel(tr("Ops with the largest error (click one to show it):")));
   compare_layout->addWidget(op_errors_, 1);
@@ -282,6 +308,7 @@ void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
     measured_->set_counterpart(std::nullopt);
     compare_summary_->clear_comparison();
     op_errors_->clear_comparison();
+    compare_origins_->hide();
     if (doc && !predicted) set_primary(doc);
     return;
   }
@@ -290,6 +317,7 @@ void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
   measured_->set_counterpart(Counterpart{.doc = predicted, .compare = compare, .this_is_predicted = false});
   compare_summary_->set_comparison(*compare);
   op_errors_->set_comparison(*compare, doc->model);
+  show_origins(*compare_origins_, predicted->model.info.origin, doc->model.info.origin);
   fit_panels_to_tables();
   show_panel(tr("Compare"));
   refit_axis();

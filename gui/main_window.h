@@ -62,6 +62,7 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] const QLabel& warnings_label() const { return *warnings_; }
   [[nodiscard]] QTableView& plan_table() { return *plan_table_; }
   [[nodiscard]] QTableView& compare_table() { return *compare_summary_; }
+  [[nodiscard]] const QLabel& compare_origins_label() const { return *compare_origins_; }
   [[nodiscard]] OpErrorTable& op_error_table() { return *op_errors_; }
 
  signals:
@@ -105,6 +106,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* plan_dock_ = nullptr;
   PlannerPanel* planner_ = nullptr;
   CompareSummaryView* compare_summary_ = nullptr;
+  QLabel* compare_origins_ = nullptr;  // where each side's times come from (core/trace_origin.h)
   OpErrorTable* op_errors_ = nullptr;
   QAction* critical_action_ = nullptr;
   QMenu* recent_menu_ = nullptr;

@@ -23,8 +23,8 @@ core::Result<TraceModel> simulate_policy(const core::Policy& policy, const plann
       core::lower(policy, in.machine, workload, training, {.steps = core::steady_state_steps(policy)});
   if (!schedule) return std::unexpected(schedule.error());
   const sim::Prediction p = sim::simulate(*schedule, in.machine);
-  core::TraceOptions options =
-      sim::predicted_trace_options(p.summary, "predicted: " + in.model.name + " on " + in.machine.name + ", " + what);
+  core::TraceOptions options = sim::predicted_trace_options(
+      p.summary, "predicted: " + in.model.name + " on " + in.machine.name + ", " + what, in.machine);
   options.warnings = planner::predicted_trace_warnings(in, policy, *schedule, p.summary, recorded);
   return trace_from_timeline(*schedule, p.timeline, options);
 }

@@ -92,6 +92,7 @@ void read_header(TraceAssembly& a, const core::TraceHeader& other) {
   if (other.steady_step_ns && *other.steady_step_ns > 0) a.model.info.steady_step = *other.steady_step_ns;
   a.model.info.falls_behind = lane_from_name(other.falls_behind);
   a.model.info.warnings = other.warnings;
+  a.model.info.origin = other.origin;
 }
 
 core::Result<TraceModel> finish_assembly(TraceAssembly&& a) {

@@ -64,9 +64,14 @@ std::map<int64_t, std::vector<int32_t>> place_lane(core::Lane lane, const TraceM
 TraceModel trace_from_timeline(const core::Schedule& schedule, const core::Timeline& timeline,
                                const core::TraceOptions& source) {
   TraceModel model;
-  model.info = {
-      .title = source.title, .source = source.source, .ranks = schedule.ranks, .steps = schedule.steps,
-      .steady_step = source.steady_step, .falls_behind = source.falls_behind, .warnings = source.warnings};
+  model.info = {.title = source.title,
+                .source = source.source,
+                .ranks = schedule.ranks,
+                .steps = schedule.steps,
+                .steady_step = source.steady_step,
+                .falls_behind = source.falls_behind,
+                .warnings = source.warnings,
+                .origin = source.origin};
   std::vector<int> slots;
   for (size_t i = 0; i < schedule.ops.size() && i < timeline.spans.size(); ++i) {
     model.ops.push_back(op_of(schedule.ops[i], timeline.spans[i], model.add_text(schedule.ops[i].name)));

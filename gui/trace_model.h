@@ -17,6 +17,7 @@
 #include "core/schedule.h"
 #include "core/tensor_class.h"
 #include "core/timeline.h"
+#include "core/trace_origin.h"
 #include "core/units.h"
 
 namespace stowage::gui {
@@ -113,6 +114,9 @@ struct TraceInfo {
   // A predicted trace's warnings (otherData.warnings): what its figures
   // rest on that no profile said, shown above the timeline.
   std::vector<std::string> warnings;
+  // Where its times come from (otherData.machine ... .device): the machine
+  // a prediction priced, the device a measurement ran on.
+  core::TraceOrigin origin;
 };
 
 // Ops and tracks are immutable after finish(); indices are stable.

@@ -7,6 +7,7 @@
 
 #include "core/calibration_reader.h"
 #include "core/machine_profile_writer.h"
+#include "core/trace_origin.h"
 #include "probe/gpu_calibration.h"
 
 namespace stowage::probe {
@@ -250,6 +251,9 @@ std::string machine_profile_yaml(const Measurements& m, const ProfileWriterOptio
     s += "  memory_bandwidth: " + num(device_memory_rate(m, o)) + "\n";
     s += "  fp16_rate: " + num(gemm) + "\n  bf16_rate: " + num(gemm) + "\n  fp32_rate: " + num(gemm) + "\n";
     s += "  pcie_generation: 4\n  pcie_lanes: 16\n";
+    // As a GPU's profile lists the names its driver gives it: so a run on
+    // the CPU backend is known to be of this profile's device (core/trace_origin.h).
+    s += "  device_names: [\"" + std::string(core::kCpuBackendDeviceName) + "\"]\n";
   }
   s += "gpu_count: 1\n";
   s += "host:\n  label: this machine's host\n  source: measured (best Adam-pattern bandwidth over thread counts)\n";

@@ -66,10 +66,13 @@ std::vector<OpId> critical_path(const core::Schedule& s, const core::Timeline& t
 
 }  // namespace
 
-core::TraceOptions predicted_trace_options(const Summary& summary, std::string title) {
-  return {.title = std::move(title), .source = "predicted",
+core::TraceOptions predicted_trace_options(const Summary& summary, std::string title,
+                                           const core::MachineSpec& machine) {
+  return {.title = std::move(title),
+          .source = "predicted",
           .steady_step = static_cast<SimTime>(std::llround(summary.step_time.value() * 1e9)),
-          .falls_behind = summary.falls_behind};
+          .falls_behind = summary.falls_behind,
+          .origin = core::predicted_on(machine)};
 }
 
 Summary summarize(const core::Schedule& s, const core::Timeline& t, const std::array<core::Bytes, 3>& peak,

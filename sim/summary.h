@@ -50,8 +50,10 @@ struct Summary {
 
 // How a predicted trace of this summary is labelled: source "predicted",
 // and its step time and any lane falling behind in otherData, so that the
-// GUI's ruler shows the step `stowage simulate` prints.
-[[nodiscard]] core::TraceOptions predicted_trace_options(const Summary& summary, std::string title);
+// GUI's ruler shows the step `stowage simulate` prints; and the machine it
+// was simulated on, so that a comparison can tell another machine's run.
+[[nodiscard]] core::TraceOptions predicted_trace_options(const Summary& summary, std::string title,
+                                                         const core::MachineSpec& machine);
 
 // `peak` is the engine's per-rank peak memory by tier; `floor` the step's
 // least length on the machine simulated (none: no floor).

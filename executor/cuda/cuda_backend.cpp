@@ -91,6 +91,7 @@ CudaBackend::CudaBackend(CudaBackendOptions options, std::unique_ptr<CpuBackend>
     : options_(std::move(options)),
       host_(std::move(host)),
       device_(describe_device(0)),
+      device_name_(cuda::device_name(0)),
       arena_(arena_bytes),
       events_(std::make_shared<EventPool>()),
       released_(streams_, events_) {

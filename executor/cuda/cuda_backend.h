@@ -86,6 +86,7 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override;
 
   [[nodiscard]] std::string_view name() const override { return "cuda"; }
+  [[nodiscard]] std::string device_name() const override { return device_name_; }
   [[nodiscard]] core::Result<Buffer> allocate(core::Tier tier, int64_t bytes, std::string what) override;
   void release(Buffer& buffer) override;
   [[nodiscard]] int64_t in_use(core::Tier tier) const override;
@@ -147,6 +148,7 @@ class CudaBackend final : public Backend {
   CudaBackendOptions options_;
   std::unique_ptr<CpuBackend> host_;  // the host-only work: CPU Adam, NVMe, host copies
   std::string device_;
+  std::string device_name_;  // the driver's name, "NVIDIA H200"
   LaneStreams streams_;
   DeviceArena arena_;
   std::unique_ptr<CudaLayerKernels> layer_kernels_;  // on the compute lane's stream

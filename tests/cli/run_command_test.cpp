@@ -68,6 +68,49 @@ std::vector<std::string> run_args(const fs::path& plan, const fs::path& dir, int
           "--block-size", "64KiB", "--json"};
 }
 
+// The measured trace names the device the run was on (the CPU backend
+// here), the predicted one the plan's machine (an RTX 4090's): `compare`
+// says the two are not one machine, and is silent once the prediction is
+// made for a profile of the CPU backend (as `stowage profile` writes one).
+void expect_the_traces_say_where_their_times_come_from(const fs::path& dir, const json& run,
+                                                       const json& compared) {
+  EXPECT_EQ(run["backend"], "cpu");
+  EXPECT_EQ(run["device"], "Stowage CPU backend");
+  std::ifstream predicted_file(dir / "predicted.json"), measured_file(dir / "measured.json");
+  const json predicted = json::parse(predicted_file)["otherData"],
+             measured = json::parse(measured_file)["otherData"];
+  EXPECT_EQ(measured["backend"], "cpu");
+  EXPECT_EQ(measured["device"], "Stowage CPU backend");
+  EXPECT_FALSE(measured.contains("machine"));
+  EXPECT_EQ(predicted["machine"], "workstation-24gb-1nvme");
+  EXPECT_EQ(predicted["device_names"], json::array({"NVIDIA GeForce RTX 4090"}));
+  EXPECT_FALSE(predicted.contains("device"));
+  EXPECT_EQ(compared["measured_on"], json({{"backend", "cpu"}, {"device", "Stowage CPU backend"}}));
+  EXPECT_EQ(compared["predicted_for"]["machine"], "workstation-24gb-1nvme");
+  ASSERT_TRUE(compared["machine_difference"].is_string()) << compared["machine_difference"];
+  const Outcome text =
+      stowage({"compare", (dir / "predicted.json").string(), (dir / "measured.json").string()});
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  EXPECT_NE(text.out.find("\nnote: the run was not on the prediction's GPU (NVIDIA GeForce RTX 4090 24GB)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("Measured on Stowage CPU backend (cpu backend).\n"), std::string::npos) << text.out;
+
+  // A profile of this machine for the CPU backend, as `stowage profile` lists its device.
+  std::ifstream fidelity(fs::path(STOWAGE_TEST_DATA_DIR) / "fidelity" / "2026-12-06-fid50d" / "machine.yaml");
+  std::string yaml((std::istreambuf_iterator<char>(fidelity)), std::istreambuf_iterator<char>());
+  const size_t gpu = yaml.find("\ngpu:\n");
+  ASSERT_NE(gpu, std::string::npos);
+  yaml.insert(gpu + 6, "  device_names: [\"Stowage CPU backend\"]\n");
+  std::ofstream(dir / "cpu-backend.yaml") << yaml;
+  const Outcome here = stowage({"compare", "--machine", (dir / "cpu-backend.yaml").string(),
+                                (dir / "measured.json").string(), "--json"});
+  ASSERT_EQ(here.code, kExitOk) << here.err;
+  const json same = json::parse(here.out);
+  EXPECT_TRUE(same["machine_difference"].is_null()) << same["machine_difference"];
+  EXPECT_EQ(same["predicted_for"]["device_names"], json::array({"Stowage CPU backend"}));
+}
+
 TEST(RunCommand, TrainsAndWritesTheMeasuredAndPredictedTraces) {
   const fs::path dir = scratch("traces");
   std::vector<std::string> args = run_args(small_plan(dir), dir, 4);
@@ -112,6 +155,7 @@ TEST(RunCommand, TrainsAndWritesTheMeasuredAndPredictedTraces) {
   const double steady = result["steady_step_seconds"].get<double>();
   EXPECT_GT(steady, 0);
   EXPECT_NEAR(json::parse(compared.out)["measured"]["steady_step_s"].get<double>(), steady, 1e-5 * steady);
+  expect_the_traces_say_where_their_times_come_from(dir, result, json::parse(compared.out));
 }
 
 // The first line `stowage run` prints, run as its own process under `env`

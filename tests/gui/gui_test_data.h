@@ -18,6 +18,7 @@ struct Simulated {
   core::Schedule schedule;
   core::Timeline timeline;
   sim::Summary summary;
+  core::MachineSpec machine;
 };
 
 // tiny-gpt, ZeRO-Offload, on the workstation, two steps: the scenario of
@@ -33,7 +34,10 @@ inline Simulated tiny_simulated(core::StandardPlacement which = core::StandardPl
       core::policy_for(core::standard_placement(which, machine.gpu_count), w, training);
   core::Schedule s = must(core::lower(policy, machine, w, training, {.steps = 2}));
   sim::Prediction p = sim::simulate(s, machine);
-  return {.schedule = std::move(s), .timeline = std::move(p.timeline), .summary = std::move(p.summary)};
+  return {.schedule = std::move(s),
+          .timeline = std::move(p.timeline),
+          .summary = std::move(p.summary),
+          .machine = machine};
 }
 
 inline std::string trace_text(const Simulated& s, const std::string& source = "predicted") {

@@ -88,6 +88,48 @@ TEST(MainWindow, AMeasuredTraceOpensTheComparison) {
   EXPECT_TRUE(w.measured_timeline().isVisible());
   ASSERT_NE(w.measured_timeline().document(), nullptr);
   EXPECT_EQ(w.measured_timeline().document()->model.info.source, "measured");
+  EXPECT_TRUE(w.compare_origins_label().isHidden());  // neither trace says where its times come from
+}
+
+// Above the comparison: what each side is of, and a note, highlighted,
+// when the run was not on the predicted machine's GPU (an RTX 4090 here).
+TEST(MainWindow, AComparisonSaysWhenTheRunWasNotOnThePredictedGpu) {
+  Files f;
+  auto write = [&](const QString& name, const core::TraceOptions& options) {
+    std::ostringstream text;
+    core::write_chrome_trace(f.sim.schedule, f.sim.timeline, options, text);
+    std::ofstream(f.dir.filePath(name).toStdString()) << text.str();
+    return f.dir.filePath(name);
+  };
+  const QString predicted =
+      write("predicted.json", sim::predicted_trace_options(f.sim.summary, "predicted: tiny", f.sim.machine));
+  const QString on_cpu = write("cpu.json", {.title = "measured: tiny",
+                                            .source = "measured",
+                                            .origin = core::measured_on("cpu", "Stowage CPU backend")});
+  const QString on_4090 =
+      write("4090.json", {.title = "measured: tiny",
+                          .source = "measured",
+                          .origin = core::measured_on("cuda", "NVIDIA GeForce RTX 4090")});
+  MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  w.open_files({predicted});
+  ASSERT_TRUE(wait_for_loads(w));
+  w.open_files({on_cpu});
+  ASSERT_TRUE(wait_for_loads(w));
+  const QLabel& label = w.compare_origins_label();
+  EXPECT_FALSE(label.isHidden());
+  EXPECT_TRUE(
+      label.text().startsWith("Predicted for workstation-24gb-1nvme, GPU NVIDIA GeForce RTX 4090 24GB\n"
+                              "Measured on Stowage CPU backend (cpu backend)\n"
+                              "Note: the run was not on the prediction's GPU"))
+      << label.text().toStdString();
+  EXPECT_FALSE(label.styleSheet().isEmpty());
+
+  w.open_files({on_4090});
+  ASSERT_TRUE(wait_for_loads(w));
+  EXPECT_EQ(label.text(),
+            "Predicted for workstation-24gb-1nvme, GPU NVIDIA GeForce RTX 4090 24GB\n"
+            "Measured on NVIDIA GeForce RTX 4090 (cuda backend)");
+  EXPECT_TRUE(label.styleSheet().isEmpty());
 }
 
 TEST(MainWindow, ABadFileIsReportedAndLoadsNothing) {
@@ -168,7 +210,8 @@ TEST(MainWindow, APredictionsWarningsShowAboveTheTimeline) {
       "warning: Samsung 990 PRO 2 TB (samsung-990-pro-2tb) gives no write rate for after its write cache fills"))
       << w.warnings_label().text().toStdString();
 
-  core::TraceOptions options = sim::predicted_trace_options(f.sim.summary, "predicted: with warnings");
+  core::TraceOptions options =
+      sim::predicted_trace_options(f.sim.summary, "predicted: with warnings", f.sim.machine);
   options.warnings = {"first \"quoted\" one", "second\none"};
   std::ostringstream text;
   core::write_chrome_trace(f.sim.schedule, f.sim.timeline, options, text);

@@ -99,8 +99,8 @@ TEST(StepMarks, OneStepHasNoWindow) {
 TEST(StepMarks, AgreesWithTheSimulatorsSummary) {
   for (const auto which : {core::StandardPlacement::kZeroOffload, core::StandardPlacement::kZeroInfinity}) {
     const testing::Simulated s = testing::tiny_simulated(which);
-    const TraceModel m =
-        trace_from_timeline(s.schedule, s.timeline, sim::predicted_trace_options(s.summary, "predicted"));
+    const TraceModel m = trace_from_timeline(s.schedule, s.timeline,
+                                             sim::predicted_trace_options(s.summary, "predicted", s.machine));
     const StepMarks marks = step_marks(m, lane_busy(m));
     ASSERT_TRUE(marks.steady.has_value());
     EXPECT_NEAR(static_cast<double>(marks.steady->step_time) * 1e-9, s.summary.step_time.value(), 1e-9);
@@ -119,7 +119,7 @@ TEST(StepMarks, AgreesWithTheSimulatorsSummary) {
 // trace's otherData and come back when the GUI loads it.
 TEST(StepMarks, TheSimulatorsStepIsReadBackFromAWrittenTrace) {
   const testing::Simulated s = testing::tiny_simulated(core::StandardPlacement::kZeroInfinity);
-  core::TraceOptions options = sim::predicted_trace_options(s.summary, "predicted: tiny");
+  core::TraceOptions options = sim::predicted_trace_options(s.summary, "predicted: tiny", s.machine);
   const SimTime window = static_cast<SimTime>(std::llround(s.summary.window_step_time.value() * 1e9));
   options.steady_step = window + 1'000'000;  // as if the NVMe writes needed 1 ms more a step
   options.falls_behind = core::Lane::kNvmeWrite;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/profile_catalog.h"
+#include "core/trace_origin.h"
 
 namespace stowage::probe {
 namespace {
@@ -81,6 +82,9 @@ TEST(ProfileWriter, WritesAMachineProfileThatLoads) {
                                            {.flops = 4e9, .rate = core::FlopsPerSecond(60e9)}};
   EXPECT_EQ(m->calibration.compute_rate_by_flops, curve);
   EXPECT_NE(yaml.find("GPT block"), std::string::npos) << yaml;
+  // Its device is the CPU backend's, by the name a run on it records, so a
+  // comparison knows such a run is of this profile (core/trace_origin.h).
+  EXPECT_EQ(m->gpu.device_names, std::vector<std::string>{std::string(core::kCpuBackendDeviceName)});
 }
 
 // With --gpu the device is that GPU's bundled profile, by name: nothing of
@@ -100,6 +104,7 @@ TEST(ProfileWriter, AGpuProfileNamesTheGpuAndKeepsTheHostsMeasurements) {
   ASSERT_TRUE(m.has_value()) << core::to_string(m.error()) << "\n" << yaml;
   EXPECT_EQ(m->gpu.name, "h200");
   EXPECT_EQ(m->gpu.memory, catalog.gpu("h200")->memory);
+  EXPECT_EQ(m->gpu.device_names, std::vector<std::string>{"NVIDIA H200"});  // what a CUDA run there records
   EXPECT_EQ(m->host.pcie_generation, 5);
   EXPECT_DOUBLE_EQ(m->host.dram_bandwidth.value(), 12e9);
   EXPECT_DOUBLE_EQ(m->nvme.sequential_read.value(), 1.5e9);

@@ -1,0 +1,39 @@
+#include "core/trace_origin.h"
+
+#include <algorithm>
+
+namespace stowage::core {
+
+TraceOrigin predicted_on(const MachineSpec& machine) {
+  return {.machine = machine.name, .gpu = machine.gpu.label, .device_names = machine.gpu.device_names};
+}
+
+TraceOrigin measured_on(std::string backend, std::string device) {
+  return {.backend = std::move(backend), .device = std::move(device)};
+}
+
+std::string describe(const TraceOrigin& origin) {
+  if (!origin.machine.empty()) return origin.machine + (origin.gpu.empty() ? "" : ", GPU " + origin.gpu);
+  if (!origin.backend.empty()) {
+    return (origin.device.empty() ? "an unnamed device" : origin.device) + " (" + origin.backend +
+           " backend)";
+  }
+  return "";
+}
+
+SameDevice same_device(const TraceOrigin& predicted, const TraceOrigin& measured) {
+  if (predicted.device_names.empty() || measured.device.empty()) return SameDevice::kUnknown;
+  return std::ranges::find(predicted.device_names, measured.device) != predicted.device_names.end()
+             ? SameDevice::kYes
+             : SameDevice::kNo;
+}
+
+std::optional<std::string> machine_difference(const TraceOrigin& predicted, const TraceOrigin& measured) {
+  if (same_device(predicted, measured) != SameDevice::kNo) return std::nullopt;
+  return "the run was not on the prediction's GPU (" + predicted.gpu +
+         "): the errors are mostly the difference between the two machines. To see the simulator's error, "
+         "predict the same ops for the machine the run was on: stowage compare --machine M MEASURED.json, "
+         "with M that machine's profile (stowage profile -o M measures it)";
+}
+
+}  // namespace stowage::core
