@@ -370,7 +370,7 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
       # Measured against predicted, lane by lane (the table item 6 asks for).
       if [ "$backend" = cuda ] && [ -f "$out/$name.$backend.trace.json" ]; then
         "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
-          2>&1 | head -n 12 | tee -a "$summary"
+          2>&1 | head -n 14 | tee -a "$summary"
         "$executor/stowage" compare --json "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
           > "$out/$name.$backend.compare.json" 2>/dev/null || rm -f "$out/$name.$backend.compare.json"
       fi
@@ -419,7 +419,7 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
     fi
     if [ -f "$out/$name.enqueue-only.trace.json" ]; then
       "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
-        2>&1 | head -n 12 | tee -a "$summary"
+        2>&1 | head -n 14 | tee -a "$summary"
       "$executor/stowage" compare --json "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
         > "$out/$name.enqueue-only.compare.json" 2>/dev/null || rm -f "$out/$name.enqueue-only.compare.json"
       gzip -f "$out/$name.enqueue-only.trace.json"
