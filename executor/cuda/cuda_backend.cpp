@@ -113,6 +113,16 @@ CudaBackend::~CudaBackend() {
   for (const auto& [device, block] : mirrors_) cudaFreeHost(block.data);
 }
 
+void CudaBackend::give_back_kept() {
+  // What a release parked behind enqueued work comes back first, so that it
+  // is freed too. A failure there is the run's, reported by the op that met
+  // it; the blocks already kept are no stream's and are freed regardless.
+  (void)collect_released(true);
+  free_pinned(pinned_.trim(0));
+  free_pinned(mirror_pool_.trim(0));
+  host_->give_back_kept();
+}
+
 void CudaBackend::free_pinned(const std::vector<BufferPool::Block>& blocks) {
   for (const BufferPool::Block& b : blocks) cudaFreeHost(b.data);  // a failure here has no one to tell
 }

@@ -117,6 +117,14 @@ class CudaBackend final : public Backend {
   [[nodiscard]] core::Result<void> reserve_region(const std::string& region, int64_t bytes) override;
   [[nodiscard]] core::Result<core::QueueDepth> block_write(core::Lane lane, const BlockIo& io) override;
   [[nodiscard]] core::Result<core::QueueDepth> block_read(core::Lane lane, const BlockIo& io) override;
+  // Frees the page-locked host blocks kept for reuse (the host tier's and
+  // the host mirrors'), once the streams are done with what was released,
+  // and the host backend's: the held-out evaluation after the steps then
+  // finds the host memory the steps used free.
+  void give_back_kept() override;
+
+  // Page-locked host bytes kept for reuse (the host tier's and the mirrors').
+  [[nodiscard]] int64_t kept_host_bytes() const { return pinned_.kept_bytes() + mirror_pool_.kept_bytes(); }
 
   // "NVIDIA H200, sm_90, 139.8 GiB, driver 13.0, runtime 13.0"
   [[nodiscard]] const std::string& device() const { return device_; }
@@ -159,8 +167,8 @@ class CudaBackend final : public Backend {
   // The host mirrors, page-locked like the host tier: pageable, their
   // copies went through the driver's staging buffer and slowed the other
   // lanes' copies beside them to 1 GB/s (docs/gpu.md, H200 runs 6-8). Kept
-  // for reuse (the same sizes recur every layer), never trimmed: they are
-  // at most the device buffers computed on.
+  // for reuse (the same sizes recur every layer) until the steps are over
+  // (give_back_kept): they are at most the device buffers computed on.
   BufferPool mirror_pool_;
   std::mutex maps_mutex_;
   std::unordered_map<const std::byte*, BufferPool::Block> mirrors_;

@@ -262,6 +262,37 @@ TEST(CudaBackend, HostTierBuffersArePageLockedAndDeviceBuffersAreDeviceMemory) {
   EXPECT_EQ(gpu->in_use(core::Tier::kGpu), 0);
 }
 
+// The page-locked blocks kept for reuse go back to the system when the
+// steps are over (Trainer calls give_back_kept before the held-out
+// evaluation): a released host buffer stays page-locked, kept, until then,
+// and so do the host mirrors a run's layers were computed on. Under
+// enqueue_only a release is parked behind the streams' work first; it is
+// given back too.
+TEST(CudaBackend, GivesTheKeptPageLockedBlocksBackWhenAsked) {
+  STOWAGE_REQUIRE_CUDA_DEVICE();
+  for (const bool enqueue_only : {false, true}) {
+    SCOPED_TRACE(enqueue_only ? "enqueue only" : "synchronising");
+    auto gpu = cuda_backend(enqueue_only ? "cuda-give-back-enqueue" : "cuda-give-back-sync", int64_t{1} << 30,
+                            LayersOn::kHostMirrors, enqueue_only);
+    ASSERT_NE(gpu, nullptr);
+    ASSERT_TRUE(run_on(*gpu, cases()[1]));  // optimizer states on the CPU: host buffers and mirrors
+    if (!enqueue_only) {
+      EXPECT_GT(gpu->kept_host_bytes(), 0);  // the evaluation's, kept after it
+    }
+    auto host = gpu->allocate(core::Tier::kCpu, 12345, "host");
+    ASSERT_TRUE(host);
+    std::byte* const released = host->data;
+    gpu->release(*host);
+    cudaPointerAttributes a{};
+    ASSERT_EQ(cudaPointerGetAttributes(&a, released), cudaSuccess);
+    EXPECT_EQ(a.type, cudaMemoryTypeHost);  // kept (or parked), not freed
+    gpu->give_back_kept();
+    EXPECT_EQ(gpu->kept_host_bytes(), 0);
+    ASSERT_EQ(cudaPointerGetAttributes(&a, released), cudaSuccess);
+    EXPECT_EQ(a.type, cudaMemoryTypeUnregistered);
+  }
+}
+
 // Runs everywhere: without a device the backend says why, instead of
 // failing deep inside its first allocation.
 TEST(CudaBackend, WithoutADeviceCreationSaysWhy) {
