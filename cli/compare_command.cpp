@@ -330,6 +330,15 @@ int run_compare(const Context& context, const CompareArgs& a) {
     measured = std::move(*parsed);
   }
   if (!problems.empty()) return report(context, problems);
+  // The two given the wrong way round would print every error with its
+  // sign turned and its base the other trace's: refused, not guessed at.
+  // Two runs (both measured) or two predictions compare as given.
+  if (a.machine.empty() && predicted.source == "measured" && measured->source == "predicted") {
+    *context.err << "error: " << a.traces.front() << " is a measured trace and " << a.traces.back()
+                 << " a predicted one (otherData.source); give the prediction first: stowage compare "
+                 << a.traces.back() << " " << a.traces.front() << "\n";
+    return kExitUsage;
+  }
   std::string predicted_name;
   core::TraceOptions predicted_options;  // as written: its title, and the simulator's step when re-simulated
   if (a.machine.empty()) {

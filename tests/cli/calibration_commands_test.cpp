@@ -119,6 +119,27 @@ TEST_F(CalibrationCommands, ALaneSlowedTwiceIsNamed) {
   EXPECT_NE(r.out.find("most wrong lane: cpu.optim"), std::string::npos) << r.out;
 }
 
+// The measured trace given first and the predicted one second is refused
+// with the order to give them in (it printed every error with its sign
+// turned); two runs, or two predictions, compare in either order.
+TEST_F(CalibrationCommands, AMeasuredTraceGivenAsThePredictionIsRefused) {
+  const std::string predicted = trace(), measured = path("measured.json");
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(predicted));
+  j["otherData"]["source"] = "measured";
+  std::ofstream(measured) << j.dump();
+  const auto swapped = stowage({"compare", measured, predicted});
+  EXPECT_EQ(swapped.code, 2);
+  EXPECT_NE(
+      swapped.err.find("error: " + measured + " is a measured trace and " + predicted +
+                       " a predicted one (otherData.source); give the prediction first: stowage compare " +
+                       predicted + " " + measured),
+      std::string::npos)
+      << swapped.err;
+  EXPECT_EQ(stowage({"compare", predicted, measured}).code, 0);
+  EXPECT_EQ(stowage({"compare", measured, measured}).code, 0);
+  EXPECT_EQ(stowage({"compare", predicted, predicted}).code, 0);
+}
+
 TEST_F(CalibrationCommands, TracesOfDifferentSchedulesAreBadInput) {
   const std::string t = trace();
   const std::string other = path("other.json");
