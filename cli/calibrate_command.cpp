@@ -133,6 +133,14 @@ int run_calibrate(const Context& context, const CalibrateArgs& a) {
     for (const std::string& f : *names) {
       auto t = core::load_recorded_trace(f);
       if (!t) return report(context, t.error());
+      // Fitted to a prediction (of another machine, as like as not), the
+      // profile would take that machine's times for this one's.
+      if (t->source == "predicted") {
+        *context.err << "error: " << f
+                     << " is a predicted trace (otherData.source): calibrate fits measured runs (stowage run"
+                        " --trace MEASURED.json)\n";
+        return kExitUsage;
+      }
       into->push_back(std::move(*t));
     }
   }

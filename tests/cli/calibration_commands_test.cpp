@@ -39,6 +39,16 @@ class CalibrationCommands : public ::testing::Test {
     return t;
   }
 
+  // A copy of the trace at `predicted` labelled as measured (otherData.source),
+  // beside it: the simulator's own timeline as a run that went exactly as predicted.
+  std::string as_measured(const std::string& predicted) {
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(predicted));
+    j["otherData"]["source"] = "measured";
+    const std::string measured = path("as-measured.json");
+    std::ofstream(measured) << j.dump();
+    return measured;
+  }
+
   // Stowage's prediction of what the committed PyTorch profiler trace ran:
   // tiny-llama under ZeRO-Offload's placement.
   std::string tiny_llama_zero_offload() {
@@ -123,10 +133,7 @@ TEST_F(CalibrationCommands, ALaneSlowedTwiceIsNamed) {
 // with the order to give them in (it printed every error with its sign
 // turned); two runs, or two predictions, compare in either order.
 TEST_F(CalibrationCommands, AMeasuredTraceGivenAsThePredictionIsRefused) {
-  const std::string predicted = trace(), measured = path("measured.json");
-  nlohmann::json j = nlohmann::json::parse(std::ifstream(predicted));
-  j["otherData"]["source"] = "measured";
-  std::ofstream(measured) << j.dump();
+  const std::string predicted = trace(), measured = as_measured(predicted);
   const auto swapped = stowage({"compare", measured, predicted});
   EXPECT_EQ(swapped.code, 2);
   EXPECT_NE(
@@ -316,8 +323,24 @@ TEST_F(CalibrationCommands, ProfileOfAGpuNamesItsBundledProfile) {
 // writes to the workstation's drive, whose post-cache rate is assumed:
 // said before the fit, once.
 TEST_F(CalibrationCommands, CalibrateWritesAProfileThatLoads) {
-  const std::string t = trace();
+  const std::string predicted = trace();
   const std::string out = path("calibrated.yaml");
+  // A prediction is not a run to fit: refused, fitted or held out.
+  for (const std::vector<std::string>& traces :
+       {std::vector<std::string>{predicted},
+        std::vector<std::string>{as_measured(predicted), "--hold-out", predicted}}) {
+    std::vector<std::string> args{"calibrate"};
+    args.insert(args.end(), traces.begin(), traces.end());
+    args.insert(args.end(), {"--machine", "workstation-24gb-1nvme", "-o", out});
+    const auto refused = stowage(args);
+    EXPECT_EQ(refused.code, 2);
+    EXPECT_NE(refused.err.find("error: " + predicted + " is a predicted trace (otherData.source)"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  // The simulator's own timeline, as if measured: the fit finds what it simulated.
+  const std::string t = as_measured(predicted);
   const auto r = stowage({"calibrate", t, "--hold-out", t, "--machine", "workstation-24gb-1nvme", "-o", out});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("hold-out"), std::string::npos) << r.out;
