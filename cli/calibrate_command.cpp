@@ -21,6 +21,7 @@
 #include "cli/text_table.h"
 #include "core/calibration_reader.h"
 #include "core/text_file.h"
+#include "core/trace_origin.h"
 #include "core/trace_reader.h"
 #include "planner/chosen_plan.h"
 #include "planner/sustained_write.h"
@@ -139,6 +140,16 @@ int run_calibrate(const Context& context, const CalibrateArgs& a) {
         *context.err << "error: " << f
                      << " is a predicted trace (otherData.source): calibrate fits measured runs (stowage run"
                         " --trace MEASURED.json)\n";
+        return kExitUsage;
+      }
+      // So would a run on another device than the profile's GPU (a CPU
+      // backend's run into an RTX 4090's profile); where either does not
+      // say (an older trace, a profile naming no device), it is fitted.
+      if (core::same_device(core::predicted_on(*machine), t->origin) == core::SameDevice::kNo) {
+        *context.err
+            << "error: " << f << " ran on " << core::describe(t->origin) << ", not on the GPU of "
+            << core::describe(core::predicted_on(*machine))
+            << ": calibrate the profile of the machine it ran on (stowage profile -o M measures it)\n";
         return kExitUsage;
       }
       into->push_back(std::move(*t));

@@ -109,6 +109,20 @@ void expect_the_traces_say_where_their_times_come_from(const fs::path& dir, cons
   const json same = json::parse(here.out);
   EXPECT_TRUE(same["machine_difference"].is_null()) << same["machine_difference"];
   EXPECT_EQ(same["predicted_for"]["device_names"], json::array({"Stowage CPU backend"}));
+
+  // Calibrated into the profile of the machine it ran on, and not into an RTX 4090's.
+  const Outcome into_4090 = stowage({"calibrate", (dir / "measured.json").string(), "--machine",
+                                     "workstation-24gb-1nvme", "-o", (dir / "4090.yaml").string()});
+  EXPECT_EQ(into_4090.code, 2);
+  EXPECT_NE(into_4090.err.find("measured.json ran on Stowage CPU backend (cpu backend), not on the GPU of "
+                               "workstation-24gb-1nvme, GPU NVIDIA GeForce RTX 4090 24GB"),
+            std::string::npos)
+      << into_4090.err;
+  EXPECT_FALSE(fs::exists(dir / "4090.yaml"));
+  const Outcome into_here =
+      stowage({"calibrate", (dir / "measured.json").string(), "--machine",
+               (dir / "cpu-backend.yaml").string(), "-o", (dir / "here.yaml").string()});
+  EXPECT_EQ(into_here.code, kExitOk) << into_here.err;
 }
 
 TEST(RunCommand, TrainsAndWritesTheMeasuredAndPredictedTraces) {
