@@ -297,6 +297,12 @@ TEST(RunCommand, ARunInSchedulesTrainsTheLossesOfOneAndSaysWhatItsTracesHold) {
       << text.out;
   EXPECT_NE(text.out.find("measured trace (steps 1-2, the first schedule): "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("over all 5"), std::string::npos) << text.out;
+  // Where it ran, beside the prediction's machine, which is another's.
+  EXPECT_NE(
+      text.out.find(" Stowage CPU backend (cpu backend); the prediction is for workstation-24gb-1nvme, GPU "
+                    "NVIDIA GeForce RTX 4090 24GB\n"),
+      std::string::npos)
+      << text.out;
   // Each step's line but the last says how long the rest will take.
   std::istringstream lines(text.out);
   int with_eta = 0;
