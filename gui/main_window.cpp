@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrent>
 #include <iostream>
+#include <utility>
 
 #include "gui/background_task.h"
 #include "gui/diagnostics_summary.h"
@@ -230,16 +231,30 @@ void MainWindow::loaded(const core::Result<LoadedFile>& file, bool as_measured) 
     return report(tr("Cannot open file"), file.error());
   }
   if (file->plan) return set_plan(*file->plan, file->capacity);
-  const bool measured =
-      as_measured || (file->timeline->model.info.source == "measured" && timeline_->document());
-  if (measured) return set_measured(file->timeline);
+  const bool measured_source = file->timeline->model.info.source == "measured";
+  if (as_measured || (measured_source && timeline_->document())) return set_measured(file->timeline);
+  // Opened together, a prediction and a run load at once: the one that
+  // finishes first must not decide which is shown as which, so a run
+  // waits for the rest of its batch (finish_load).
+  if (measured_source && pending_ > 1) {
+    waiting_measured_ = file->timeline;
+    return;
+  }
   set_primary(file->timeline);
 }
 
-// When everything asked for has loaded: a plan opened without a trace is
+// When everything asked for has loaded: a run that waited goes under the
+// prediction (or is shown alone); a plan opened without a trace is
 // simulated so that its timeline shows.
 void MainWindow::finish_load() {
   if (--pending_ > 0) return;
+  if (auto measured = std::exchange(waiting_measured_, nullptr)) {
+    if (timeline_->document()) {
+      set_measured(measured);
+    } else {
+      set_primary(measured);
+    }
+  }
   if (plan_model_->plan() && !timeline_->document() && !simulated_plan_) {
     simulated_plan_ = true;
     ++pending_;

@@ -112,6 +112,9 @@ class MainWindow : public QMainWindow {
   QMenu* recent_menu_ = nullptr;
   RecentFiles* recent_ = nullptr;
   int pending_ = 0;
+  // A measured trace loaded before the rest of its batch: shown once the
+  // batch is in, under the prediction if one came with it.
+  std::shared_ptr<const TimelineDocument> waiting_measured_;
   int failed_inputs_ = 0;
   bool simulated_plan_ = false;
 };

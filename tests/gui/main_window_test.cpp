@@ -91,6 +91,30 @@ TEST(MainWindow, AMeasuredTraceOpensTheComparison) {
   EXPECT_TRUE(w.compare_origins_label().isHidden());  // neither trace says where its times come from
 }
 
+// Opened together (two files given, or dropped, at once), the prediction
+// and the run load side by side: the run goes under the prediction
+// whichever finishes first (the first to finish became the prediction).
+TEST(MainWindow, APredictionAndARunOpenedTogetherAreComparedWhicheverLoadsFirst) {
+  Files f;
+  for (int round = 0; round < 3; ++round) {
+    for (const QStringList& files : {QStringList{f.trace, f.measured}, QStringList{f.measured, f.trace}}) {
+      SCOPED_TRACE(files.join(' ').toStdString());
+      MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+      w.open_files(files);
+      ASSERT_TRUE(wait_for_loads(w));
+      ASSERT_NE(w.timeline().document(), nullptr);
+      ASSERT_NE(w.measured_timeline().document(), nullptr);
+      EXPECT_EQ(w.timeline().document()->model.info.source, "predicted");
+      EXPECT_EQ(w.measured_timeline().document()->model.info.source, "measured");
+    }
+  }
+  MainWindow alone(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);  // a run by itself is shown as it is
+  alone.open_files({f.measured, f.plan});
+  ASSERT_TRUE(wait_for_loads(alone));
+  ASSERT_NE(alone.timeline().document(), nullptr);
+  EXPECT_EQ(alone.timeline().document()->model.info.source, "measured");
+}
+
 // Above the comparison: what each side is of, and a note, highlighted,
 // when the run was not on the predicted machine's GPU (an RTX 4090 here).
 TEST(MainWindow, AComparisonSaysWhenTheRunWasNotOnThePredictedGpu) {
