@@ -122,12 +122,6 @@ nlohmann::json origin_json(const core::TraceOrigin& o) {
   return j;
 }
 
-// Where each side's times come from, where its trace says.
-void print_origins(std::ostream& out, const core::TraceOrigin& predicted, const core::TraceOrigin& measured) {
-  if (!predicted.empty()) out << "Predicted for " << core::describe(predicted) << ".\n";
-  if (!measured.empty()) out << "Measured on " << core::describe(measured) << ".\n";
-}
-
 std::string waits_text(const calibration::TraceMetrics& m) {
   std::string s;
   core::SimTime charged = 0;
@@ -391,8 +385,8 @@ int run_compare(const Context& context, const CompareArgs& a) {
       return kExitCannotWrite;
     }
   }
-  // What the prediction rests on (its trace's, or the re-simulation's).
-  // And whether the two are of one machine (core/trace_origin.h).
+  // Whether the two are of one machine (core/trace_origin.h); and, below,
+  // what the prediction rests on (its trace's, or the re-simulation's).
   const std::optional<std::string> difference = core::machine_difference(predicted.origin, measured->origin);
   if (a.as_json) {
     nlohmann::json j = comparison_json(*c);
@@ -404,7 +398,8 @@ int run_compare(const Context& context, const CompareArgs& a) {
   } else {
     for (const std::string& w : predicted.warnings) *context.out << "warning: " << w << '\n';
     if (difference) *context.out << "note: " << *difference << '\n';
-    print_origins(*context.out, predicted.origin, measured->origin);
+    for (const std::string& line : core::comparison_origins(predicted.origin, measured->origin))
+      *context.out << line << ".\n";
     print_text(*context.out, *c);
   }
   return kExitOk;

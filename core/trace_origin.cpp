@@ -21,6 +21,13 @@ std::string describe(const TraceOrigin& origin) {
   return "";
 }
 
+std::vector<std::string> comparison_origins(const TraceOrigin& predicted, const TraceOrigin& measured) {
+  std::vector<std::string> lines;
+  if (!predicted.empty()) lines.push_back("Predicted for " + describe(predicted));
+  if (!measured.empty()) lines.push_back("Measured on " + describe(measured));
+  return lines;
+}
+
 SameDevice same_device(const TraceOrigin& predicted, const TraceOrigin& measured) {
   if (predicted.device_names.empty() || measured.device.empty()) return SameDevice::kUnknown;
   return std::ranges::find(predicted.device_names, measured.device) != predicted.device_names.end()

@@ -43,6 +43,11 @@ struct TraceOrigin {
 // (cuda backend)"; empty when the trace does not say.
 [[nodiscard]] std::string describe(const TraceOrigin& origin);
 
+// What each side of a comparison is of, a line each, where its trace says:
+// "Predicted for <describe>", "Measured on <describe>" (no full stop).
+[[nodiscard]] std::vector<std::string> comparison_origins(const TraceOrigin& predicted,
+                                                          const TraceOrigin& measured);
+
 // Whether the measured device is the predicted machine's GPU (among its
 // device_names); kUnknown when either trace does not say (a trace from
 // before these fields, a profile naming no device).

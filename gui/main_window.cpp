@@ -34,10 +34,8 @@ const QString kWarningStyle =
 // mostly the machines' difference (highlighted, as the warnings are).
 void show_origins(QLabel& label, const core::TraceOrigin& predicted, const core::TraceOrigin& measured) {
   QStringList lines;
-  if (!predicted.empty())
-    lines << QStringLiteral("Predicted for ") + QString::fromStdString(core::describe(predicted));
-  if (!measured.empty())
-    lines << QStringLiteral("Measured on ") + QString::fromStdString(core::describe(measured));
+  for (const std::string& line : core::comparison_origins(predicted, measured))
+    lines << QString::fromStdString(line);
   const std::optional<std::string> difference = core::machine_difference(predicted, measured);
   if (difference) lines << QStringLiteral("Note: ") + QString::fromStdString(*difference);
   label.setText(lines.join('\n'));
