@@ -30,11 +30,13 @@ struct Event {
 struct EventCollector final : core::TraceEventVisitor {
   const std::string& file;
   std::vector<Event> events;
+  std::vector<std::string> device_names;  // deviceProperties'
   Diagnostics problems;
   size_t unreported = 0;  // bad events past kMaxDiagnostics
 
   explicit EventCollector(const std::string& f) : file(f) {}
   void header(const core::TraceHeader&) override {}
+  void devices(const std::vector<std::string>& names) override { device_names = names; }
   [[nodiscard]] bool wants_phase(std::string_view ph) const override { return ph == "X"; }
   void event(const core::TraceEvent& e) override {
     if (!e.is_object || e.ph != "X") return;
@@ -59,7 +61,12 @@ struct EventCollector final : core::TraceEventVisitor {
   }
 };
 
-core::Result<std::vector<Event>> read_events(std::string_view padded_text, const std::string& file) {
+struct ReadEvents {
+  std::vector<Event> events;
+  std::vector<std::string> devices;
+};
+
+core::Result<ReadEvents> read_events(std::string_view padded_text, const std::string& file) {
   EventCollector collector(file);
   if (auto walked = core::walk_trace(padded_text, file, collector); !walked)
     return std::unexpected(walked.error());
@@ -69,7 +76,7 @@ core::Result<std::vector<Event>> read_events(std::string_view padded_text, const
          "and " + std::to_string(collector.unreported) + " more events that are not spans",
          ""});
   if (!collector.problems.empty()) return std::unexpected(std::move(collector.problems));
-  return std::move(collector.events);
+  return ReadEvents{.events = std::move(collector.events), .devices = std::move(collector.device_names)};
 }
 
 OpKind kind_of(Lane lane, std::string_view name) {
@@ -132,7 +139,7 @@ namespace {
 core::Result<KinetoTrace> parse_padded(std::string_view text, const std::string& file) {
   auto read = read_events(text, file);
   if (!read) return std::unexpected(read.error());
-  std::vector<Event>& events = *read;
+  std::vector<Event>& events = read->events;
   std::vector<const Event*> steps;
   for (const Event& e : events) {
     if (e.name.starts_with(kStepPrefix) && e.category != kGpuAnnotation) steps.push_back(&e);
@@ -154,6 +161,7 @@ core::Result<KinetoTrace> parse_padded(std::string_view text, const std::string&
   };
 
   KinetoTrace trace;
+  trace.devices = std::move(read->devices);
   trace.has_kernels =
       std::any_of(events.begin(), events.end(), [](const Event& e) { return e.category == "kernel"; });
   for (const Event* s : steps) trace.step_times.push_back(ns(s->ts + s->dur) - ns(s->ts));
@@ -205,6 +213,11 @@ core::Result<KinetoTrace> parse_padded(std::string_view text, const std::string&
 core::Result<KinetoTrace> parse_kineto_trace(std::string_view text, const std::string& file) {
   const core::PaddedText padded = core::padded_trace_text(text);
   return parse_padded(padded.text(), file);
+}
+
+core::TraceOrigin kineto_origin(const KinetoTrace& trace) {
+  if (trace.devices.empty()) return {};
+  return core::measured_on(std::string(kKinetoBackend), trace.devices.front());
 }
 
 TraceMetrics kineto_metrics(const KinetoTrace& trace) {

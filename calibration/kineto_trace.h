@@ -33,6 +33,7 @@
 #include "core/diagnostic.h"
 #include "core/schedule.h"
 #include "core/timeline.h"
+#include "core/trace_origin.h"
 
 namespace stowage::calibration {
 
@@ -41,6 +42,9 @@ struct KinetoTrace {
   core::Timeline timeline;                // its span, ns from the first step's start
   std::vector<core::SimTime> step_times;  // each ProfilerStep's length, in order
   bool has_kernels = false;               // a GPU trace (else a CPU accelerator's)
+  // The GPUs profiled, as deviceProperties names them ("NVIDIA H200"); empty
+  // on a CPU accelerator's trace.
+  std::vector<std::string> devices;
   std::array<int, core::kLaneCount> events_per_lane{};
 };
 
@@ -55,6 +59,14 @@ struct KinetoTrace {
 // refused); a file has the trace size limit (STOWAGE_MAX_TRACE_BYTES).
 [[nodiscard]] core::Result<KinetoTrace> parse_kineto_trace(std::string_view text, const std::string& file);
 [[nodiscard]] core::Result<KinetoTrace> load_kineto_trace(const std::filesystem::path& path);
+
+// What a PyTorch profiler trace says it ran on, as a Stowage run's trace
+// says it (core/trace_origin.h): its first profiled GPU, under the backend
+// kKinetoBackend; nothing where it lists no GPU (DeepSpeed's CPU
+// accelerator: another program than Stowage's CPU backend on the same
+// host, so neither the same device nor another).
+inline constexpr std::string_view kKinetoBackend = "PyTorch profiler";
+[[nodiscard]] core::TraceOrigin kineto_origin(const KinetoTrace& trace);
 
 // The trace's own metrics (trace_metrics.h), with the profiler's step
 // boundaries as its steps.

@@ -68,6 +68,20 @@ int write_calibrated(const Context& context, const CalibrateArgs& a, const std::
   return kExitOk;
 }
 
+// A run on another device than the profile's GPU (a CPU backend's run, or a
+// DeepSpeed run on an H200, into an RTX 4090's profile) would give that
+// profile the other machine's times: refused, saying so. Where either does
+// not say (an older trace, a profile naming no device), it is fitted.
+bool refused_for_another_device(const Context& context, const std::string& file,
+                                const core::MachineSpec& machine, const core::TraceOrigin& ran_on) {
+  const core::TraceOrigin profile = core::predicted_on(machine);
+  if (core::same_device(profile, ran_on) != core::SameDevice::kNo) return false;
+  *context.err << "error: " << file << " ran on " << core::describe(ran_on) << ", not on the GPU of "
+               << core::describe(profile)
+               << ": calibrate the profile of the machine it ran on (stowage profile -o M measures it)\n";
+  return true;
+}
+
 // One PyTorch profiler trace, fitted lane by lane on --schedule's ops.
 int calibrate_lanes(const Context& context, const CalibrateArgs& a, const core::MachineSpec& machine,
                     const std::string& machine_text, const std::string& kineto_text) {
@@ -86,6 +100,8 @@ int calibrate_lanes(const Context& context, const CalibrateArgs& a, const core::
   }
   auto kineto = calibration::parse_kineto_trace(kineto_text, a.fit.front());
   if (!kineto) return report(context, kineto.error());
+  if (refused_for_another_device(context, a.fit.front(), machine, calibration::kineto_origin(*kineto)))
+    return kExitUsage;
   auto plan = core::load_recorded_trace(a.schedule);
   if (!plan) return report(context, plan.error());
   const calibration::TraceMetrics measured = calibration::kineto_metrics(*kineto);
@@ -142,16 +158,8 @@ int run_calibrate(const Context& context, const CalibrateArgs& a) {
                         " --trace MEASURED.json)\n";
         return kExitUsage;
       }
-      // So would a run on another device than the profile's GPU (a CPU
-      // backend's run into an RTX 4090's profile); where either does not
-      // say (an older trace, a profile naming no device), it is fitted.
-      if (core::same_device(core::predicted_on(*machine), t->origin) == core::SameDevice::kNo) {
-        *context.err
-            << "error: " << f << " ran on " << core::describe(t->origin) << ", not on the GPU of "
-            << core::describe(core::predicted_on(*machine))
-            << ": calibrate the profile of the machine it ran on (stowage profile -o M measures it)\n";
-        return kExitUsage;
-      }
+      // So would a run on another device than the profile's GPU.
+      if (refused_for_another_device(context, f, *machine, t->origin)) return kExitUsage;
       into->push_back(std::move(*t));
     }
   }

@@ -122,6 +122,22 @@ nlohmann::json origin_json(const core::TraceOrigin& o) {
   return j;
 }
 
+// What each side of a comparison is of and, where the run was not on the
+// predicted GPU, what that means (core/trace_origin.h): as text above the
+// comparison, or as its JSON's fields.
+void print_origins(std::ostream& out, const core::TraceOrigin& predicted, const core::TraceOrigin& measured) {
+  if (const std::optional<std::string> difference = core::machine_difference(predicted, measured))
+    out << "note: " << *difference << '\n';
+  for (const std::string& line : core::comparison_origins(predicted, measured)) out << line << ".\n";
+}
+
+void add_origins(nlohmann::json& j, const core::TraceOrigin& predicted, const core::TraceOrigin& measured) {
+  const std::optional<std::string> difference = core::machine_difference(predicted, measured);
+  j["predicted_for"] = origin_json(predicted);
+  j["measured_on"] = origin_json(measured);
+  j["machine_difference"] = difference ? nlohmann::json(*difference) : nlohmann::json();
+}
+
 std::string waits_text(const calibration::TraceMetrics& m) {
   std::string s;
   core::SimTime charged = 0;
@@ -270,9 +286,15 @@ int run_lane_compare(const Context& context, const CompareArgs& a, const std::st
   const calibration::TraceMetrics measured_metrics = calibration::kineto_metrics(*measured);
   const calibration::LaneComparison c = calibration::compare_lanes(
       calibration::trace_metrics(predicted->schedule, predicted->timeline), measured_metrics);
+  const core::TraceOrigin measured_on = calibration::kineto_origin(*measured);
   if (a.as_json) {
-    *context.out << lane_comparison_json(c, *measured).dump(2) << '\n';
+    nlohmann::json j = lane_comparison_json(c, *measured);
+    j["warnings"] = predicted->warnings;
+    add_origins(j, predicted->origin, measured_on);
+    *context.out << j.dump(2) << '\n';
   } else {
+    for (const std::string& w : predicted->warnings) *context.out << "warning: " << w << '\n';
+    print_origins(*context.out, predicted->origin, measured_on);
     print_lane_text(*context.out, c, *measured);
   }
   return kExitOk;
@@ -385,21 +407,16 @@ int run_compare(const Context& context, const CompareArgs& a) {
       return kExitCannotWrite;
     }
   }
-  // Whether the two are of one machine (core/trace_origin.h); and, below,
-  // what the prediction rests on (its trace's, or the re-simulation's).
-  const std::optional<std::string> difference = core::machine_difference(predicted.origin, measured->origin);
+  // Whether the two are of one machine; and, first, what the prediction
+  // rests on (its trace's, or the re-simulation's).
   if (a.as_json) {
     nlohmann::json j = comparison_json(*c);
     j["warnings"] = predicted.warnings;
-    j["predicted_for"] = origin_json(predicted.origin);
-    j["measured_on"] = origin_json(measured->origin);
-    j["machine_difference"] = difference ? nlohmann::json(*difference) : nlohmann::json();
+    add_origins(j, predicted.origin, measured->origin);
     *context.out << j.dump(2) << '\n';
   } else {
     for (const std::string& w : predicted.warnings) *context.out << "warning: " << w << '\n';
-    if (difference) *context.out << "note: " << *difference << '\n';
-    for (const std::string& line : core::comparison_origins(predicted.origin, measured->origin))
-      *context.out << line << ".\n";
+    print_origins(*context.out, predicted.origin, measured->origin);
     print_text(*context.out, *c);
   }
   return kExitOk;

@@ -90,6 +90,9 @@ class TraceEventVisitor {
   virtual ~TraceEventVisitor() = default;
   virtual void header(const TraceHeader& header) = 0;  // once, when otherData is read (if it is)
   virtual void event(const TraceEvent& event) = 0;     // each element of traceEvents, in order
+  // Once, when a root "deviceProperties" array is read (a PyTorch profiler
+  // trace's: the GPUs it profiled, by the names their driver gives them).
+  virtual void devices(const std::vector<std::string>& names) { static_cast<void>(names); }
   // Whether events of phase `ph` ("X", "M", ...) matter. Once an event's
   // "ph" names one that does not, the rest of it is skipped unread (still
   // depth-checked) and event() is not called for it: most of a Stowage

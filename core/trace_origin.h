@@ -27,8 +27,9 @@ struct TraceOrigin {
   std::string machine;
   std::string gpu;
   std::vector<std::string> device_names;
-  // A measured trace: the executor's backend ("cpu" or "cuda") and the
-  // device it ran on (a CUDA device's name, or kCpuBackendDeviceName).
+  // A measured trace: the executor's backend ("cpu" or "cuda"), or the
+  // program that recorded it ("PyTorch profiler"), and the device it ran on
+  // (a CUDA device's name, or kCpuBackendDeviceName).
   std::string backend;
   std::string device;
 
@@ -40,7 +41,8 @@ struct TraceOrigin {
 [[nodiscard]] TraceOrigin measured_on(std::string backend, std::string device);
 
 // "workstation-24gb-1nvme, GPU NVIDIA GeForce RTX 4090 24GB", "NVIDIA H200
-// (cuda backend)"; empty when the trace does not say.
+// (cuda backend)", "NVIDIA H200 (PyTorch profiler)"; empty when the trace
+// does not say.
 [[nodiscard]] std::string describe(const TraceOrigin& origin);
 
 // What each side of a comparison is of, a line each, where its trace says:

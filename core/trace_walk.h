@@ -51,7 +51,7 @@ struct Walk {
   std::optional<Diagnostic> failure;  // the first problem; the walk stops there
   TraceEvent event;                   // reused: its vectors keep their capacity
   bool unwanted = false;              // the event's phase is one the visitor skips
-  // Visitor calls (events and headers, in file order): the first `suppress`
+  // Visitor calls (events, headers and device lists, in file order): the first `suppress`
   // are not made, an earlier attempt over the same text having made them.
   size_t suppress = 0, delivered = 0;
   // False where failures only mean "walk the whole text instead" (the walk
@@ -113,6 +113,16 @@ struct Walk {
     ++delivered;
     handoff.drain();  // the visitor's thread is idle: events before the header stay before it
     visitor.header(header);
+  }
+
+  void deliver_devices(const std::vector<std::string>& names) {
+    if (suppress > 0) {
+      --suppress;
+      return;
+    }
+    ++delivered;
+    handoff.drain();  // as a header: events before it stay before it
+    visitor.devices(names);
   }
 
   bool fail_at(size_t offset, std::string what, std::string expected) {
@@ -434,6 +444,36 @@ struct Walk {
     return true;
   }
 
+  // A PyTorch profiler trace's deviceProperties: each element's "name", in
+  // order (elements without one, or not objects, passed over).
+  bool device_properties(od::value v) {
+    bool array = false;
+    if (!is(v, od::json_type::array, array)) return false;
+    if (!array) return skip(v, 2);
+    if (2 > max_depth) return too_deep(v);
+    od::array elements;
+    if (const error_code e = v.get_array().get(elements)) return fail_json(e, v);
+    std::vector<std::string> names;
+    for (auto element : elements) {
+      od::value item;
+      if (const error_code e = element.get(item)) return fail_json(e, v);
+      bool object = false;
+      if (!is(item, od::json_type::object, object)) return false;
+      if (!object) {
+        if (!skip(item, 3)) return false;
+        continue;
+      }
+      std::string_view name;
+      const bool ok = fields(item, 3, [&](std::string_view key, od::value f, int d) {
+        return key == "name" ? string(f, d, name) : skip(f, d);
+      });
+      if (!ok) return false;
+      if (!name.empty()) names.emplace_back(name);
+    }
+    deliver_devices(names);
+    return true;
+  }
+
   // The root object's fields; `seen_events` says whether traceEvents was an array.
   bool root(od::document& root_document, bool& seen_events) {
     od::object object;
@@ -459,6 +499,8 @@ struct Walk {
           ok = array ? events(v) : skip(v, 2);
         }
         seen_events = seen_events || array;
+      } else if (key == "deviceProperties") {
+        ok = device_properties(v);
       } else if (key == "otherData") {
         bool object_value = false;
         if (!is(v, od::json_type::object, object_value)) return false;

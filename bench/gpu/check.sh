@@ -352,6 +352,14 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
       echo --layers "$STOWAGE_GPU_LAYERS"
     fi
   }
+  # A CUDA run measured against its prediction: `stowage compare`'s text up
+  # to its table by op kind (the step, each lane's busy time, bandwidth and
+  # exposed time, the most wrong lane, the compute lane's idle time; the op
+  # kinds are in the .compare.json beside it). Then the JSON.
+  compare_run() {  # PREDICTED MEASURED JSON
+    "$executor/stowage" compare "$1" "$2" 2>&1 | sed '/^  lane  *op kind /,$d' | tee -a "$summary"
+    "$executor/stowage" compare --json "$1" "$2" > "$3" 2>/dev/null || rm -f "$3"
+  }
   declare -A steps_of  # each run's steps, for the enqueue-only run below
   for run in ${STOWAGE_GPU_RUNS:-tiny-gpt-zero-offload:10 tiny-gpt-fp16-zero-offload:10 gpt2-medium-zero-offload:3 gpt2-xl-zero-offload:3 gpt2-xl-planned:3}; do
     name=${run%%:*}; steps=${run##*:}; steps_of[$name]=$steps
@@ -369,10 +377,7 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
       [ "$rc" -eq 0 ] || { log "$name on $backend FAILED (exit $rc)"; status=1; }
       # Measured against predicted, lane by lane (the table item 6 asks for).
       if [ "$backend" = cuda ] && [ -f "$out/$name.$backend.trace.json" ]; then
-        "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
-          2>&1 | head -n 14 | tee -a "$summary"
-        "$executor/stowage" compare --json "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" \
-          > "$out/$name.$backend.compare.json" 2>/dev/null || rm -f "$out/$name.$backend.compare.json"
+        compare_run "$out/$name.predicted.trace.json" "$out/$name.$backend.trace.json" "$out/$name.$backend.compare.json"
       fi
       [ -f "$out/$name.$backend.trace.json" ] && gzip -f "$out/$name.$backend.trace.json"
     done
@@ -418,10 +423,8 @@ if [ -x "$executor/stowage" ] && [ -x "$executor/stowage_cuda_backend_tests" ]; 
       log "tiny-gpt loss curve, enqueue-only against the synchronising cuda run: DIFFERENT"; status=1
     fi
     if [ -f "$out/$name.enqueue-only.trace.json" ]; then
-      "$executor/stowage" compare "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
-        2>&1 | head -n 14 | tee -a "$summary"
-      "$executor/stowage" compare --json "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
-        > "$out/$name.enqueue-only.compare.json" 2>/dev/null || rm -f "$out/$name.enqueue-only.compare.json"
+      compare_run "$out/$name.predicted.trace.json" "$out/$name.enqueue-only.trace.json" \
+        "$out/$name.enqueue-only.compare.json"
       gzip -f "$out/$name.enqueue-only.trace.json"
     fi
   fi

@@ -121,6 +121,23 @@ class Rehearsal(unittest.TestCase):
                     "tiny-gpt-zero-offload.enqueue-only"):
             self.assertRegex(self.check, rf"\n\| {run} \| [^|]+ \| [\d.]+ m?s \| [\d.]+ m?s \| [+-][\d.]+% \|")
 
+    def test_each_cuda_run_is_compared_lane_by_lane_up_to_the_op_kinds(self):
+        # check.txt's excerpt of `stowage compare` per CUDA run: the lanes'
+        # busy time and bandwidth whole (a fixed line count once cut the
+        # bandwidth table off after its heading), not the table by op kind.
+        sections = re.split(r"\n(?=-- |== )", self.check)
+        for plan, enqueue_only in (("tiny-gpt-zero-offload", False), ("tiny-gpt-fp16-zero-offload", False),
+                                   ("tiny-gpt-zero-offload", True)):
+            run = f"-- stowage run {plan}.yaml --backend cuda"
+            (excerpt,) = [s for s in sections
+                          if s.startswith(run) and ("--enqueue-only" in s.split("\n")[0]) == enqueue_only]
+            self.assertIn("\nMeasured on ", excerpt, run)
+            self.assertRegex(excerpt, r"\n  step time \(steady state\): predicted [\d.]+ m?s, measured ", run)
+            self.assertRegex(excerpt, r"\n  lane +bandwidth pred +bandwidth meas +exposed pred +exposed meas\n"
+                                      r"  pcie\.h2d +[\d.]+ [kMG]?B/s +[\d.]+ [kMG]?B/s ", run)
+            self.assertIn("\n  most wrong lane: ", excerpt, run)
+            self.assertNotIn("op kind", excerpt, run)
+
     def test_predictions_are_for_the_gpu_it_finds(self):
         self.assertIn("\n  gpu: h100-sxm\n", self.check)
         self.assertIn("predictions for: this machine's, measured just now: The lent GPU machine: "

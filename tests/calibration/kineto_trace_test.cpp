@@ -92,6 +92,34 @@ TEST(KinetoTrace, AGpuStreamsCopiesOfHostAnnotationsAreNeitherStepsNorOps) {
 
 // Without kernels the training thread's outermost operators in a step are
 // the compute, and what nests inside them or inside the optimizer step is not.
+// deviceProperties, wherever it comes in the root object: the GPUs by
+// name, in order, elements without a string one passed over; its first GPU is the
+// origin (core/trace_origin.h). None listed, or not a list: no origin.
+TEST(KinetoTrace, TheGpusItProfiledAreItsDevices) {
+  const std::string steps = event("user_annotation", "ProfilerStep#1", 0, 10);
+  for (const std::string& text :
+       {R"({"schemaVersion":1,"deviceProperties":[{"id":0,"name":"NVIDIA H200","numSms":132},7,{"id":1},)"
+        R"({"name":"NVIDIA H100 80GB HBM3"}],"traceEvents":[)" +
+            steps + "]}",
+        R"({"schemaVersion":1,"traceEvents":[)" + steps +
+            R"(],"deviceProperties":[{"id":0,"name":"NVIDIA H200","numSms":132},7,{"id":1},)"
+            R"({"name":"NVIDIA H100 80GB HBM3"}]})"}) {
+    const KinetoTrace t = must(text);
+    EXPECT_EQ(t.devices, (std::vector<std::string>{"NVIDIA H200", "NVIDIA H100 80GB HBM3"})) << text;
+    EXPECT_EQ(kineto_origin(t), core::measured_on("PyTorch profiler", "NVIDIA H200"));
+  }
+  for (const std::string& text :
+       {R"({"schemaVersion":1,"deviceProperties":[],"traceEvents":[)" + steps + "]}",
+        R"({"schemaVersion":1,"deviceProperties":{"name":"x"},"traceEvents":[)" + steps + "]}"}) {
+    const KinetoTrace t = must(text);
+    EXPECT_TRUE(t.devices.empty()) << text;
+    EXPECT_TRUE(kineto_origin(t).empty()) << text;
+  }
+  // A name that is not a string is passed over, as an element without one.
+  EXPECT_TRUE(must(R"({"schemaVersion":1,"deviceProperties":[{"name":7}],"traceEvents":[)" + steps + "]}")
+                  .devices.empty());
+}
+
 TEST(KinetoTrace, ACpuAcceleratorsComputeIsItsOutermostOperators) {
   const KinetoTrace t = must(trace_of({
       event("user_annotation", "ProfilerStep#1", 0, 100), event("cpu_op", "aten::linear", 10, 20),
@@ -159,6 +187,7 @@ TEST(KinetoTrace, ARealGpuTraceOfDeepSpeedOnAnH200ReadsAsRecorded) {
   auto t = load_kineto_trace(STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-h200.json");
   ASSERT_TRUE(t) << core::to_string(t.error());
   EXPECT_TRUE(t->has_kernels);
+  EXPECT_EQ(t->devices, std::vector<std::string>{"NVIDIA H200"});
   ASSERT_EQ(t->step_times.size(), 2u);
   EXPECT_NEAR(static_cast<double>(t->step_times[0]) * 1e-9, 0.064297, 1e-6);
   EXPECT_NEAR(static_cast<double>(t->step_times[1]) * 1e-9, 0.062670, 1e-6);
@@ -180,6 +209,7 @@ TEST(KinetoTrace, ARealDeepSpeedZeroOffloadTraceReadsAsRecorded) {
   auto t = load_kineto_trace(STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-cpu.json");
   ASSERT_TRUE(t) << core::to_string(t.error());
   EXPECT_FALSE(t->has_kernels);
+  EXPECT_TRUE(t->devices.empty());  // "deviceProperties": []
   ASSERT_EQ(t->step_times.size(), 2u);
   EXPECT_NEAR(static_cast<double>(t->step_times[0]) * 1e-9, 1.037044, 1e-6);
   EXPECT_NEAR(static_cast<double>(t->step_times[1]) * 1e-9, 1.076856, 1e-6);

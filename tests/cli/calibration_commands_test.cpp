@@ -204,6 +204,71 @@ TEST_F(CalibrationCommands, APytorchProfilerTraceIsComparedLaneByLane) {
   EXPECT_NE(simulated.err.find("has no Stowage schedule to simulate"), std::string::npos) << simulated.err;
 }
 
+// A PyTorch profiler trace of a GPU run names its GPU (deviceProperties):
+// set beside a prediction for another GPU, compare says the errors are the
+// machines' difference, as for a Stowage run, and calibrate refuses to fit
+// that profile to it; beside a prediction for its own GPU, nothing is said.
+// A CPU accelerator's trace names no device, and nothing is claimed.
+TEST_F(CalibrationCommands, APytorchProfilerTraceSaysWhichGpuItRanOn) {
+  const std::string h200_run = STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-h200.json";
+  const std::string cpu_run = STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-cpu.json";
+  const std::string for_4090 = tiny_llama_zero_offload(), for_h200 = path("h200-predicted.json");
+  const std::string h200_vm = STOWAGE_SOURCE_DIR "/bench/gpu/plans/h200-vm.yaml";
+  ASSERT_EQ(stowage({"simulate", "--machine", h200_vm, "--model", "tiny-gpt", "--training", "tiny",
+                     "--placement", "zero-offload", "--trace", for_h200})
+                .code,
+            0);
+
+  const auto other = stowage({"compare", for_4090, h200_run});
+  ASSERT_EQ(other.code, 0) << other.err;
+  EXPECT_NE(other.out.find("note: the run was not on the prediction's GPU (NVIDIA GeForce RTX 4090 24GB)"),
+            std::string::npos)
+      << other.out;
+  EXPECT_NE(other.out.find("stowage simulate --machine M --model X --placement P --trace PREDICTED.json"),
+            std::string::npos)
+      << other.out;
+  EXPECT_NE(other.out.find("\nPredicted for workstation-24gb-1nvme, GPU NVIDIA GeForce RTX 4090 24GB.\n"
+                           "Measured on NVIDIA H200 (PyTorch profiler).\nCompared lane by lane"),
+            std::string::npos)
+      << other.out;
+  const auto other_json = stowage({"compare", for_4090, h200_run, "--json"});
+  ASSERT_EQ(other_json.code, 0) << other_json.err;
+  const nlohmann::json j = nlohmann::json::parse(other_json.out);
+  EXPECT_EQ(j["measured_on"], (nlohmann::json{{"backend", "PyTorch profiler"}, {"device", "NVIDIA H200"}}));
+  EXPECT_EQ(j["predicted_for"]["machine"], "workstation-24gb-1nvme");
+  EXPECT_TRUE(j["machine_difference"].is_string());
+
+  const auto same = stowage({"compare", for_h200, h200_run});
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_EQ(same.out.find("note:"), std::string::npos) << same.out;
+  EXPECT_TRUE(
+      same.out.starts_with("Predicted for h200-vm, GPU NVIDIA H200 SXM 141GB.\n"
+                           "Measured on NVIDIA H200 (PyTorch profiler).\n"))
+      << same.out;
+  const auto same_json = stowage({"compare", for_h200, h200_run, "--json"});
+  ASSERT_EQ(same_json.code, 0) << same_json.err;
+  EXPECT_TRUE(nlohmann::json::parse(same_json.out)["machine_difference"].is_null());
+
+  const auto cpu = stowage({"compare", for_4090, cpu_run, "--json"});
+  ASSERT_EQ(cpu.code, 0) << cpu.err;
+  const nlohmann::json c = nlohmann::json::parse(cpu.out);
+  EXPECT_TRUE(c["measured_on"].is_null());
+  EXPECT_TRUE(c["machine_difference"].is_null());
+
+  const std::string out = path("h200-into-4090.yaml");
+  const auto refused = stowage(
+      {"calibrate", h200_run, "--schedule", for_4090, "--machine", "workstation-24gb-1nvme", "-o", out});
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("deepspeed-zero-offload-h200.json ran on NVIDIA H200 (PyTorch profiler), not on "
+                             "the GPU of workstation-24gb-1nvme, GPU NVIDIA GeForce RTX 4090 24GB"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(fs::exists(out));
+  const auto fitted =
+      stowage({"calibrate", h200_run, "--schedule", for_h200, "--machine", h200_vm, "-o", out});
+  EXPECT_EQ(fitted.code, 0) << fitted.err;
+}
+
 // --side-by-side writes both timelines into one trace: every op twice, the
 // processes labelled and renumbered so no thread or flow id repeats.
 TEST_F(CalibrationCommands, SideBySideHoldsBothTimelinesApart) {

@@ -46,6 +46,13 @@ struct Recorder final : TraceEventVisitor {
                     number(h.steps) + "|" + number(h.tokens_per_step));
   }
 
+  void devices(const std::vector<std::string>& names) override {
+    check_views();
+    std::string line = "devices";
+    for (const std::string& n : names) line += "|" + n;
+    calls.push_back(std::move(line));
+  }
+
   void event(const TraceEvent& e) override {
     check_views();
     std::string line = "event " + std::to_string(e.index) + " @" + std::to_string(e.offset) + " line " +
@@ -172,6 +179,9 @@ const char* const kTrickyTraces[] = {
     R"({"traceEvents":{"not":"an array"},"x":{"traceEvents":[1]},"traceEvents":[{"ph":"X"},{"ph":"X"}]})",
     R"({"x\"traceEvents":[{"ph":"X"},{"ph":"X"}],"traceEvents":[{"ph":"B"}]})",
     R"({"traceEvents":[{"ph":"X","args":{"name":"\u00e9t\u00e9"}} , {"ph":"X"}  ,  {"ph":"X","ts":3}]   }  )",
+    // A PyTorch profiler's GPUs before the events and a second list after them.
+    R"({"deviceProperties":[{"name":"NVIDIA H200"},1,{"id":2}],"traceEvents":[{"ph":"X","ts":1},{"ph":"X"}],)"
+    R"("deviceProperties":[{"name":"G\u0050U \"2\""}]})",
 };
 
 TEST(TraceEventPieces, CutsInsideElementsAndStringsAreTriedAgainAndChangeNothing) {

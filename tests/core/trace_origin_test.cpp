@@ -49,7 +49,27 @@ TEST(TraceOrigin, DescribesEachSideInItsOwnWords) {
   EXPECT_EQ(describe(predicted_on(must(bundled().machine("workstation-24gb-1nvme")))),
             "workstation-24gb-1nvme, GPU NVIDIA GeForce RTX 4090 24GB");
   EXPECT_EQ(describe(measured_on("cuda", "NVIDIA H200")), "NVIDIA H200 (cuda backend)");
+  EXPECT_EQ(describe(measured_on("cpu", "")), "an unnamed device (cpu backend)");
+  // Another program's trace by that program's name (a PyTorch profiler's:
+  // calibration/kineto_trace.h).
+  EXPECT_EQ(describe(measured_on("PyTorch profiler", "NVIDIA H200")), "NVIDIA H200 (PyTorch profiler)");
   EXPECT_EQ(describe(TraceOrigin{}), "");
+}
+
+// A run recorded by another program on another GPU is a machines'
+// difference too, but its trace has no Stowage ops to re-simulate: the
+// note says to predict its placement for that machine instead.
+TEST(TraceOrigin, AnotherProgramsRunOnAnotherGpuIsToBePredictedForItsMachine) {
+  const TraceOrigin rtx4090 = predicted_on(must(bundled().machine("workstation-24gb-1nvme")));
+  const std::optional<std::string> note =
+      machine_difference(rtx4090, measured_on("PyTorch profiler", "NVIDIA H200"));
+  ASSERT_TRUE(note.has_value());
+  EXPECT_NE(note->find("(NVIDIA GeForce RTX 4090 24GB): the errors are mostly"), std::string::npos) << *note;
+  EXPECT_NE(note->find("stowage simulate --machine M --model X --placement P --trace PREDICTED.json"),
+            std::string::npos)
+      << *note;
+  EXPECT_EQ(note->find("compare --machine"), std::string::npos) << *note;
+  EXPECT_FALSE(machine_difference(rtx4090, measured_on("PyTorch profiler", "NVIDIA GeForce RTX 4090")));
 }
 
 // Written into otherData and read back as it was, escapes included; a
