@@ -43,6 +43,20 @@ void show_origins(QLabel& label, const core::TraceOrigin& predicted, const core:
   label.setVisible(!lines.isEmpty());
 }
 
+// Why a PyTorch profiler trace is drawn but not compared here, and the
+// command that compares it.
+QString pytorch_profiler_note(const TimelineDocument& foreign, const TimelineDocument& predicted,
+                              const TimelineDocument& measured) {
+  const auto name = [](const TimelineDocument& d) {
+    return QString::fromStdString(std::filesystem::path(d.model.info.file).filename().string());
+  };
+  return QStringLiteral(
+             "%1 is a PyTorch profiler trace: its ops have no Stowage ids, so none can be matched to a "
+             "prediction's here. To compare the two lane by lane: stowage compare %2 %3")
+      .arg(name(foreign), QString::fromStdString(predicted.model.info.file),
+           QString::fromStdString(measured.model.info.file));
+}
+
 QDockWidget* dock(QMainWindow& window, const QString& title, QWidget* content) {
   auto* d = new QDockWidget(title, &window);
   d->setObjectName(title);
@@ -229,7 +243,8 @@ void MainWindow::loaded(const core::Result<LoadedFile>& file, bool as_measured) 
     return report(tr("Cannot open file"), file.error());
   }
   if (file->plan) return set_plan(*file->plan, file->capacity);
-  const bool measured_source = file->timeline->model.info.source == "measured";
+  const TraceInfo& info = file->timeline->model.info;
+  const bool measured_source = info.source == "measured" || info.pytorch_profiler;
   if (as_measured || (measured_source && timeline_->document())) return set_measured(file->timeline);
   // Opened together, a prediction and a run load at once: the one that
   // finishes first must not decide which is shown as which, so a run
@@ -323,6 +338,27 @@ void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
     op_errors_->clear_comparison();
     compare_origins_->hide();
     if (doc && !predicted) set_primary(doc);
+    return;
+  }
+  // A PyTorch profiler trace's ops have no Stowage ids: matched by their
+  // order they would pair unrelated ops (every op's error, every lane's,
+  // made up). Both are drawn; the comparison by lane is the command's.
+  if (const TimelineDocument* foreign = doc->model.info.pytorch_profiler         ? doc.get()
+                                        : predicted->model.info.pytorch_profiler ? predicted.get()
+                                                                                 : nullptr) {
+    timeline_->set_counterpart(std::nullopt);
+    measured_->set_counterpart(std::nullopt);
+    compare_summary_->clear_comparison();
+    op_errors_->clear_comparison();
+    show_origins(*compare_origins_, predicted->model.info.origin, doc->model.info.origin);
+    const QString origins = compare_origins_->text();
+    compare_origins_->setText(pytorch_profiler_note(*foreign, *predicted, *doc) +
+                              (origins.isEmpty() ? QString() : QStringLiteral("\n") + origins));
+    compare_origins_->setStyleSheet(kWarningStyle);
+    compare_origins_->show();
+    show_panel(tr("Compare"));
+    refit_axis();
+    apply_default_heights();
     return;
   }
   const auto compare = std::make_shared<const CompareModel>(predicted->model, doc->model);

@@ -39,7 +39,8 @@ class MainWindow : public QMainWindow {
   MainWindow(std::filesystem::path profiles, ErrorReporting errors, QWidget* parent = nullptr);
 
   // Opens plans and traces; each loads on a worker thread. A trace whose
-  // source is "measured" is compared with the predicted one already open.
+  // source is "measured" (or a PyTorch profiler's) goes under the predicted
+  // one already open.
   void open_files(const QStringList& paths);
   // Opens `path` as the measured side of a comparison.
   void open_measured(const QString& path);

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "calibration/kineto_trace.h"
 #include "core/trace_events.h"
 #include "core/trace_rules.h"
 #include "gui/trace_assembly.h"
@@ -37,6 +38,10 @@ class ModelBuilder final : public core::TraceEventVisitor {
   explicit ModelBuilder(TraceAssembly& a) : a_(a) {}
 
   void header(const core::TraceHeader& h) override { read_header(a_, h); }
+  void devices(const std::vector<std::string>& names) override {
+    if (!names.empty()) devices_ = core::measured_on(std::string(calibration::kKinetoBackend), names.front());
+  }
+  [[nodiscard]] const core::TraceOrigin& devices() const { return devices_; }
   // Known phases it does not draw (flow events) are skipped unread; an
   // unknown one is read, to be diagnosed.
   [[nodiscard]] bool wants_phase(std::string_view ph) const override {
@@ -163,6 +168,7 @@ class ModelBuilder final : public core::TraceEventVisitor {
   std::vector<bool> seen_;  // op ids read so far
   std::vector<Waiting> waiting_;
   TraceAssembly& a_;
+  core::TraceOrigin devices_;  // a PyTorch profiler trace's first GPU
   NameCache<core::Lane, lane_from_name> lane_;
   NameCache<core::OpKind, op_kind_from_name> kind_;
   NameCache<core::TensorClass, tensor_class_from_name> class_;
@@ -170,13 +176,34 @@ class ModelBuilder final : public core::TraceEventVisitor {
   std::vector<int32_t>* last_thread_ = nullptr;  // std::map nodes stay put
 };
 
+// A PyTorch profiler's times count from an epoch (days of µs), a Stowage
+// trace's from its schedule's start: drawn on one axis beside a prediction,
+// the run would sit days to the right. Its times from its first op instead,
+// as Perfetto shows them.
+void from_its_first_op(TraceModel& model) {
+  if (model.ops.empty()) return;
+  SimTime first = model.ops.front().start;
+  for (const TraceOp& op : model.ops) first = std::min(first, op.start);
+  for (TraceOp& op : model.ops) op.start -= first, op.end -= first;
+  for (std::vector<MemoryPoint>& points : model.memory) {
+    for (MemoryPoint& p : points) p.time -= first;
+  }
+}
+
 core::Result<TraceModel> parse_padded(std::string_view text, const std::string& file) {
   TraceAssembly a{.file = file};
   ModelBuilder builder(a);
   if (core::Result<void> walked = core::walk_trace(text, file, builder); !walked)
     return std::unexpected(walked.error());
   builder.check_deps();
-  return finish_assembly(std::move(a));
+  const bool pytorch_profiler = calibration::looks_like_kineto(text);
+  if (pytorch_profiler) from_its_first_op(a.model);
+  core::Result<TraceModel> model = finish_assembly(std::move(a));
+  if (model && pytorch_profiler) {
+    model->info.pytorch_profiler = true;
+    if (model->info.origin.empty()) model->info.origin = builder.devices();
+  }
+  return model;
 }
 
 }  // namespace

@@ -115,8 +115,12 @@ struct TraceInfo {
   // rest on that no profile said, shown above the timeline.
   std::vector<std::string> warnings;
   // Where its times come from (otherData.machine ... .device): the machine
-  // a prediction priced, the device a measurement ran on.
+  // a prediction priced, the device a measurement ran on; on a PyTorch
+  // profiler trace, the GPU its deviceProperties name first.
   core::TraceOrigin origin;
+  // A PyTorch profiler trace (calibration/kineto_trace.h): drawn as it is,
+  // but its ops carry no Stowage ids, so none is matched to a prediction's.
+  bool pytorch_profiler = false;
 };
 
 // Ops and tracks are immutable after finish(); indices are stable.

@@ -156,6 +156,54 @@ TEST(MainWindow, AComparisonSaysWhenTheRunWasNotOnThePredictedGpu) {
   EXPECT_TRUE(label.styleSheet().isEmpty());
 }
 
+// A PyTorch profiler trace (tests/data/kineto) opened beside a prediction:
+// drawn under it from its own first op (its times count from an epoch), not
+// matched op by op (its ops have no Stowage ids: matched by order they gave
+// every lane a made-up error), with the command that compares it by lane.
+TEST(MainWindow, APytorchProfilerTraceIsDrawnButNotMatchedOpByOp) {
+  Files f;
+  std::ostringstream text;
+  core::write_chrome_trace(f.sim.schedule, f.sim.timeline,
+                           sim::predicted_trace_options(f.sim.summary, "predicted: tiny", f.sim.machine),
+                           text);
+  const QString predicted = f.dir.filePath("predicted.json");
+  std::ofstream(predicted.toStdString()) << text.str();
+  const QString kineto = STOWAGE_TEST_DATA_DIR "/kineto/deepspeed-zero-offload-h200.json";
+  MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  w.open_files({predicted});
+  ASSERT_TRUE(wait_for_loads(w));
+  w.open_files({kineto});
+  ASSERT_TRUE(wait_for_loads(w));
+  const auto& run = w.measured_timeline().document();
+  ASSERT_TRUE(run);
+  EXPECT_TRUE(run->model.info.pytorch_profiler);
+  EXPECT_EQ(run->model.info.origin, core::measured_on("PyTorch profiler", "NVIDIA H200"));
+  EXPECT_EQ(run->model.begin_time(), 0);
+  EXPECT_LT(run->model.end_time(), SimTime{1'000'000'000});  // two steps of about 63 ms
+  EXPECT_EQ(w.compare_table().model()->rowCount(), 0);
+  const QLabel& label = w.compare_origins_label();
+  EXPECT_FALSE(label.isHidden());
+  EXPECT_TRUE(
+      label.text().startsWith("deepspeed-zero-offload-h200.json is a PyTorch profiler trace: its ops have "
+                              "no Stowage ids"))
+      << label.text().toStdString();
+  EXPECT_TRUE(label.text().contains("stowage compare " + predicted + " " + kineto))
+      << label.text().toStdString();
+  EXPECT_TRUE(label.text().contains("\nMeasured on NVIDIA H200 (PyTorch profiler)"))
+      << label.text().toStdString();
+
+  // A Stowage run opened next is compared again, op by op.
+  std::ostringstream measured;
+  core::write_chrome_trace(f.sim.schedule, f.sim.timeline, {.title = "measured: tiny", .source = "measured"},
+                           measured);
+  const QString run_path = f.dir.filePath("measured.json");
+  std::ofstream(run_path.toStdString()) << measured.str();
+  w.open_files({run_path});
+  ASSERT_TRUE(wait_for_loads(w));
+  EXPECT_GT(w.compare_table().model()->rowCount(), 0);
+  EXPECT_FALSE(w.compare_origins_label().text().contains("PyTorch profiler"));
+}
+
 TEST(MainWindow, ABadFileIsReportedAndLoadsNothing) {
   Files f;
   MainWindow w(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
