@@ -50,11 +50,18 @@ QString pytorch_profiler_note(const TimelineDocument& foreign, const TimelineDoc
   const auto name = [](const TimelineDocument& d) {
     return QString::fromStdString(std::filesystem::path(d.model.info.file).filename().string());
   };
-  return QStringLiteral(
-             "%1 is a PyTorch profiler trace: its ops have no Stowage ids, so none can be matched to a "
-             "prediction's here. To compare the two lane by lane: stowage compare %2 %3")
-      .arg(name(foreign), QString::fromStdString(predicted.model.info.file),
-           QString::fromStdString(measured.model.info.file));
+  const QString why =
+      QStringLiteral(
+          "%1 is a PyTorch profiler trace: its ops have no Stowage ids, so none can be matched "
+          "to a prediction's here. ")
+          .arg(name(foreign));
+  // Opened first, it was taken for the prediction: the command has it second.
+  if (&foreign != &measured)
+    return why + QStringLiteral("It is the measured side of stowage compare PREDICTED.json %1")
+                     .arg(QString::fromStdString(foreign.model.info.file));
+  return why + QStringLiteral("To compare the two lane by lane: stowage compare %1 %2")
+                   .arg(QString::fromStdString(predicted.model.info.file),
+                        QString::fromStdString(measured.model.info.file));
 }
 
 QDockWidget* dock(QMainWindow& window, const QString& title, QWidget* content) {

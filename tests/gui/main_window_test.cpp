@@ -202,6 +202,18 @@ TEST(MainWindow, APytorchProfilerTraceIsDrawnButNotMatchedOpByOp) {
   ASSERT_TRUE(wait_for_loads(w));
   EXPECT_GT(w.compare_table().model()->rowCount(), 0);
   EXPECT_FALSE(w.compare_origins_label().text().contains("PyTorch profiler"));
+
+  // Opened first, it is shown as the primary; a run opened next is not
+  // matched to it either, and the command puts it second.
+  MainWindow first(STOWAGE_PROFILES_DIR, ErrorReporting::kStderr);
+  first.open_files({kineto});
+  ASSERT_TRUE(wait_for_loads(first));
+  first.open_files({run_path});
+  ASSERT_TRUE(wait_for_loads(first));
+  EXPECT_EQ(first.compare_table().model()->rowCount(), 0);
+  EXPECT_TRUE(first.compare_origins_label().text().contains(
+      "It is the measured side of stowage compare PREDICTED.json " + kineto))
+      << first.compare_origins_label().text().toStdString();
 }
 
 TEST(MainWindow, ABadFileIsReportedAndLoadsNothing) {
