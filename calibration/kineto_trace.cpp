@@ -215,9 +215,9 @@ core::Result<KinetoTrace> parse_kineto_trace(std::string_view text, const std::s
   return parse_padded(padded.text(), file);
 }
 
-core::TraceOrigin kineto_origin(const KinetoTrace& trace) {
-  if (trace.devices.empty()) return {};
-  return core::measured_on(std::string(kKinetoBackend), trace.devices.front());
+core::TraceOrigin kineto_origin(const std::vector<std::string>& devices) {
+  if (devices.empty()) return {};
+  return core::measured_on(std::string(kKinetoBackend), devices.front());
 }
 
 TraceMetrics kineto_metrics(const KinetoTrace& trace) {

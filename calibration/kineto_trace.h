@@ -66,7 +66,10 @@ struct KinetoTrace {
 // accelerator: another program than Stowage's CPU backend on the same
 // host, so neither the same device nor another).
 inline constexpr std::string_view kKinetoBackend = "PyTorch profiler";
-[[nodiscard]] core::TraceOrigin kineto_origin(const KinetoTrace& trace);
+[[nodiscard]] core::TraceOrigin kineto_origin(const std::vector<std::string>& devices);
+[[nodiscard]] inline core::TraceOrigin kineto_origin(const KinetoTrace& trace) {
+  return kineto_origin(trace.devices);
+}
 
 // The trace's own metrics (trace_metrics.h), with the profiler's step
 // boundaries as its steps.

@@ -31,15 +31,18 @@ const QString kWarningStyle =
 
 // Above the comparison: what each side's times are of, and, where the
 // measured run was not on the predicted machine's GPU, that the errors are
-// mostly the machines' difference (highlighted, as the warnings are).
-void show_origins(QLabel& label, const core::TraceOrigin& predicted, const core::TraceOrigin& measured) {
+// mostly the machines' difference (highlighted, as the warnings are);
+// led by `first`, highlighted too, where one is given.
+void show_origins(QLabel& label, const core::TraceOrigin& predicted, const core::TraceOrigin& measured,
+                  const QString& first = {}) {
   QStringList lines;
+  if (!first.isEmpty()) lines << first;
   for (const std::string& line : core::comparison_origins(predicted, measured))
     lines << QString::fromStdString(line);
   const std::optional<std::string> difference = core::machine_difference(predicted, measured);
   if (difference) lines << QStringLiteral("Note: ") + QString::fromStdString(*difference);
   label.setText(lines.join('\n'));
-  label.setStyleSheet(difference ? kWarningStyle : QString());
+  label.setStyleSheet(difference || !first.isEmpty() ? kWarningStyle : QString());
   label.setVisible(!lines.isEmpty());
 }
 
@@ -357,12 +360,8 @@ void MainWindow::set_measured(std::shared_ptr<const TimelineDocument> doc) {
     measured_->set_counterpart(std::nullopt);
     compare_summary_->clear_comparison();
     op_errors_->clear_comparison();
-    show_origins(*compare_origins_, predicted->model.info.origin, doc->model.info.origin);
-    const QString origins = compare_origins_->text();
-    compare_origins_->setText(pytorch_profiler_note(*foreign, *predicted, *doc) +
-                              (origins.isEmpty() ? QString() : QStringLiteral("\n") + origins));
-    compare_origins_->setStyleSheet(kWarningStyle);
-    compare_origins_->show();
+    show_origins(*compare_origins_, predicted->model.info.origin, doc->model.info.origin,
+                 pytorch_profiler_note(*foreign, *predicted, *doc));
     show_panel(tr("Compare"));
     refit_axis();
     apply_default_heights();

@@ -39,7 +39,7 @@ class ModelBuilder final : public core::TraceEventVisitor {
 
   void header(const core::TraceHeader& h) override { read_header(a_, h); }
   void devices(const std::vector<std::string>& names) override {
-    if (!names.empty()) devices_ = core::measured_on(std::string(calibration::kKinetoBackend), names.front());
+    devices_ = calibration::kineto_origin(names);
   }
   [[nodiscard]] const core::TraceOrigin& devices() const { return devices_; }
   // Known phases it does not draw (flow events) are skipped unread; an
